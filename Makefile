@@ -1,0 +1,26 @@
+# TileCache: `make demo` and `make test` work on a fresh Debian 12 machine with Swift 6.3.
+SWIFT ?= swift
+
+.PHONY: deps build demo test clean catalogue
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	$(SWIFT) build
+
+## Builds (release) and runs the demo: prefetch every element image from the built-in origin, cold then warm.
+demo: deps
+	$(SWIFT) build -c release --product tilecache-demo
+	.build/release/tilecache-demo
+
+## Runs the whole test suite.
+test: deps
+	$(SWIFT) test
+
+## Regenerates the embedded element catalogue from ../shared/data (dev-time only).
+catalogue:
+	scripts/generate-catalogue.py
+
+clean:
+	rm -rf .build

@@ -1,0 +1,166 @@
+/// The LRU engine behind `MemoryCache`: a dictionary from key to slot plus a doubly-linked recency list threaded
+/// through a slot array (no allocation per entry once slots are recycled).
+///
+/// Get, insert, remove and eviction are O(1). The limits hold after every mutating call returns. Not thread-safe:
+/// `MemoryCache` serialises access.
+struct LRUStore<Key: Hashable, Value> {
+    private struct Slot {
+        var key: Key?
+        var value: Value?
+        var cost: Int
+        var newer: Int  // towards the most recently used end; -1 at the head
+        var older: Int  // towards the least recently used end; -1 at the tail
+    }
+
+    private var slots: [Slot] = []
+    private var freeSlots: [Int] = []
+    private var index: [Key: Int] = [:]
+    private var head = -1  // most recently used
+    private var tail = -1  // least recently used
+
+    /// Maximum number of entries (> 0).
+    private(set) var countLimit: Int
+    /// Maximum total cost (> 0).
+    private(set) var costLimit: Int
+    /// Sum of the costs of the entries held.
+    private(set) var totalCost = 0
+
+    init(countLimit: Int, costLimit: Int) {
+        precondition(countLimit > 0 && costLimit > 0, "cache limits must be positive")
+        self.countLimit = countLimit
+        self.costLimit = costLimit
+    }
+
+    /// Number of entries held.
+    var count: Int { index.count }
+
+    /// The value for `key`, marking it most recently used.
+    mutating func value(forKey key: Key) -> Value? {
+        guard let slot = index[key] else { return nil }
+        moveToHead(slot)
+        return slots[slot].value
+    }
+
+    /// Whether `key` is held, without touching recency.
+    func contains(_ key: Key) -> Bool { index[key] != nil }
+
+    /// Stores `value` as most recently used and evicts least recently used entries until both limits hold.
+    ///
+    /// An entry whose cost alone exceeds `costLimit` is not stored (and replaces nothing: an older value for the key
+    /// is removed, so a stale image is never served). Returns the number of entries evicted to make room.
+    @discardableResult
+    mutating func insert(_ value: Value, forKey key: Key, cost: Int) -> Int {
+        let cost = max(0, cost)
+        if let existing = index[key] {
+            guard cost <= costLimit else {
+                unlink(existing)
+                release(existing)
+                return 0
+            }
+            totalCost += cost - slots[existing].cost
+            slots[existing].value = value
+            slots[existing].cost = cost
+            moveToHead(existing)
+        } else {
+            guard cost <= costLimit else { return 0 }
+            let slot = allocate(key: key, value: value, cost: cost)
+            index[key] = slot
+            linkAtHead(slot)
+            totalCost += cost
+        }
+        return trim()
+    }
+
+    /// Removes and returns the value for `key`.
+    @discardableResult
+    mutating func removeValue(forKey key: Key) -> Value? {
+        guard let slot = index[key] else { return nil }
+        let value = slots[slot].value
+        unlink(slot)
+        release(slot)
+        return value
+    }
+
+    /// Removes every entry.
+    mutating func removeAll() {
+        slots.removeAll()
+        freeSlots.removeAll()
+        index.removeAll()
+        head = -1
+        tail = -1
+        totalCost = 0
+    }
+
+    /// Changes the limits, evicting as needed. Returns the number of entries evicted.
+    @discardableResult
+    mutating func setLimits(countLimit: Int, costLimit: Int) -> Int {
+        precondition(countLimit > 0 && costLimit > 0, "cache limits must be positive")
+        self.countLimit = countLimit
+        self.costLimit = costLimit
+        return trim()
+    }
+
+    /// Keys from most to least recently used (for tests and diagnostics; O(n)).
+    var keysByRecency: [Key] {
+        var keys: [Key] = []
+        var slot = head
+        while slot >= 0 {
+            if let key = slots[slot].key { keys.append(key) }
+            slot = slots[slot].older
+        }
+        return keys
+    }
+
+    // MARK: - List and slot plumbing
+
+    private mutating func trim() -> Int {
+        var evicted = 0
+        while index.count > countLimit || totalCost > costLimit, tail >= 0 {
+            let victim = tail
+            unlink(victim)
+            release(victim)
+            evicted += 1
+        }
+        return evicted
+    }
+
+    private mutating func allocate(key: Key, value: Value, cost: Int) -> Int {
+        let slot = Slot(key: key, value: value, cost: cost, newer: -1, older: -1)
+        if let reused = freeSlots.popLast() {
+            slots[reused] = slot
+            return reused
+        }
+        slots.append(slot)
+        return slots.count - 1
+    }
+
+    /// Forgets the entry in an already unlinked slot and recycles the slot.
+    private mutating func release(_ slot: Int) {
+        if let key = slots[slot].key { index[key] = nil }
+        totalCost -= slots[slot].cost
+        slots[slot] = Slot(key: nil, value: nil, cost: 0, newer: -1, older: -1)
+        freeSlots.append(slot)
+    }
+
+    private mutating func linkAtHead(_ slot: Int) {
+        slots[slot].newer = -1
+        slots[slot].older = head
+        if head >= 0 { slots[head].newer = slot }
+        head = slot
+        if tail < 0 { tail = slot }
+    }
+
+    private mutating func unlink(_ slot: Int) {
+        let newer = slots[slot].newer, older = slots[slot].older
+        if newer >= 0 { slots[newer].older = older } else { head = older }
+        if older >= 0 { slots[older].newer = newer } else { tail = newer }
+        slots[slot].newer = -1
+        slots[slot].older = -1
+    }
+
+    private mutating func moveToHead(_ slot: Int) {
+        guard head != slot else { return }
+        unlink(slot)
+        linkAtHead(slot)
+    }
+}

@@ -1,0 +1,126 @@
+import Synchronization
+
+/// A thread-safe LRU memory cache with an exact count limit and an exact cost limit (bytes).
+///
+/// Like `NSCache` with `countLimit` and `totalCostLimit`, but exact: after `set` returns, neither limit is exceeded.
+/// An entry whose cost alone is above the cost limit is not cached. Get, set and eviction are O(1).
+/// Thread-safety: every method may be called from any task or thread at once; one lock serialises the short
+/// critical sections (no work other than the bookkeeping runs under it).
+public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    /// Counters since creation (or the last `resetStatistics`).
+    public struct Statistics: Sendable, Equatable, Codable {
+        /// Lookups that found an entry.
+        public var hits = 0
+        /// Lookups that found nothing.
+        public var misses = 0
+        /// Entries stored.
+        public var insertions = 0
+        /// Entries dropped to respect a limit.
+        public var evictions = 0
+        /// Entries refused because their cost alone exceeds the cost limit.
+        public var rejections = 0
+        /// Entries held now.
+        public var count = 0
+        /// Total cost held now.
+        public var totalCost = 0
+
+        /// hits / (hits + misses), 0 when nothing was looked up.
+        public var hitRate: Double { hits + misses == 0 ? 0 : Double(hits) / Double(hits + misses) }
+    }
+
+    private struct State {
+        var store: LRUStore<Key, Value>
+        var statistics = Statistics()
+    }
+
+    private let state: Mutex<State>
+
+    /// The seed app's `NSCache` limits: 100 entries.
+    public static var defaultCountLimit: Int { 100 }
+    /// The seed app's `NSCache` limits: 10 MiB.
+    public static var defaultCostLimit: Int { 10 * 1024 * 1024 }
+
+    /// A cache holding at most `countLimit` entries and `costLimit` total cost (both > 0).
+    public init(countLimit: Int = defaultCountLimit, costLimit: Int = defaultCostLimit) {
+        state = Mutex(State(store: LRUStore(countLimit: countLimit, costLimit: costLimit)))
+    }
+
+    /// The value for `key`, marking it most recently used; counts a hit or a miss.
+    public func value(forKey key: Key) -> Value? {
+        state.withLock { state in
+            if let value = state.store.value(forKey: key) {
+                state.statistics.hits += 1
+                return value
+            }
+            state.statistics.misses += 1
+            return nil
+        }
+    }
+
+    /// Stores `value` with `cost`, evicting least recently used entries until both limits hold.
+    ///
+    /// - Returns: false when the entry was refused because its cost exceeds the whole cost limit.
+    @discardableResult
+    public func set(_ value: Value, forKey key: Key, cost: Int) -> Bool {
+        state.withLock { state in
+            guard cost <= state.store.costLimit else {
+                state.store.removeValue(forKey: key)
+                state.statistics.rejections += 1
+                return false
+            }
+            state.statistics.evictions += state.store.insert(value, forKey: key, cost: cost)
+            state.statistics.insertions += 1
+            return true
+        }
+    }
+
+    /// Removes the entry for `key`, returning it.
+    @discardableResult
+    public func removeValue(forKey key: Key) -> Value? {
+        state.withLock { $0.store.removeValue(forKey: key) }
+    }
+
+    /// Whether `key` is cached, without counting a lookup or touching recency.
+    public func contains(_ key: Key) -> Bool {
+        state.withLock { $0.store.contains(key) }
+    }
+
+    /// Removes every entry (statistics are kept).
+    public func removeAll() {
+        state.withLock { $0.store.removeAll() }
+    }
+
+    /// Number of entries held.
+    public var count: Int { state.withLock { $0.store.count } }
+    /// Total cost held.
+    public var totalCost: Int { state.withLock { $0.store.totalCost } }
+    /// The count limit.
+    public var countLimit: Int { state.withLock { $0.store.countLimit } }
+    /// The cost limit.
+    public var costLimit: Int { state.withLock { $0.store.costLimit } }
+
+    /// Changes both limits, evicting at once as needed.
+    public func setLimits(countLimit: Int, costLimit: Int) {
+        state.withLock { state in
+            state.statistics.evictions += state.store.setLimits(countLimit: countLimit, costLimit: costLimit)
+        }
+    }
+
+    /// Keys from most to least recently used (O(n); for tests and diagnostics).
+    public var keysByRecency: [Key] { state.withLock { $0.store.keysByRecency } }
+
+    /// A snapshot of the counters.
+    public var statistics: Statistics {
+        state.withLock { state in
+            var statistics = state.statistics
+            statistics.count = state.store.count
+            statistics.totalCost = state.store.totalCost
+            return statistics
+        }
+    }
+
+    /// Zeroes the counters (entries are kept).
+    public func resetStatistics() {
+        state.withLock { $0.statistics = Statistics() }
+    }
+}

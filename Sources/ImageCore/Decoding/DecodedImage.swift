@@ -1,0 +1,60 @@
+/// Pixels of a fully decoded image, 8 bits per channel, rows packed with no padding.
+public struct DecodedImage: Sendable {
+    /// The channel layout of `pixels`.
+    public enum PixelFormat: String, Sendable, Codable {
+        /// One byte per pixel.
+        case gray
+        /// Gray and alpha, two bytes per pixel.
+        case grayAlpha
+        /// Red, green, blue: three bytes per pixel.
+        case rgb
+        /// Red, green, blue, alpha: four bytes per pixel.
+        case rgba
+
+        /// Bytes per pixel.
+        public var bytesPerPixel: Int {
+            switch self {
+            case .gray: 1
+            case .grayAlpha: 2
+            case .rgb: 3
+            case .rgba: 4
+            }
+        }
+    }
+
+    /// Width in pixels (> 0).
+    public let width: Int
+    /// Height in pixels (> 0).
+    public let height: Int
+    /// Channel layout.
+    public let pixelFormat: PixelFormat
+    /// `height` rows of `width * pixelFormat.bytesPerPixel` bytes.
+    public let pixels: [UInt8]
+
+    /// Creates an image; `pixels.count` must equal `width * height * pixelFormat.bytesPerPixel`.
+    public init(width: Int, height: Int, pixelFormat: PixelFormat, pixels: [UInt8]) {
+        precondition(pixels.count == width * height * pixelFormat.bytesPerPixel, "pixel buffer size mismatch")
+        self.width = width
+        self.height = height
+        self.pixelFormat = pixelFormat
+        self.pixels = pixels
+    }
+
+    /// Bytes per row.
+    public var bytesPerRow: Int { width * pixelFormat.bytesPerPixel }
+
+    /// The memory-cache cost of this image: its decoded pixel bytes.
+    public var cost: Int { pixels.count }
+}
+
+/// What the header of an image says, read without decoding the pixels.
+public struct ImageHeader: Sendable, Hashable, Codable {
+    /// The format sniffed from the magic bytes.
+    public var format: ImageFormat
+    /// Width in pixels.
+    public var width: Int
+    /// Height in pixels.
+    public var height: Int
+    /// Size of the encoded bytes.
+    public var byteCount: Int
+}

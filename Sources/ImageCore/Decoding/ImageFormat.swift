@@ -1,0 +1,67 @@
+/// An image format recognised by its magic bytes.
+public enum ImageFormat: String, Sendable, Codable, CaseIterable {
+    /// JPEG: `FF D8 FF`.
+    case jpeg
+    /// PNG: `89 50 4E 47 0D 0A 1A 0A`.
+    case png
+    /// GIF: `GIF87a` / `GIF89a` (recognised, not decoded).
+    case gif
+    /// WebP: `RIFF....WEBP` (recognised, not decoded).
+    case webp
+    /// BMP: `BM` (recognised, not decoded).
+    case bmp
+    /// TIFF: `II*\0` / `MM\0*` (recognised, not decoded).
+    case tiff
+
+    /// The MIME type this format is served as.
+    public var mimeType: String {
+        switch self {
+        case .jpeg: "image/jpeg"
+        case .png: "image/png"
+        case .gif: "image/gif"
+        case .webp: "image/webp"
+        case .bmp: "image/bmp"
+        case .tiff: "image/tiff"
+        }
+    }
+
+    /// Whether the core can decode this format (JPEG and PNG).
+    public var isDecodable: Bool { self == .jpeg || self == .png }
+
+    /// The format these bytes start with, or nil when they start like no known image format.
+    ///
+    /// Only the first 12 bytes are looked at; Content-Type and file names are never consulted.
+    public static func sniff<Bytes: RandomAccessCollection>(_ bytes: Bytes) -> ImageFormat?
+    where Bytes.Element == UInt8, Bytes.Index == Int {
+        func starts(with magic: [UInt8], at offset: Int = 0) -> Bool {
+            guard bytes.count >= offset + magic.count else { return false }
+            var index = bytes.startIndex + offset
+            for byte in magic {
+                if bytes[index] != byte { return false }
+                index += 1
+            }
+            return true
+        }
+        if starts(with: [0xFF, 0xD8, 0xFF]) { return .jpeg }
+        if starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return .png }
+        if starts(with: Array("GIF87a".utf8)) || starts(with: Array("GIF89a".utf8)) { return .gif }
+        if starts(with: Array("RIFF".utf8)) && starts(with: Array("WEBP".utf8), at: 8) { return .webp }
+        if starts(with: [0x49, 0x49, 0x2A, 0x00]) || starts(with: [0x4D, 0x4D, 0x00, 0x2A]) { return .tiff }
+        if starts(with: Array("BM".utf8)) && bytes.count >= 26 { return .bmp }
+        return nil
+    }
+
+    /// The format a Content-Type names (parameters and case ignored), or nil for a non-image type.
+    public init?(contentType: String) {
+        let mime = contentType.split(separator: ";", maxSplits: 1).first.map { String($0).trimmingWhitespace().lowercased() }
+        switch mime {
+        case "image/jpeg", "image/jpg", "image/pjpeg": self = .jpeg
+        case "image/png", "image/x-png": self = .png
+        case "image/gif": self = .gif
+        case "image/webp": self = .webp
+        case "image/bmp", "image/x-ms-bmp": self = .bmp
+        case "image/tiff": self = .tiff
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,134 @@
+/// Proves that bytes are a real image: format from magic bytes, dimensions from the header, then a full decode.
+///
+/// Content-Type is evidence, not truth: an HTML page served as `image/jpeg` fails with `.notAnImage`; a real JPEG
+/// served as `text/plain` is valid, with a content-type warning. Thread-safety: a value type over stateless codecs;
+/// use one inspector from any number of tasks at once.
+public struct ImageInspector: Sendable {
+    /// How libjpeg warnings are judged.
+    public enum Strictness: String, Sendable, Codable {
+        /// A premature end or corrupt entropy-coded data fails ("truncated"/"corrupt"); harmless warnings
+        /// ("extraneous bytes before marker", libpng's "known incorrect sRGB profile") are reported, not failed.
+        case strict
+        /// Any image libjpeg/libpng return pixels for is accepted; every warning is reported.
+        case lenient
+    }
+
+    /// Largest accepted width × height; larger images fail with `.dimensions` before any pixel buffer is allocated.
+    public var maxPixels: Int
+    /// How warnings are judged.
+    public var strictness: Strictness
+
+    /// The default limit: 50 megapixels.
+    public static let defaultMaxPixels = 50_000_000
+
+    /// An inspector with the given limits.
+    public init(maxPixels: Int = defaultMaxPixels, strictness: Strictness = .strict) {
+        self.maxPixels = maxPixels
+        self.strictness = strictness
+    }
+
+    /// Reads format and dimensions without decoding pixels.
+    ///
+    /// - Throws: `.notAnImage`, `.unsupportedFormat`, `.truncated`, `.corrupt` or `.dimensions`, about `subject`.
+    public func inspectHeader(_ bytes: [UInt8], subject: String) throws(ImageCoreError) -> ImageHeader {
+        let format = try sniffDecodable(bytes, subject: subject)
+        return try bytes.withRawBytes { raw throws(ImageCoreError) in
+            let (width, height): (Int, Int)
+            switch format {
+            case .jpeg:
+                (width, height, _) = try JPEGCodec.readHeader(raw, subject: subject)
+            default:
+                (width, height) = try PNGCodec.readIHDR(raw, subject: subject)
+            }
+            try checkDimensions(width, height, subject: subject)
+            return ImageHeader(format: format, width: width, height: height, byteCount: bytes.count)
+        }
+    }
+
+    /// Inspects the header, then decodes every pixel.
+    ///
+    /// - Parameter contentType: the Content-Type the bytes were served with, if any; a mismatch is a warning.
+    /// - Throws: as `inspectHeader`, plus `.truncated`/`.corrupt` found while decoding.
+    public func validate(_ bytes: [UInt8], subject: String, contentType: String? = nil) throws(ImageCoreError) -> ValidatedImage {
+        let format = try sniffDecodable(bytes, subject: subject)
+        var warnings: [String] = []
+        if let contentType, ImageFormat(contentType: contentType) != format {
+            warnings.append("content-type mismatch: served as '\(contentType)' but the bytes are \(format.rawValue.uppercased())")
+        }
+        let strict = strictness == .strict
+        let decoded: (image: DecodedImage, warnings: [String]) = try bytes.withRawBytes { raw throws(ImageCoreError) in
+            switch format {
+            case .jpeg:
+                let header = try JPEGCodec.readHeader(raw, subject: subject)
+                try checkDimensions(header.width, header.height, subject: subject)
+                return try JPEGCodec.decode(
+                    raw, width: header.width, height: header.height, colorspace: header.colorspace,
+                    strict: strict, subject: subject)
+            default:
+                return try PNGCodec.decode(raw, subject: subject) { width, height throws(ImageCoreError) in
+                    try checkDimensions(width, height, subject: subject)
+                }
+            }
+        }
+        warnings += decoded.warnings
+        let header = ImageHeader(format: format, width: decoded.image.width, height: decoded.image.height, byteCount: bytes.count)
+        return ValidatedImage(header: header, image: decoded.image, warnings: warnings)
+    }
+
+    private func sniffDecodable(_ bytes: [UInt8], subject: String) throws(ImageCoreError) -> ImageFormat {
+        guard !bytes.isEmpty else {
+            throw ImageCoreError(.notAnImage, subject: subject, message: "empty body (0 bytes)")
+        }
+        guard let format = ImageFormat.sniff(bytes) else {
+            throw ImageCoreError(.notAnImage, subject: subject, message: "not an image: \(Self.describeStart(of: bytes))")
+        }
+        guard format.isDecodable else {
+            throw ImageCoreError(.unsupportedFormat, subject: subject,
+                                 message: "\(format.rawValue.uppercased()) images are not supported (JPEG and PNG are)")
+        }
+        return format
+    }
+
+    private func checkDimensions(_ width: Int, _ height: Int, subject: String) throws(ImageCoreError) {
+        guard width > 0, height > 0 else {
+            throw ImageCoreError(.dimensions, subject: subject, message: "image is \(width)x\(height): zero size")
+        }
+        let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
+        guard !overflow, pixels <= maxPixels else {
+            throw ImageCoreError(.dimensions, subject: subject,
+                                 message: "image is \(width)x\(height), above the limit of \(maxPixels) pixels")
+        }
+    }
+
+    /// A short description of bytes that are not an image: "an HTML page", or the first bytes in hex.
+    static func describeStart(of bytes: [UInt8]) -> String {
+        let prefix = bytes.prefix(64)
+        let text = String(decoding: prefix, as: UTF8.self).trimmingWhitespace().lowercased()
+        if text.hasPrefix("<!doctype html") || text.hasPrefix("<html") || text.contains("<body") { return "an HTML page" }
+        if text.hasPrefix("<?xml") || text.hasPrefix("<svg") { return "an XML/SVG document" }
+        if text.hasPrefix("{") || text.hasPrefix("[") { return "a JSON document" }
+        let hex = bytes.prefix(8).map { byte in
+            let digits = String(byte, radix: 16, uppercase: true)
+            return digits.count == 1 ? "0" + digits : digits
+        }
+        return "unknown magic bytes \(hex.joined(separator: " "))"
+    }
+}
+
+/// An image that passed validation: its header, its pixels and any warnings.
+public struct ValidatedImage: Sendable {
+    /// Format, dimensions and encoded size.
+    public var header: ImageHeader
+    /// The decoded pixels.
+    public var image: DecodedImage
+    /// Non-fatal findings: content-type mismatch, harmless decoder warnings.
+    public var warnings: [String]
+}
+
+/// Encodes images as JPEG (the origin server's images; resized variants later).
+public enum JPEGEncoder {
+    /// Encodes `image` with the given quality (1...100).
+    public static func encode(_ image: DecodedImage, quality: Int = 85) throws(ImageCoreError) -> [UInt8] {
+        try JPEGCodec.encode(image, quality: max(1, min(100, quality)))
+    }
+}

@@ -1,0 +1,76 @@
+import CPNG
+
+/// PNG header reading and decoding through libpng's simplified `png_image_*` API.
+///
+/// libpng reports errors by `longjmp`; the simplified API keeps the `setjmp` inside libpng (`png_safe_execute`), so
+/// no jump ever crosses a Swift frame. Thread-safety: stateless, callable from any thread.
+enum PNGCodec {
+    /// Reads width and height straight from the IHDR chunk (bytes 16..<24), without libpng and without allocating.
+    static func readIHDR(_ bytes: UnsafeRawBufferPointer, subject: String) throws(ImageCoreError) -> (width: Int, height: Int) {
+        guard bytes.count >= 24 else {
+            throw ImageCoreError(.truncated, subject: subject, message: "PNG ends before its IHDR chunk (\(bytes.count) bytes)")
+        }
+        guard bytes[12] == 0x49, bytes[13] == 0x48, bytes[14] == 0x44, bytes[15] == 0x52 else {
+            throw ImageCoreError(.corrupt, subject: subject, message: "PNG does not start with an IHDR chunk")
+        }
+        func bigEndian(_ offset: Int) -> Int {
+            (Int(bytes[offset]) << 24) | (Int(bytes[offset + 1]) << 16) | (Int(bytes[offset + 2]) << 8) | Int(bytes[offset + 3])
+        }
+        return (bigEndian(16), bigEndian(20))
+    }
+
+    /// Decodes every row. `checkDimensions` runs after libpng has validated the header (IHDR CRC included) and
+    /// before the pixel buffer is allocated.
+    static func decode(
+        _ bytes: UnsafeRawBufferPointer, subject: String, checkDimensions: (Int, Int) throws(ImageCoreError) -> Void
+    ) throws(ImageCoreError) -> (DecodedImage, warnings: [String]) {
+        var image = png_image()
+        image.version = UInt32(PNG_IMAGE_VERSION)
+        guard png_image_begin_read_from_memory(&image, bytes.baseAddress, bytes.count) != 0 else {
+            let message = Self.message(of: &image)
+            png_image_free(&image)
+            throw ImageCoreError(classify(message), subject: subject, message: "PNG header invalid: \(message)")
+        }
+        var warnings: [String] = []
+        if image.warning_or_error & UInt32(PNG_IMAGE_WARNING) != 0 { warnings.append(Self.message(of: &image)) }
+        do {
+            try checkDimensions(Int(image.width), Int(image.height))
+        } catch {
+            png_image_free(&image)
+            throw error
+        }
+        let hasAlpha = image.format & UInt32(PNG_FORMAT_FLAG_ALPHA) != 0
+        let hasColor = image.format & UInt32(PNG_FORMAT_FLAG_COLOR) != 0
+        let pixelFormat: DecodedImage.PixelFormat = hasColor ? (hasAlpha ? .rgba : .rgb) : (hasAlpha ? .grayAlpha : .gray)
+        // 8 bits per channel, sRGB, no colour map: libpng converts 16-bit, palette and low-bit-depth images.
+        image.format = (hasAlpha ? UInt32(PNG_FORMAT_FLAG_ALPHA) : 0) | (hasColor ? UInt32(PNG_FORMAT_FLAG_COLOR) : 0)
+        let width = Int(image.width), height = Int(image.height)
+        var pixels = [UInt8](repeating: 0, count: width * height * pixelFormat.bytesPerPixel)
+        image.warning_or_error = 0
+        let ok = pixels.withUnsafeMutableBytes { out in
+            png_image_finish_read(&image, nil, out.baseAddress, 0, nil)
+        }
+        let message = Self.message(of: &image)
+        guard ok != 0, image.warning_or_error & UInt32(PNG_IMAGE_ERROR) == 0 else {
+            png_image_free(&image)
+            throw ImageCoreError(classify(message), subject: subject, message: "PNG decode failed: \(message)")
+        }
+        if image.warning_or_error & UInt32(PNG_IMAGE_WARNING) != 0, !warnings.contains(message) { warnings.append(message) }
+        png_image_free(&image)
+        return (DecodedImage(width: width, height: height, pixelFormat: pixelFormat, pixels: pixels), warnings)
+    }
+
+    /// libpng's messages for data that ends early, as opposed to damaged data.
+    static func classify(_ message: String) -> ImageCoreError.Reason {
+        let lowered = message.lowercased()
+        let endings = ["end of data", "not enough image data", "read error", "unexpected end", "truncated", "eof"]
+        return endings.contains(where: lowered.contains) ? .truncated : .corrupt
+    }
+
+    private static func message(of image: inout png_image) -> String {
+        withUnsafeBytes(of: &image.message) { raw in
+            let bytes = raw.prefix { $0 != 0 }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+    }
+}

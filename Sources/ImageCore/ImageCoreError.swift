@@ -1,0 +1,81 @@
+/// A failure anywhere in the image core: fetching, validating, decoding or caching an image.
+///
+/// `reason` is stable and machine-readable (reports and JSON use its `rawValue`); `subject` names the URL or path the
+/// failure is about; `message` says what happened in words a person can act on.
+public struct ImageCoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Why an image could not be had. The raw values are part of the public interface: never rename them.
+    public enum Reason: String, Sendable, Codable, CaseIterable {
+        /// The server answered with a status other than 2xx/304 (the status is in `httpStatus`).
+        case httpStatus = "http-status"
+        /// The host name could not be resolved.
+        case dns
+        /// The connection could not be made or was reset.
+        case connect
+        /// A connect timeout, a low-speed abort or the total deadline.
+        case timeout
+        /// The body (or its announced Content-Length) exceeds the maximum size.
+        case tooLarge = "too-large"
+        /// The bytes are not an image (e.g. an HTML page), whatever Content-Type said.
+        case notAnImage = "not-an-image"
+        /// The bytes are an image format the core does not decode (GIF, WebP, ...).
+        case unsupportedFormat = "unsupported-format"
+        /// The image data ends early.
+        case truncated
+        /// The image data is damaged (bad CRC, bad entropy-coded data, bad structure).
+        case corrupt
+        /// Zero width or height, or more pixels than the configured limit.
+        case dimensions
+        /// More redirects than allowed.
+        case redirectLoop = "redirect-loop"
+        /// A redirect or request to a scheme other than http or https.
+        case unsupportedScheme = "unsupported-scheme"
+        /// The URL itself is not a valid http(s) URL.
+        case invalidURL = "invalid-url"
+        /// Another transfer failure reported by libcurl (TLS, protocol error, ...).
+        case transfer
+        /// A local file or cache I/O failure.
+        case io
+        /// The request was cancelled.
+        case cancelled
+    }
+
+    /// The stable reason code.
+    public var reason: Reason
+    /// The URL or file path the failure is about.
+    public var subject: String
+    /// A sentence a person can act on.
+    public var message: String
+    /// The HTTP status, for `.httpStatus` (and set where known for other reasons).
+    public var httpStatus: Int?
+    /// Set by the transfer engine for transport failures worth another attempt (a body cut off by the peer).
+    var isTransientTransport = false
+
+    /// Creates an error about `subject`.
+    public init(_ reason: Reason, subject: String, message: String, httpStatus: Int? = nil) {
+        self.reason = reason
+        self.subject = subject
+        self.message = message
+        self.httpStatus = httpStatus
+    }
+
+    public var description: String { "\(subject): \(reason.rawValue): \(message)" }
+
+    /// The same error about another subject (used when a decoder error is attributed to a URL).
+    func about(_ subject: String) -> ImageCoreError {
+        var copy = self
+        copy.subject = subject
+        return copy
+    }
+
+    /// True for failures worth retrying: timeouts, connection failures and cut-off transfers, 5xx, 408 and 429.
+    public var isTransient: Bool {
+        if isTransientTransport { return true }
+        switch reason {
+        case .timeout, .connect: return true
+        case .httpStatus:
+            guard let status = httpStatus else { return false }
+            return status >= 500 || status == 408 || status == 429
+        default: return false
+        }
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+import ImageCore
+import Testing
+
+@Suite("ImageInspector")
+struct ImageInspectorTests {
+    let inspector = ImageInspector()
+
+    @Test("sniffs formats by magic bytes, never by name or type")
+    func sniffing() {
+        #expect(ImageFormat.sniff(Fixtures.thumbnailJPEG) == .jpeg)
+        #expect(ImageFormat.sniff([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0]) == .png)
+        #expect(ImageFormat.sniff(Array("GIF89a....".utf8)) == .gif)
+        #expect(ImageFormat.sniff(Array("<html>".utf8)) == nil)
+        #expect(ImageFormat.sniff([0xFF, 0xD8]) == nil)
+        #expect(ImageFormat.sniff([UInt8]()) == nil)
+    }
+
+    @Test("reads JPEG dimensions from the header and decodes every pixel")
+    func validJPEG() throws {
+        let header = try inspector.inspectHeader(Fixtures.thumbnailJPEG, subject: "h.jpg")
+        let size = Fixtures.synthesizer.size(of: ElementCatalogue.standard.element(number: 1)!, kind: .thumbnail)
+        #expect(header.format == .jpeg && header.width == size.width && header.height == size.height)
+        let validated = try inspector.validate(Fixtures.thumbnailJPEG, subject: "h.jpg", contentType: "image/jpeg")
+        #expect(validated.image.width == size.width && validated.image.pixelFormat == .rgb)
+        #expect(validated.image.cost == size.width * size.height * 3)
+        #expect(validated.warnings.isEmpty)
+    }
+
+    @Test("a grayscale JPEG decodes to one byte per pixel")
+    func grayJPEG() throws {
+        let validated = try inspector.validate(Fixtures.grayJPEG, subject: "gray.jpg")
+        #expect(validated.image.pixelFormat == .gray && validated.image.cost == 64 * 48)
+    }
+
+    @Test("a JPEG served as text/plain is valid, with a content-type warning")
+    func contentTypeMismatch() throws {
+        let validated = try inspector.validate(Fixtures.thumbnailJPEG, subject: "u", contentType: "text/plain")
+        #expect(validated.warnings.contains { $0.contains("content-type mismatch") })
+    }
+
+    @Test("an HTML page served as image/jpeg is not an image")
+    func htmlIsNotAnImage() {
+        let html = Array("<!DOCTYPE html><html><body>Not found</body></html>".utf8)
+        let error = #expect(throws: ImageCoreError.self) {
+            try inspector.validate(html, subject: "http://x/a.jpg", contentType: "image/jpeg")
+        }
+        #expect(error?.reason == .notAnImage)
+        #expect(error?.subject == "http://x/a.jpg")
+        #expect(error?.message.contains("HTML") == true)
+    }
+
+    @Test("zero bytes, wrong magic and GIF each fail with their reason")
+    func wrongInputs() {
+        #expect(reason { try inspector.validate([], subject: "empty") } == .notAnImage)
+        #expect(reason { try inspector.validate([0, 1, 2, 3, 4, 5, 6, 7, 8], subject: "junk") } == .notAnImage)
+        #expect(reason { try inspector.validate(Array("GIF89a\u{1}\u{0}\u{1}\u{0}".utf8), subject: "g") } == .unsupportedFormat)
+    }
+
+    @Test("a truncated JPEG fails as truncated in strict mode and is accepted in lenient mode")
+    func truncatedJPEG() throws {
+        let cut = Array(Fixtures.thumbnailJPEG.prefix(Fixtures.thumbnailJPEG.count / 2))
+        #expect(try inspector.inspectHeader(cut, subject: "cut").width > 0)  // the header alone looks fine
+        #expect(reason { try inspector.validate(cut, subject: "cut") } == .truncated)
+        let lenient = ImageInspector(strictness: .lenient)
+        let validated = try lenient.validate(cut, subject: "cut")
+        #expect(!validated.warnings.isEmpty)
+    }
+
+    @Test("corrupt entropy-coded data fails as corrupt")
+    func corruptJPEG() {
+        var bytes = Fixtures.thumbnailJPEG
+        let start = bytes.count / 3
+        for index in start..<(start + 400) where bytes[index] != 0xFF { bytes[index] = 0xFF }
+        let failure = reason { try inspector.validate(bytes, subject: "corrupt") }
+        #expect(failure == .corrupt || failure == .truncated)
+        var garbage = Fixtures.thumbnailJPEG
+        for index in stride(from: garbage.count / 3, to: garbage.count / 2, by: 7) { garbage[index] = 0xFF; garbage[index - 1] = 0xD0 }
+        #expect(reason { try inspector.validate(garbage, subject: "corrupt") } != nil)
+    }
+
+    @Test("extraneous bytes before the EOI marker are a warning, not a failure")
+    func extraneousBytes() throws {
+        var bytes = Fixtures.thumbnailJPEG
+        #expect(bytes.suffix(2) == [0xFF, 0xD9])
+        bytes.insert(contentsOf: [0x12, 0x34, 0x56], at: bytes.count - 2)
+        let validated = try inspector.validate(bytes, subject: "extra")
+        #expect(validated.warnings.contains { $0.contains("extraneous bytes") })
+    }
+
+    @Test("a header claiming 65500x65500 is rejected before any pixel buffer is allocated")
+    func hugeDeclaredSize() {
+        let huge = Fixtures.jpeg(Fixtures.thumbnailJPEG, claimingWidth: 65500, height: 65500)
+        let error = #expect(throws: ImageCoreError.self) { try inspector.inspectHeader(huge, subject: "huge") }
+        #expect(error?.reason == .dimensions)
+        #expect(error?.message.contains("65500x65500") == true)
+        #expect(reason { try inspector.validate(huge, subject: "huge") } == .dimensions)
+    }
+
+    @Test("a custom pixel limit applies to header inspection")
+    func pixelLimit() {
+        let small = ImageInspector(maxPixels: 100)
+        #expect(reason { try small.inspectHeader(Fixtures.thumbnailJPEG, subject: "t") } == .dimensions)
+    }
+
+    @Test("every valid PngSuite file decodes", arguments: try Fixtures.pngSuiteFiles().filter { !$0.lastPathComponent.hasPrefix("x") })
+    func pngSuiteValid(file: URL) throws {
+        let bytes = try Fixtures.bytes(file)
+        let header = try inspector.inspectHeader(bytes, subject: file.path)
+        let validated = try inspector.validate(bytes, subject: file.path, contentType: "image/png")
+        #expect(validated.image.width == header.width && validated.image.height == header.height)
+        #expect(validated.image.cost == header.width * header.height * validated.image.pixelFormat.bytesPerPixel)
+    }
+
+    @Test("every broken PngSuite file (x*) is rejected", arguments: try Fixtures.pngSuiteFiles().filter { $0.lastPathComponent.hasPrefix("x") })
+    func pngSuiteBroken(file: URL) throws {
+        let bytes = try Fixtures.bytes(file)
+        let failure = reason { try inspector.validate(bytes, subject: file.path) }
+        #expect(failure != nil, "\(file.lastPathComponent) was accepted")
+    }
+
+    @Test("a PNG with a bad IHDR CRC fails as corrupt, a truncated IDAT as truncated")
+    func pngDamage() throws {
+        let good = try Fixtures.bytes(Fixtures.pngSuiteDirectory.appendingPathComponent("basn6a16.png"))
+        var badCRC = good
+        badCRC[29] ^= 0xFF  // last byte of IHDR's CRC
+        #expect(reason { try inspector.validate(badCRC, subject: "crc") } == .corrupt)
+        let cut = Array(good.prefix(good.count / 2))
+        #expect(reason { try inspector.validate(cut, subject: "cut") } == .truncated)
+    }
+
+    private func reason(_ body: () throws -> ValidatedImage) -> ImageCoreError.Reason? {
+        do {
+            _ = try body()
+            return nil
+        } catch let error as ImageCoreError {
+            return error.reason
+        } catch {
+            return nil
+        }
+    }
+
+    private func reason(_ body: () throws -> ImageHeader) -> ImageCoreError.Reason? {
+        do {
+            _ = try body()
+            return nil
+        } catch let error as ImageCoreError {
+            return error.reason
+        } catch {
+            return nil
+        }
+    }
+}
