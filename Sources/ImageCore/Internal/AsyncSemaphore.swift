@@ -1,0 +1,63 @@
+import Synchronization
+
+/// A counting semaphore for tasks: `acquire` suspends (in FIFO order) while `limit` holders are inside.
+///
+/// Thread-safety: any task may acquire and release. A task cancelled while waiting leaves the queue and throws
+/// `CancellationError`; it never holds a permit.
+final class AsyncSemaphore: Sendable {
+    private struct State {
+        var available: Int
+        var nextID: UInt64 = 0
+        var waiters: [(id: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
+        var cancelledEarly: Set<UInt64> = []
+    }
+
+    private let state: Mutex<State>
+
+    init(limit: Int) {
+        precondition(limit > 0, "semaphore limit must be positive")
+        state = Mutex(State(available: limit))
+    }
+
+    func acquire() async throws {
+        let id: UInt64? = state.withLock { state in
+            if state.available > 0 {
+                state.available -= 1
+                return nil
+            }
+            state.nextID += 1
+            return state.nextID
+        }
+        guard let id else { return }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let cancelled = state.withLock { state in
+                    if state.cancelledEarly.remove(id) != nil { return true }
+                    state.waiters.append((id, continuation))
+                    return false
+                }
+                if cancelled { continuation.resume(throwing: CancellationError()) }
+            }
+        } onCancel: {
+            let continuation = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+                if let index = state.waiters.firstIndex(where: { $0.id == id }) {
+                    return state.waiters.remove(at: index).continuation
+                }
+                state.cancelledEarly.insert(id)
+                return nil
+            }
+            continuation?.resume(throwing: CancellationError())
+        }
+    }
+
+    func release() {
+        let next = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+            if state.waiters.isEmpty {
+                state.available += 1
+                return nil
+            }
+            return state.waiters.removeFirst().continuation
+        }
+        next?.resume()
+    }
+}

@@ -1,0 +1,69 @@
+import CCurl
+import Synchronization
+
+/// One transfer in flight: the easy handle's options, the bytes received, and the continuation to resume.
+///
+/// `@unchecked Sendable`: the caller creates it and hands it to the engine through the engine's locked command queue;
+/// from then on every mutable field is touched only on the engine thread (curl's callbacks run there too). The one
+/// exception, `isCancelled`, is an atomic.
+final class CurlTransfer: @unchecked Sendable {
+    let request: HTTPRequest
+    let target: RequestURL
+    let isCancelled = Atomic<Bool>(false)
+    var continuation: CheckedContinuation<HTTPResponse, any Error>?
+
+    // Engine-thread state.
+    var easy: UnsafeMutableRawPointer?
+    var headerList: UnsafeMutablePointer<curl_slist>?
+    let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+    var body: [UInt8] = []
+    var headers = HTTPHeaders()
+    var exceededMaxBody = false
+    var announcedLength: Int?
+
+    init(request: HTTPRequest, target: RequestURL) {
+        self.request = request
+        self.target = target
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+    }
+
+    deinit { errorBuffer.deallocate() }
+
+    /// Appends body bytes; refuses (aborting the transfer) as soon as the maximum size would be exceeded.
+    func receive(_ bytes: UnsafeRawBufferPointer) -> Int {
+        guard body.count + bytes.count <= request.options.maxBodyBytes else {
+            exceededMaxBody = true
+            return 0
+        }
+        if body.isEmpty, let announcedLength, announcedLength <= request.options.maxBodyBytes {
+            body.reserveCapacity(announcedLength)
+        }
+        body.append(contentsOf: bytes)
+        return bytes.count
+    }
+
+    /// Collects header lines; a status line starts a new response (after a redirect or a 100 Continue).
+    func receiveHeader(_ bytes: UnsafeRawBufferPointer) -> Int {
+        let line = String(decoding: bytes, as: UTF8.self)
+        if line.hasPrefix("HTTP/") {
+            headers.removeAll()
+            announcedLength = nil
+            return bytes.count
+        }
+        guard let colon = line.firstIndex(of: ":") else { return bytes.count }
+        let name = String(line[..<colon]).trimmingWhitespace()
+        let value = String(line[line.index(after: colon)...]).trimmingWhitespace()
+        headers.append(name: name, value: value)
+        if name.lowercased() == "content-length", let length = Int(value) {
+            announcedLength = length
+            // A redirect's body is never delivered, so only an over-long final body matters; libcurl's
+            // CURLOPT_MAXFILESIZE_LARGE aborts that one as soon as it is announced.
+        }
+        return bytes.count
+    }
+
+    var errorText: String {
+        let text = String(cString: errorBuffer)
+        return text.isEmpty ? "" : text
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+
+/// The parts of an absolute http(s) URL that the engine needs, checked before anything is sent.
+struct RequestURL: Hashable, Sendable {
+    /// `http` or `https`.
+    var scheme: String
+    /// Host name or address, lowercased (IPv6 literal in brackets).
+    var host: String
+    /// Explicit or default port.
+    var port: Int
+
+    /// `scheme://host:port`: the key connection limits are counted under.
+    var origin: String { "\(scheme)://\(host):\(port)" }
+
+    /// Parses `url`, refusing other schemes, credentials, spaces and missing hosts.
+    init(_ url: String) throws(ImageCoreError) {
+        guard let separator = url.range(of: "://") else {
+            throw ImageCoreError(.invalidURL, subject: url, message: "not an absolute URL (expected http:// or https://)")
+        }
+        let scheme = url[..<separator.lowerBound].lowercased()
+        guard scheme == "http" || scheme == "https" else {
+            throw ImageCoreError(.unsupportedScheme, subject: url, message: "scheme '\(scheme)' is not allowed (only http and https)")
+        }
+        guard !url.contains(where: { $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\t" }) else {
+            throw ImageCoreError(.invalidURL, subject: url, message: "URL contains white space")
+        }
+        let rest = url[separator.upperBound...]
+        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        guard !authority.contains("@") else {
+            throw ImageCoreError(.invalidURL, subject: url, message: "URLs with credentials are refused")
+        }
+        var host = Substring(authority)
+        var port = scheme == "https" ? 443 : 80
+        if host.hasPrefix("[") {
+            guard let close = host.firstIndex(of: "]") else {
+                throw ImageCoreError(.invalidURL, subject: url, message: "unterminated IPv6 address")
+            }
+            let after = host[host.index(after: close)...]
+            if after.hasPrefix(":") { port = Int(after.dropFirst()) ?? -1 }
+            host = host[...close]
+        } else if let colon = host.lastIndex(of: ":") {
+            port = Int(host[host.index(after: colon)...]) ?? -1
+            host = host[..<colon]
+        }
+        guard !host.isEmpty else { throw ImageCoreError(.invalidURL, subject: url, message: "URL has no host") }
+        guard (1...65535).contains(port) else { throw ImageCoreError(.invalidURL, subject: url, message: "invalid port") }
+        self.scheme = scheme
+        self.host = host.lowercased()
+        self.port = port
+    }
+}

@@ -1,0 +1,62 @@
+import CCurl
+
+extension EngineCore {
+    /// Turns a finished easy handle into a response or a classified error (engine thread only).
+    func outcome(of transfer: CurlTransfer, easy: UnsafeMutableRawPointer, code: CURLcode) -> Result<HTTPResponse, ImageCoreError> {
+        let url = transfer.request.url
+        let detail = transfer.errorText.isEmpty ? String(cString: curl_easy_strerror(code)) : transfer.errorText
+        func failure(_ reason: ImageCoreError.Reason, _ message: String, transient: Bool = false) -> Result<HTTPResponse, ImageCoreError> {
+            var error = ImageCoreError(reason, subject: url, message: message)
+            error.isTransientTransport = transient
+            return .failure(error)
+        }
+        let limit = transfer.request.options.maxBodyBytes
+        switch code {
+        case CURLE_OK:
+            break
+        case CURLE_FILESIZE_EXCEEDED:
+            return failure(.tooLarge, "Content-Length \(transfer.announcedLength.map(String.init) ?? "?") exceeds the maximum of \(limit) bytes")
+        case CURLE_WRITE_ERROR where transfer.exceededMaxBody:
+            return failure(.tooLarge, "body exceeds the maximum of \(limit) bytes; transfer aborted")
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
+            return failure(.dns, "could not resolve host '\(transfer.target.host)': \(detail)")
+        case CURLE_COULDNT_CONNECT:
+            return failure(.connect, "could not connect: \(detail)")
+        case CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING:
+            return failure(.connect, "connection failed mid-transfer: \(detail)")
+        case CURLE_OPERATION_TIMEDOUT:
+            return failure(.timeout, detail)
+        case CURLE_TOO_MANY_REDIRECTS:
+            return failure(.redirectLoop, "more than \(transfer.request.options.maxRedirects) redirects: \(detail)")
+        case CURLE_UNSUPPORTED_PROTOCOL:
+            return failure(.unsupportedScheme, "redirect or request to a scheme other than http/https refused: \(detail)")
+        case CURLE_URL_MALFORMAT:
+            return failure(.invalidURL, detail)
+        case CURLE_PARTIAL_FILE:
+            return failure(.truncated, "the server closed the connection before the whole body arrived: \(detail)", transient: true)
+        default:
+            return failure(.transfer, "libcurl error \(code.rawValue): \(detail)")
+        }
+        var status = 0
+        tc_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+        var effective: UnsafeMutablePointer<CChar>?
+        tc_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &effective)
+        var redirects = 0, connects = 0
+        tc_easy_getinfo_long(easy, CURLINFO_REDIRECT_COUNT, &redirects)
+        tc_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &connects)
+        var downloaded: curl_off_t = 0
+        tc_easy_getinfo_offset(easy, CURLINFO_SIZE_DOWNLOAD_T, &downloaded)
+        func time(_ info: CURLINFO) -> Duration {
+            var microseconds: curl_off_t = 0
+            tc_easy_getinfo_offset(easy, info, &microseconds)
+            return .microseconds(microseconds)
+        }
+        let timings = TransferTimings(
+            dns: time(CURLINFO_NAMELOOKUP_TIME_T), connect: time(CURLINFO_CONNECT_TIME_T),
+            firstByte: time(CURLINFO_STARTTRANSFER_TIME_T), total: time(CURLINFO_TOTAL_TIME_T))
+        return .success(HTTPResponse(
+            requestedURL: url, effectiveURL: effective.map { String(cString: $0) } ?? url, status: status,
+            headers: transfer.headers, body: transfer.body, timings: timings, redirectCount: redirects,
+            newConnections: connects, downloadedBytes: Int(downloaded)))
+    }
+}

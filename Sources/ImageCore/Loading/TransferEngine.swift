@@ -1,0 +1,341 @@
+import CCurl
+import Logging
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// HTTP over one long-lived libcurl multi handle, driven by one dedicated thread.
+///
+/// The multi handle owns the connection pool, so connections are reused across requests (keep-alive). Requests are
+/// submitted from any task; the engine thread adds them to the multi handle within the connection limits and wakes
+/// from `curl_multi_poll` through `curl_multi_wakeup`. Cancelling the calling task removes the transfer from the multi
+/// handle promptly and frees its easy handle.
+///
+/// Thread-safety: `perform` may be called from any number of tasks at once. Dropping the last reference stops the
+/// thread; transfers still running then fail with `.cancelled`.
+public final class TransferEngine: Sendable {
+    /// Connection limits and identification.
+    public struct Configuration: Sendable, Hashable {
+        /// Most connections (and transfers) to one scheme/host/port at once (default 8).
+        public var maxConnectionsPerHost = 8
+        /// Most connections (and transfers) in total (default 32).
+        public var maxTotalConnections = 32
+        /// The User-Agent header.
+        public var userAgent = "TileCache/\(TileCacheVersion.string) (libcurl)"
+
+        /// The defaults.
+        public init() {}
+    }
+
+    private let core: EngineCore
+
+    /// Starts an engine (and its thread).
+    public init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "tilecache.transfer")) {
+        core = EngineCore(configuration: configuration, logger: logger)
+        core.start()
+    }
+
+    deinit { core.stop() }
+
+    /// The configuration the engine runs with.
+    public var configuration: Configuration { core.configuration }
+
+    /// Performs `request`, returning the final response whatever its status (redirects are followed).
+    ///
+    /// - Throws: `ImageCoreError` with `.invalidURL`, `.unsupportedScheme`, `.dns`, `.connect`, `.timeout`,
+    ///   `.tooLarge`, `.truncated`, `.redirectLoop`, `.transfer` or `.cancelled`; never a non-2xx status.
+    public func perform(_ request: HTTPRequest) async throws(ImageCoreError) -> HTTPResponse {
+        let transfer = CurlTransfer(request: request, target: try RequestURL(request.url))
+        do {
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    transfer.continuation = continuation
+                    core.submit(.start(transfer))
+                }
+            } onCancel: {
+                transfer.isCancelled.store(true, ordering: .releasing)
+                core.submit(.cancel(transfer))
+            }
+        } catch let error as ImageCoreError {
+            throw error
+        } catch {
+            throw ImageCoreError(.cancelled, subject: request.url, message: "request cancelled")
+        }
+    }
+
+    /// Transfers currently added to the multi handle (for tests and metrics).
+    public var activeTransferCount: Int { core.counters.withLock { $0.active } }
+    /// Transfers waiting for a connection slot.
+    public var queuedTransferCount: Int { core.counters.withLock { $0.queued } }
+}
+
+/// The version reported in the User-Agent and by the tools.
+public enum TileCacheVersion {
+    /// Semantic version of this build.
+    public static let string = "0.1.0"
+}
+
+/// The engine's thread and everything it owns.
+///
+/// `@unchecked Sendable`: `multi`, `active`, `queued`, the per-host counts and the easy-handle pool are touched only on
+/// the engine thread; other threads reach the core only through the `commands` mutex, `counters` mutex and
+/// `curl_multi_wakeup`, which libcurl documents as callable from any thread.
+final class EngineCore: @unchecked Sendable {
+    enum Command {
+        case start(CurlTransfer)
+        case cancel(CurlTransfer)
+    }
+
+    struct Commands {
+        var pending: [Command] = []
+        var stopping = false
+    }
+
+    struct Counters { var active = 0; var queued = 0 }
+
+    let configuration: TransferEngine.Configuration
+    let logger: Logger
+    let commands = Mutex(Commands())
+    let counters = Mutex(Counters())
+    private let multi: UnsafeMutableRawPointer
+    private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    private var queued: [CurlTransfer] = []
+    private var activePerOrigin: [String: Int] = [:]
+    private var idleHandles: [UnsafeMutableRawPointer] = []
+    private var thread: pthread_t?
+
+    init(configuration: TransferEngine.Configuration, logger: Logger) {
+        CurlGlobal.initialiseOnce()
+        self.configuration = configuration
+        self.logger = logger
+        guard let multi = curl_multi_init() else { fatalError("curl_multi_init failed: out of memory") }
+        self.multi = multi
+        tc_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maxConnectionsPerHost)
+        tc_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, configuration.maxTotalConnections)
+        tc_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, configuration.maxTotalConnections)
+    }
+
+    func start() {
+        let box = Unmanaged.passRetained(self)
+        var thread = pthread_t()
+        let status = pthread_create(&thread, nil, { argument in
+            let core = Unmanaged<EngineCore>.fromOpaque(argument!).takeRetainedValue()
+            core.run()
+            return nil
+        }, box.toOpaque())
+        precondition(status == 0, "could not start the transfer engine thread (pthread_create: \(status))")
+        self.thread = thread
+        pthread_detach(thread)
+    }
+
+    func stop() {
+        commands.withLock { $0.stopping = true }
+        curl_multi_wakeup(multi)
+    }
+
+    func submit(_ command: Command) {
+        commands.withLock { $0.pending.append(command) }
+        curl_multi_wakeup(multi)
+    }
+
+    // MARK: - Engine thread
+
+    private func run() {
+        while true {
+            let (batch, stopping) = commands.withLock { state in
+                let batch = state.pending
+                state.pending.removeAll(keepingCapacity: true)
+                return (batch, state.stopping)
+            }
+            if stopping {
+                shutDown(pendingCommands: batch)
+                return
+            }
+            for command in batch {
+                switch command {
+                case .start(let transfer): enqueue(transfer)
+                case .cancel(let transfer): cancel(transfer)
+                }
+            }
+            admitQueued()
+            var running: Int32 = 0
+            curl_multi_perform(multi, &running)
+            collectFinished()
+            admitQueued()
+            counters.withLock { $0 = Counters(active: active.count, queued: queued.count) }
+            curl_multi_poll(multi, nil, 0, 1000, nil)
+        }
+    }
+
+    private func enqueue(_ transfer: CurlTransfer) {
+        if transfer.isCancelled.load(ordering: .acquiring) {
+            resume(transfer, with: .failure(cancelled(transfer)))
+            return
+        }
+        queued.append(transfer)
+    }
+
+    /// Adds queued transfers while the per-origin and total limits allow, so no transfer waits inside libcurl and
+    /// each total deadline counts from when its transfer really starts.
+    private func admitQueued() {
+        guard !queued.isEmpty else { return }
+        var index = 0
+        while index < queued.count, active.count < configuration.maxTotalConnections {
+            let transfer = queued[index]
+            let origin = transfer.target.origin
+            guard activePerOrigin[origin, default: 0] < configuration.maxConnectionsPerHost else {
+                index += 1
+                continue
+            }
+            queued.remove(at: index)
+            activate(transfer)
+        }
+    }
+
+    private func activate(_ transfer: CurlTransfer) {
+        guard let easy = idleHandles.popLast() ?? curl_easy_init() else {
+            resume(transfer, with: .failure(ImageCoreError(.transfer, subject: transfer.request.url,
+                                                            message: "curl_easy_init failed (out of memory?)")))
+            return
+        }
+        transfer.easy = easy
+        configure(easy, for: transfer)
+        let status = curl_multi_add_handle(multi, easy)
+        guard status == CURLM_OK else {
+            let message = String(cString: curl_multi_strerror(status))
+            release(transfer)
+            resume(transfer, with: .failure(ImageCoreError(.transfer, subject: transfer.request.url,
+                                                            message: "could not start transfer: \(message)")))
+            return
+        }
+        active[easy] = transfer
+        activePerOrigin[transfer.target.origin, default: 0] += 1
+    }
+
+    private func configure(_ easy: UnsafeMutableRawPointer, for transfer: CurlTransfer) {
+        let request = transfer.request
+        let options = request.options
+        curl_easy_reset(easy)
+        tc_easy_setopt_string(easy, CURLOPT_URL, request.url)
+        tc_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https")
+        tc_easy_setopt_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        tc_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 1)
+        tc_easy_setopt_long(easy, CURLOPT_MAXREDIRS, options.maxRedirects)
+        tc_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
+        tc_easy_setopt_string(easy, CURLOPT_USERAGENT, configuration.userAgent)
+        tc_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, options.connectTimeout.milliseconds)
+        tc_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, options.totalTimeout.milliseconds)
+        tc_easy_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, options.lowSpeedLimit)
+        tc_easy_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, max(1, options.lowSpeedTime.milliseconds / 1000))
+        tc_easy_setopt_offset(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(options.maxBodyBytes))
+        tc_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, "")  // every encoding libcurl decodes
+        tc_easy_setopt_long(easy, CURLOPT_NOBODY, request.headOnly ? 1 : 0)
+        tc_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer)
+        let context = Unmanaged.passUnretained(transfer).toOpaque()
+        tc_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context)
+        tc_easy_setopt_write_callback(easy, CURLOPT_WRITEFUNCTION) { data, size, count, context in
+            let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
+            return transfer.receive(UnsafeRawBufferPointer(start: data, count: size * count))
+        }
+        tc_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context)
+        tc_easy_setopt_write_callback(easy, CURLOPT_HEADERFUNCTION) { data, size, count, context in
+            let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
+            return transfer.receiveHeader(UnsafeRawBufferPointer(start: data, count: size * count))
+        }
+        var list: UnsafeMutablePointer<curl_slist>?
+        if let etag = request.ifNoneMatch { list = curl_slist_append(list, "If-None-Match: \(etag)") }
+        if let date = request.ifModifiedSince { list = curl_slist_append(list, "If-Modified-Since: \(date)") }
+        if let list {
+            transfer.headerList = list
+            tc_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, list)
+        }
+    }
+
+    private func collectFinished() {
+        var remaining: Int32 = 0
+        while let message = curl_multi_info_read(multi, &remaining) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
+                  let transfer = active[easy] else { continue }
+            let code = message.pointee.data.result
+            let result = outcome(of: transfer, easy: easy, code: code)
+            deactivate(transfer)
+            resume(transfer, with: result)
+        }
+    }
+
+    private func cancel(_ transfer: CurlTransfer) {
+        if let easy = transfer.easy, active[easy] === transfer {
+            deactivate(transfer)
+            resume(transfer, with: .failure(cancelled(transfer)))
+        } else if let index = queued.firstIndex(where: { $0 === transfer }) {
+            queued.remove(at: index)
+            resume(transfer, with: .failure(cancelled(transfer)))
+        }
+        // Otherwise it has finished already, or its start command comes later and will see the flag.
+    }
+
+    private func deactivate(_ transfer: CurlTransfer) {
+        guard let easy = transfer.easy else { return }
+        curl_multi_remove_handle(multi, easy)
+        active[easy] = nil
+        let origin = transfer.target.origin
+        activePerOrigin[origin, default: 1] -= 1
+        if activePerOrigin[origin] == 0 { activePerOrigin[origin] = nil }
+        release(transfer)
+    }
+
+    /// Frees the header list and returns the easy handle to the pool.
+    private func release(_ transfer: CurlTransfer) {
+        if let list = transfer.headerList { curl_slist_free_all(list) }
+        transfer.headerList = nil
+        if let easy = transfer.easy {
+            curl_easy_reset(easy)
+            if idleHandles.count < configuration.maxTotalConnections { idleHandles.append(easy) } else { curl_easy_cleanup(easy) }
+        }
+        transfer.easy = nil
+    }
+
+    private func resume(_ transfer: CurlTransfer, with result: Result<HTTPResponse, ImageCoreError>) {
+        guard let continuation = transfer.continuation else { return }
+        transfer.continuation = nil
+        continuation.resume(with: result.mapError { $0 as any Error })
+    }
+
+    private func cancelled(_ transfer: CurlTransfer) -> ImageCoreError {
+        ImageCoreError(.cancelled, subject: transfer.request.url, message: "request cancelled")
+    }
+
+    private func shutDown(pendingCommands: [Command]) {
+        for command in pendingCommands {
+            if case .start(let transfer) = command { resume(transfer, with: .failure(cancelled(transfer))) }
+        }
+        for transfer in Array(active.values) + queued {
+            deactivate(transfer)
+            resume(transfer, with: .failure(ImageCoreError(.cancelled, subject: transfer.request.url,
+                                                            message: "transfer engine shut down")))
+        }
+        queued.removeAll()
+        for easy in idleHandles { curl_easy_cleanup(easy) }
+        idleHandles.removeAll()
+        curl_multi_cleanup(multi)
+    }
+}
+
+/// `curl_global_init` must run once per process before any other libcurl call.
+enum CurlGlobal {
+    private static let initialised: Bool = curl_global_init(Int(CURL_GLOBAL_ALL)) == CURLE_OK
+
+    static func initialiseOnce() {
+        precondition(initialised, "curl_global_init failed")
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, rounded down.
+    var milliseconds: Int {
+        let (seconds, attoseconds) = components
+        return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
+    }
+}

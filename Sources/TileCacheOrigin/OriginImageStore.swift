@@ -1,0 +1,64 @@
+import ImageCore
+import Synchronization
+
+/// The origin's generated images, rendered on first request and kept.
+final class OriginImageStore: Sendable {
+    struct Image: Sendable {
+        var bytes: [UInt8]
+        var etag: String
+    }
+
+    let synthesizer: ImageSynthesizer
+    private let cache = Mutex<[String: Image]>([:])
+    private let catalogue = ElementCatalogue.standard
+
+    init(synthesizer: ImageSynthesizer) { self.synthesizer = synthesizer }
+
+    /// The image at `path`, or nil when the hosts have none (unknown element, photo for 90 and up, wrong spelling).
+    func image(forPath path: String) -> Image? {
+        guard let (element, kind) = resolve(path) else { return nil }
+        let key = "\(kind.rawValue)/\(element.number)"
+        if let image = cache.withLock({ $0[key] }) { return image }
+        let bytes = synthesizer.jpeg(element, kind: kind)
+        let image = Image(bytes: bytes, etag: "\"\(synthesizer.seed)-\(kind.rawValue)-\(element.number)-\(bytes.count)\"")
+        cache.withLock { $0[key] = image }
+        return image
+    }
+
+    /// A JPEG whose SOF claims 65500x65500 pixels (the real, small image underneath).
+    func hugeDimensionsImage() -> [UInt8] {
+        var bytes = synthesizer.jpeg(catalogue.element(number: 1)!, kind: .thumbnail)
+        var index = 2
+        while index + 9 < bytes.count, bytes[index] == 0xFF {
+            let marker = bytes[index + 1]
+            let length = Int(bytes[index + 2]) << 8 | Int(bytes[index + 3])
+            if marker == 0xC0 || marker == 0xC2 {
+                bytes[index + 5] = 0xFF; bytes[index + 6] = 0xDC; bytes[index + 7] = 0xFF; bytes[index + 8] = 0xDC
+                break
+            }
+            index += 2 + length
+        }
+        return bytes
+    }
+
+    private func resolve(_ path: String) -> (Element, ImageKind)? {
+        let path = path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? path
+        let parts = path.split(separator: "/").map(String.init)
+        if parts.count == 4, parts[0] == "periodictable", parts[1] == "Tiles", parts[3] == "s7.JPG",
+           parts[2].count == 3, let number = Int(parts[2]), let element = catalogue.element(number: number) {
+            return (element, .thumbnail)
+        }
+        if parts.count == 2, parts[0] == "images-of-elements", parts[1].hasSuffix(".jpg") {
+            let name = String(parts[1].dropLast(4))
+            guard let element = catalogue.elements.first(where: { Self.photoName(of: $0) == name }),
+                  !element.hasKnownMissingPhoto else { return nil }
+            return (element, .full)
+        }
+        return nil
+    }
+
+    static func photoName(of element: Element) -> String {
+        let name = element.name.lowercased()
+        return OriginServer.photoSpellings[name] ?? name
+    }
+}

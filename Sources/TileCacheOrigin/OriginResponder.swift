@@ -1,0 +1,156 @@
+import ImageCore
+import Logging
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Answers the requests of one connection after another, applying latency and faults.
+struct OriginResponder: Sendable {
+    let configuration: OriginServer.Configuration
+    let state: SharedOriginState
+    let images: OriginImageStore
+    let logger: Logger
+
+    static let lastModified = "Sat, 01 Nov 2025 00:00:00 GMT"
+
+    func serve(_ connection: NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>) async {
+        let channel = connection.channel
+        do {
+            try await connection.executeThenClose { inbound, outbound in
+                var head: HTTPRequestHead?
+                for try await part in inbound {
+                    switch part {
+                    case .head(let requestHead): head = requestHead
+                    case .body: break
+                    case .end:
+                        guard let requestHead = head else { return }
+                        let keepOpen = try await answer(requestHead, outbound: outbound, channel: channel)
+                        if !keepOpen { return }
+                    }
+                }
+            }
+        } catch {
+            logger.debug("origin connection ended: \(error)")
+        }
+    }
+
+    /// Answers one request; returns false when the connection must close.
+    private func answer(_ head: HTTPRequestHead, outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>,
+                        channel: any Channel) async throws -> Bool {
+        let path = head.uri
+        let (fault, attempt) = state.withLock { state -> (Fault?, Int) in
+            state.requestCounts[path, default: 0] += 1
+            state.inFlight += 1
+            state.maxInFlight = max(state.maxInFlight, state.inFlight)
+            let rule = state.faults.first { $0.pathContains.isEmpty || path.contains($0.pathContains) }
+            return (rule?.fault, state.requestCounts[path]!)
+        }
+        defer { state.withLock { $0.inFlight -= 1 } }
+
+        if configuration.latency > .zero { try await Task.sleep(for: configuration.latency) }
+        let isHead = head.method == .HEAD
+        let keepAlive = head.isKeepAlive
+
+        switch fault {
+        case .status(let status)?:
+            try await send(status: status, body: Array("error \(status)\n".utf8), type: "text/plain", to: outbound, head: isHead)
+            return keepAlive
+        case .failFirst(let count, let status)? where attempt <= count:
+            try await send(status: status, body: Array("error \(status)\n".utf8), type: "text/plain", to: outbound, head: isHead)
+            return keepAlive
+        case .tooManyRequests(let count, let seconds)? where attempt <= count:
+            try await send(status: 429, body: Array("slow down\n".utf8), type: "text/plain",
+                           extra: ["Retry-After: \(seconds)"], to: outbound, head: isHead)
+            return keepAlive
+        case .htmlPage?:
+            let page = Array("<!DOCTYPE html><html><body><h1>Image temporarily unavailable</h1></body></html>".utf8)
+            try await send(status: 200, body: page, type: "image/jpeg", to: outbound, head: isHead)
+            return keepAlive
+        case .redirect(let target)?:
+            try await send(status: 302, body: [], type: "text/plain", extra: ["Location: \(target)"], to: outbound, head: isHead)
+            return keepAlive
+        case .hugeDimensions?:
+            try await send(status: 200, body: images.hugeDimensionsImage(), type: "image/jpeg", to: outbound, head: isHead)
+            return keepAlive
+        case .noResponse?:
+            try await Task.sleep(for: .seconds(3600))
+            return false
+        case .delay(let extra)?:
+            try await Task.sleep(for: extra)
+        default:
+            break
+        }
+
+        guard let image = images.image(forPath: path) else {
+            try await send(status: 404, body: Array("not found: \(path)\n".utf8), type: "text/plain", to: outbound, head: isHead)
+            return keepAlive
+        }
+        let validators = ["ETag: \(image.etag)", "Last-Modified: \(Self.lastModified)",
+                          "Cache-Control: public, max-age=\(configuration.maxAgeSeconds)"]
+        if head.headers["If-None-Match"].contains(image.etag)
+            || (head.headers["If-None-Match"].isEmpty && head.headers["If-Modified-Since"].contains(Self.lastModified)) {
+            try await send(status: 304, body: [], type: nil, extra: validators, to: outbound, head: true)
+            return keepAlive
+        }
+        var type = "image/jpeg"
+        if case .contentType(let override)? = fault { type = override }
+        switch fault {
+        case .truncatedBody(let fraction)?:
+            let sent = Int(Double(image.bytes.count) * fraction)
+            try await send(status: 200, body: Array(image.bytes.prefix(sent)), type: type, extra: validators,
+                           to: outbound, head: isHead, announcedLength: image.bytes.count)
+            return false
+        case .resetMidBody?:
+            try await send(status: 200, body: Array(image.bytes.prefix(image.bytes.count / 2)), type: type,
+                           extra: validators, to: outbound, head: isHead, announcedLength: image.bytes.count)
+            if let provider = channel as? any SocketOptionProvider {
+                try await provider.setSoLinger(linger(l_onoff: 1, l_linger: 0)).get()
+            }
+            return false
+        case .slowDrip(let rate)?:
+            try await outbound.write(responseHead(status: 200, type: type, length: image.bytes.count, extra: validators))
+            let chunk = max(1, rate / 10)
+            for start in stride(from: 0, to: image.bytes.count, by: chunk) {
+                try await outbound.write(ByteBuffer(bytes: image.bytes[start..<min(start + chunk, image.bytes.count)]))
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            return keepAlive
+        case .chunked?:
+            var buffer = responseHead(status: 200, type: type, length: nil, extra: validators + ["Transfer-Encoding: chunked"])
+            if !isHead {
+                for start in stride(from: 0, to: image.bytes.count, by: 4096) {
+                    let chunk = image.bytes[start..<min(start + 4096, image.bytes.count)]
+                    buffer.writeString(String(chunk.count, radix: 16) + "\r\n")
+                    buffer.writeBytes(chunk)
+                    buffer.writeString("\r\n")
+                }
+                buffer.writeString("0\r\n\r\n")
+            }
+            try await outbound.write(buffer)
+            return keepAlive
+        default:
+            try await send(status: 200, body: image.bytes, type: type, extra: validators, to: outbound, head: isHead)
+            return keepAlive
+        }
+    }
+
+    private func send(status: Int, body: [UInt8], type: String?, extra: [String] = [],
+                      to outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, head: Bool,
+                      announcedLength: Int? = nil) async throws {
+        var buffer = responseHead(status: status, type: type, length: announcedLength ?? body.count, extra: extra)
+        if !head { buffer.writeBytes(body) }
+        try await outbound.write(buffer)
+    }
+
+    private func responseHead(status: Int, type: String?, length: Int?, extra: [String]) -> ByteBuffer {
+        var lines = ["HTTP/1.1 \(status) \(HTTPResponseStatus(statusCode: status).reasonPhrase)", "Server: TileCacheOrigin"]
+        if let length { lines.append("Content-Length: \(length)") }
+        if let type { lines.append("Content-Type: \(type)") }
+        lines += extra
+        return ByteBuffer(string: lines.joined(separator: "\r\n") + "\r\n\r\n")
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import ImageCore
+import Testing
+import TileCacheOrigin
+
+@Suite("Downloader against the loopback origin")
+struct DownloaderTests {
+    @Test("never has more than N transfers in flight, measured at the origin")
+    func concurrencyBound() async throws {
+        try await withOrigin({ $0.latency = .milliseconds(60) }) { origin in
+            let downloader = Downloader(configuration: .testing(concurrency: 4))
+            let urls = origin.urlBuilder.images(for: Array(ElementCatalogue.standard.elements.prefix(30)), kinds: [.thumbnail]).map(\.url)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for url in urls { group.addTask { _ = try await downloader.fetch(url) } }
+                try await group.waitForAll()
+            }
+            #expect(origin.statistics.maxInFlight == 4)
+            #expect(origin.statistics.requests == 30)
+        }
+    }
+
+    @Test("N identical concurrent requests make one origin request and all get the bytes")
+    func coalescing() async throws {
+        try await withOrigin({ $0.latency = .milliseconds(150) }) { origin in
+            let downloader = Downloader(configuration: .testing())
+            let path = "/periodictable/Tiles/026/s7.JPG"
+            let bodies = try await withThrowingTaskGroup(of: [UInt8].self) { group in
+                for _ in 0..<20 { group.addTask { try await downloader.fetch(origin.baseURL + path).body } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(bodies.count == 20 && bodies.allSatisfy { $0 == origin.body(forPath: path) })
+            #expect(origin.statistics.requestsByPath[path] == 1)
+            #expect(downloader.statistics.coalesced == 19 && downloader.statistics.transfers == 1)
+        }
+    }
+
+    @Test("a cancelled caller leaves; the shared transfer goes on for the others")
+    func coalescedCancellation() async throws {
+        try await withOrigin({ $0.latency = .milliseconds(300) }) { origin in
+            let downloader = Downloader(configuration: .testing())
+            let url = origin.baseURL + "/periodictable/Tiles/003/s7.JPG"
+            let leaving = Task { try await downloader.fetch(url) }
+            let staying = Task { try await downloader.fetch(url) }
+            try await Task.sleep(for: .milliseconds(50))
+            leaving.cancel()
+            await #expect(throws: (any Error).self) { try await leaving.value }
+            #expect(try await staying.value.status == 200)
+            #expect(origin.statistics.requests == 1)
+        }
+    }
+
+    @Test("503 twice then success is retried and succeeds")
+    func retryThenSuccess() async throws {
+        try await withOrigin({ $0.faults = [FaultRule(pathContains: "", fault: .failFirst(count: 2, status: 503))] }) { origin in
+            let downloader = Downloader(configuration: .testing())
+            let response = try await downloader.fetch(origin.baseURL + "/periodictable/Tiles/001/s7.JPG")
+            #expect(response.status == 200)
+            #expect(origin.statistics.requests == 3 && downloader.statistics.retries == 2)
+        }
+    }
+
+    @Test("attempts are bounded: a persistent 500 fails after maxAttempts")
+    func boundedAttempts() async throws {
+        try await withOrigin({ $0.faults = [FaultRule(pathContains: "", fault: .status(500))] }) { origin in
+            let downloader = Downloader(configuration: .testing(attempts: 3))
+            let result = await downloader.result(origin.baseURL + "/periodictable/Tiles/001/s7.JPG")
+            guard case .failure(let error) = result else { Issue.record("expected a failure"); return }
+            #expect(error.reason == .httpStatus && error.httpStatus == 500)
+            #expect(error.message.contains("3 attempts"))
+            #expect(origin.statistics.requests == 3)
+        }
+    }
+
+    @Test("404, 403 and 410 are never retried", arguments: [404, 403, 410])
+    func noRetryOnClientError(status: Int) async throws {
+        try await withOrigin({ $0.faults = [FaultRule(pathContains: "", fault: .status(status))] }) { origin in
+            let downloader = Downloader(configuration: .testing())
+            let result = await downloader.result(origin.baseURL + "/periodictable/Tiles/001/s7.JPG")
+            guard case .failure(let error) = result else { Issue.record("expected a failure"); return }
+            #expect(error.reason == .httpStatus && error.httpStatus == status)
+            #expect(origin.statistics.requests == 1 && downloader.statistics.retries == 0)
+        }
+    }
+
+    @Test("a real 404 from the photo host (element 90 and up) is one request")
+    func realNotFound() async throws {
+        try await withOrigin { origin in
+            let downloader = Downloader(configuration: .testing())
+            let thorium = ElementCatalogue.standard.element(number: 90)!
+            let result = await downloader.result(origin.urlBuilder.fullImageURL(for: thorium))
+            #expect(result.failureReason == .httpStatus)
+            #expect(origin.statistics.requests == 1)
+        }
+    }
+
+    @Test("429 with Retry-After waits as asked, then succeeds")
+    func retryAfter() async throws {
+        try await withOrigin({ $0.faults = [FaultRule(pathContains: "", fault: .tooManyRequests(count: 1, retryAfterSeconds: 1))] }) { origin in
+            let downloader = Downloader(configuration: .testing())
+            let started = ContinuousClock.now
+            let response = try await downloader.fetch(origin.baseURL + "/periodictable/Tiles/001/s7.JPG")
+            #expect(response.status == 200)
+            #expect(ContinuousClock.now - started >= .seconds(1))
+            #expect(origin.statistics.requests == 2)
+        }
+    }
+
+    @Test("a body cut off mid-way is retried, then reported as truncated")
+    func truncatedBody() async throws {
+        try await withOrigin({ $0.faults = [FaultRule(pathContains: "", fault: .truncatedBody(fraction: 0.5))] }) { origin in
+            let downloader = Downloader(configuration: .testing(attempts: 2))
+            let result = await downloader.result(origin.baseURL + "/periodictable/Tiles/001/s7.JPG")
+            #expect(result.failureReason == .truncated)
+            #expect(origin.statistics.requests == 2)
+        }
+    }
+
+    @Test("a connection reset mid-body is a connect failure, retried")
+    func reset() async throws {
+        try await withOrigin({ $0.faults = [FaultRule(pathContains: "", fault: .resetMidBody)] }) { origin in
+            let downloader = Downloader(configuration: .testing(attempts: 2))
+            let result = await downloader.result(origin.baseURL + "/periodictable/Tiles/001/s7.JPG")
+            let reason = result.failureReason
+            #expect(reason == .connect || reason == .truncated)
+            #expect(origin.statistics.requests == 2)
+        }
+    }
+}

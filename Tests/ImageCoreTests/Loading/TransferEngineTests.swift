@@ -1,0 +1,143 @@
+import Foundation
+import ImageCore
+import Testing
+import TileCacheOrigin
+
+@Suite("TransferEngine against the loopback origin")
+struct TransferEngineTests {
+    let hydrogenPath = "/periodictable/Tiles/001/s7.JPG"
+
+    @Test("fetches an image with headers, timings and the exact bytes")
+    func fetch() async throws {
+        try await withOrigin { origin in
+            let engine = TransferEngine()
+            let response = try await engine.perform(HTTPRequest(url: origin.baseURL + hydrogenPath))
+            #expect(response.status == 200)
+            #expect(response.body == origin.body(forPath: hydrogenPath))
+            #expect(response.contentType == "image/jpeg")
+            #expect(response.contentLength == response.body.count)
+            #expect(response.etag != nil && response.lastModified != nil)
+            #expect(response.cacheControl?.contains("max-age") == true)
+            #expect(response.timings.total >= response.timings.firstByte)
+            #expect(response.timings.firstByte >= response.timings.connect)
+            #expect(response.downloadedBytes == response.body.count)
+        }
+    }
+
+    @Test("reuses one connection for sequential requests (keep-alive)")
+    func keepAlive() async throws {
+        try await withOrigin { origin in
+            let engine = TransferEngine()
+            var newConnections = 0
+            for number in 1...20 {
+                let path = String(format: "/periodictable/Tiles/%03d/s7.JPG", number)
+                newConnections += try await engine.perform(HTTPRequest(url: origin.baseURL + path)).newConnections
+            }
+            #expect(origin.statistics.connectionsAccepted == 1)
+            #expect(newConnections == 1)
+        }
+    }
+
+    @Test("If-None-Match with the current ETag gives 304 without a body")
+    func conditional() async throws {
+        try await withOrigin { origin in
+            let engine = TransferEngine()
+            let first = try await engine.perform(HTTPRequest(url: origin.baseURL + hydrogenPath))
+            var request = HTTPRequest(url: origin.baseURL + hydrogenPath)
+            request.ifNoneMatch = first.etag
+            let second = try await engine.perform(request)
+            #expect(second.status == 304 && second.body.isEmpty)
+            var byDate = HTTPRequest(url: origin.baseURL + hydrogenPath)
+            byDate.ifModifiedSince = first.lastModified
+            #expect(try await engine.perform(byDate).status == 304)
+        }
+    }
+
+    @Test("a body announced larger than the maximum is refused at once")
+    func tooLargeAnnounced() async throws {
+        try await withOrigin { origin in
+            var request = HTTPRequest(url: origin.baseURL + hydrogenPath)
+            request.options.maxBodyBytes = 1000
+            let error = await #expect(throws: ImageCoreError.self) { try await TransferEngine().perform(request) }
+            #expect(error?.reason == .tooLarge)
+            #expect(error?.message.contains("Content-Length") == true)
+        }
+    }
+
+    @Test("a body without Content-Length is cut off as soon as it exceeds the maximum")
+    func tooLargeStreaming() async throws {
+        try await withOrigin({ $0.faults = [FaultRule(pathContains: "", fault: .chunked)] }) { origin in
+            let engine = TransferEngine()
+            let full = try await engine.perform(HTTPRequest(url: origin.baseURL + hydrogenPath))
+            #expect(full.body == origin.body(forPath: hydrogenPath) && full.contentLength == nil)
+            var request = HTTPRequest(url: origin.baseURL + hydrogenPath)
+            request.options.maxBodyBytes = 1000
+            let error = await #expect(throws: ImageCoreError.self) { try await engine.perform(request) }
+            #expect(error?.reason == .tooLarge)
+        }
+    }
+
+    @Test("redirects are followed; loops and non-http targets fail with their reason")
+    func redirects() async throws {
+        try await withOrigin({
+            $0.faults = [FaultRule(pathContains: "/hop", fault: .redirect(to: "/periodictable/Tiles/002/s7.JPG")),
+                         FaultRule(pathContains: "/loop", fault: .redirect(to: "/loop")),
+                         FaultRule(pathContains: "/ftp", fault: .redirect(to: "ftp://127.0.0.1/x.jpg"))]
+        }) { origin in
+            let engine = TransferEngine()
+            let hop = try await engine.perform(HTTPRequest(url: origin.baseURL + "/hop"))
+            #expect(hop.status == 200 && hop.redirectCount == 1 && hop.effectiveURL.hasSuffix("/002/s7.JPG"))
+            let loop = await #expect(throws: ImageCoreError.self) { try await engine.perform(HTTPRequest(url: origin.baseURL + "/loop")) }
+            #expect(loop?.reason == .redirectLoop)
+            let ftp = await #expect(throws: ImageCoreError.self) { try await engine.perform(HTTPRequest(url: origin.baseURL + "/ftp")) }
+            #expect(ftp?.reason == .unsupportedScheme)
+        }
+    }
+
+    @Test("a server that never answers hits the total deadline")
+    func deadline() async throws {
+        try await withOrigin({ $0.faults = [FaultRule(pathContains: "", fault: .noResponse)] }) { origin in
+            var request = HTTPRequest(url: origin.baseURL + hydrogenPath)
+            request.options.totalTimeout = .milliseconds(300)
+            let error = await #expect(throws: ImageCoreError.self) { try await TransferEngine().perform(request) }
+            #expect(error?.reason == .timeout)
+        }
+    }
+
+    @Test("cancelling the task removes the transfer promptly")
+    func cancellation() async throws {
+        try await withOrigin({ $0.faults = [FaultRule(pathContains: "", fault: .noResponse)] }) { origin in
+            let engine = TransferEngine()
+            let url = origin.baseURL + hydrogenPath
+            let task = Task { try await engine.perform(HTTPRequest(url: url)) }
+            while origin.statistics.inFlight == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(engine.activeTransferCount == 1)
+            let started = ContinuousClock.now
+            task.cancel()
+            let result = await task.result
+            #expect(ContinuousClock.now - started < .seconds(1))
+            #expect(result.imageCoreReason == .cancelled)
+            while engine.activeTransferCount != 0 { try await Task.sleep(for: .milliseconds(5)) }
+        }
+    }
+
+    @Test("refuses other schemes, credentials and unreachable ports with clear reasons")
+    func badURLs() async throws {
+        let engine = TransferEngine()
+        let ftp = await #expect(throws: ImageCoreError.self) { try await engine.perform(HTTPRequest(url: "ftp://example.com/a.jpg")) }
+        #expect(ftp?.reason == .unsupportedScheme && ftp?.subject == "ftp://example.com/a.jpg")
+        let file = await #expect(throws: ImageCoreError.self) { try await engine.perform(HTTPRequest(url: "file:///etc/passwd")) }
+        #expect(file?.reason == .unsupportedScheme)
+        let credentials = await #expect(throws: ImageCoreError.self) { try await engine.perform(HTTPRequest(url: "http://u:p@127.0.0.1/")) }
+        #expect(credentials?.reason == .invalidURL)
+        let refused = await #expect(throws: ImageCoreError.self) { try await engine.perform(HTTPRequest(url: "http://127.0.0.1:1/x.jpg")) }
+        #expect(refused?.reason == .connect)
+    }
+}
+
+extension Result where Failure == any Error {
+    fileprivate var imageCoreReason: ImageCoreError.Reason? {
+        if case .failure(let error) = self { return (error as? ImageCoreError)?.reason }
+        return nil
+    }
+}

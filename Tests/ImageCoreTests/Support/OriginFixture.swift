@@ -1,0 +1,45 @@
+import ImageCore
+import TileCacheOrigin
+
+/// Runs `body` against a fresh loopback origin and shuts it down afterwards.
+func withOrigin<T>(_ configure: (inout OriginServer.Configuration) -> Void = { _ in },
+                   _ body: (OriginServer) async throws -> T) async throws -> T {
+    var configuration = OriginServer.Configuration()
+    configure(&configuration)
+    let origin = try await OriginServer.start(configuration)
+    do {
+        let result = try await body(origin)
+        await origin.shutdown()
+        return result
+    } catch {
+        await origin.shutdown()
+        throw error
+    }
+}
+
+extension Downloader.Configuration {
+    /// Fast retries for tests.
+    static func testing(concurrency: Int = 8, attempts: Int = 3) -> Self {
+        var configuration = Downloader.Configuration()
+        configuration.maxConcurrentTransfers = concurrency
+        configuration.retryPolicy = RetryPolicy(maxAttempts: attempts)
+        configuration.retryPolicy.baseDelay = .milliseconds(20)
+        configuration.retryPolicy.maxDelay = .milliseconds(100)
+        configuration.transferOptions.totalTimeout = .seconds(10)
+        return configuration
+    }
+}
+
+extension Result where Failure == ImageCoreError {
+    var failureReason: ImageCoreError.Reason? {
+        if case .failure(let error) = self { return error.reason }
+        return nil
+    }
+}
+
+extension Downloader {
+    /// The outcome of fetching `url`, as a value tests can inspect.
+    func result(_ url: String) async -> Result<HTTPResponse, ImageCoreError> {
+        do { return .success(try await fetch(url)) } catch { return .failure(error) }
+    }
+}
