@@ -57,4 +57,12 @@ public struct ImageHeader: Sendable, Hashable, Codable {
     public var height: Int
     /// Size of the encoded bytes.
     public var byteCount: Int
+
+    /// A header with the given facts.
+    public init(format: ImageFormat, width: Int, height: Int, byteCount: Int) {
+        self.format = format
+        self.width = width
+        self.height = height
+        self.byteCount = byteCount
+    }
 }

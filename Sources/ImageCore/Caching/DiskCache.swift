@@ -1,0 +1,305 @@
+import Foundation
+import Logging
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A persistent cache of validated image bytes and their metadata, one file per URL, bounded in bytes.
+///
+/// - File names are the SHA-256 of the URL, never URL text. The file also records the URL, so a read for another URL
+///   is a miss.
+/// - Writes go to a temp file in the same directory, then `rename`: a reader never sees a partial entry; a crash
+///   leaves only a temp file, removed at the next start once its writing process is gone.
+/// - Every read verifies the SHA-256 checksum; a damaged entry is removed, counted, and reported as a miss.
+/// - The byte limit holds after every write: least recently used entries (by access time, which reads update) are
+///   evicted under an exclusive `flock` on `.lock`, after re-reading the directory if another process changed it,
+///   so two processes sharing a directory keep it consistent.
+///
+/// Thread-safety: every method may be called from any thread; I/O runs on the caller's thread.
+public final class DiskCache: Sendable {
+    /// Counters since creation.
+    public struct Statistics: Sendable, Hashable, Codable {
+        /// Reads that returned a verified entry.
+        public var hits = 0
+        /// Reads that found no entry (or a damaged one).
+        public var misses = 0
+        /// Entries written.
+        public var writes = 0
+        /// Entries evicted to respect the byte limit.
+        public var evictions = 0
+        /// Damaged entries found and removed.
+        public var damagedRemoved = 0
+    }
+
+    /// The default byte limit: 256 MiB.
+    public static let defaultSizeLimit = 256 * 1024 * 1024
+
+    /// The default directory: `$TILECACHE_CACHE_DIR`, else `cache` in the working directory.
+    public static var defaultDirectory: String {
+        ProcessInfo.processInfo.environment["TILECACHE_CACHE_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "cache"
+    }
+
+    private struct IndexEntry { var size: Int; var lastAccess: Double }
+    private struct State {
+        var index: [String: IndexEntry] = [:]
+        var totalBytes = 0
+        var directoryStamp: timespec?
+        var statistics = Statistics()
+    }
+
+    /// The cache directory.
+    public let directory: String
+    /// Largest total size of the entry files.
+    public let sizeLimit: Int
+    private let entriesDirectory: String
+    private let lockPath: String
+    private let state = Mutex(State())
+    private let logger: Logger
+
+    /// Opens (creating if needed) the cache at `directory`, removes temp files left by crashed writers, and indexes
+    /// the entries.
+    ///
+    /// - Throws: `.io` naming the directory when it cannot be created or read.
+    public init(directory: String = DiskCache.defaultDirectory, sizeLimit: Int = DiskCache.defaultSizeLimit,
+                logger: Logger = Logger(label: "tilecache.disk-cache")) throws(ImageCoreError) {
+        self.directory = directory
+        self.sizeLimit = max(1, sizeLimit)
+        self.logger = logger
+        entriesDirectory = directory + "/entries"
+        lockPath = directory + "/.lock"
+        do {
+            try FileManager.default.createDirectory(atPath: entriesDirectory, withIntermediateDirectories: true)
+        } catch {
+            throw ImageCoreError(.io, subject: directory, message: "cannot create the cache directory: \(Self.describe(error))")
+        }
+        guard access(entriesDirectory, W_OK) == 0 else {
+            throw ImageCoreError(.io, subject: directory, message: "cache directory is not writable: \(String(cString: strerror(errno)))")
+        }
+        removeAbandonedTempFiles()
+        try withLock { () throws(ImageCoreError) in
+            self.state.withLock { self.rescan(&$0) }
+            self.state.withLock { self.evict(&$0) }
+        }
+    }
+
+    /// A snapshot of the counters.
+    public var statistics: Statistics { state.withLock { $0.statistics } }
+    /// Entries indexed.
+    public var count: Int { state.withLock { $0.index.count } }
+    /// Total size of the indexed entry files.
+    public var totalBytes: Int { state.withLock { $0.totalBytes } }
+
+    /// The path of the entry file for `url`.
+    public func path(for url: String) -> String { entriesDirectory + "/" + Self.sha256Hex(Array(url.utf8)) + ".tce" }
+
+    /// The verified entry for `url`, or nil. A damaged entry is removed and counted; the read refreshes its access time.
+    public func entry(for url: String) -> DiskCacheEntry? {
+        let path = path(for: url)
+        let name = (path as NSString).lastPathComponent
+        guard let data = FileManager.default.contents(atPath: path) else {
+            state.withLock { state in
+                state.statistics.misses += 1
+                if let gone = state.index.removeValue(forKey: name) { state.totalBytes -= gone.size }
+            }
+            return nil
+        }
+        switch DiskCacheFile.decode([UInt8](data), expectedURL: url) {
+        case .success(let entry):
+            touch(path)
+            state.withLock { state in
+                state.statistics.hits += 1
+                state.index[name]?.lastAccess = Date().timeIntervalSince1970
+            }
+            return entry
+        case .failure(.otherURL):
+            state.withLock { $0.statistics.misses += 1 }
+            return nil
+        case .failure(.damaged(let why)):
+            logger.warning("removing damaged cache entry", metadata: ["url": "\(url)", "path": "\(path)", "reason": "\(why)"])
+            removeFile(named: name)
+            state.withLock { state in
+                state.statistics.misses += 1
+                state.statistics.damagedRemoved += 1
+            }
+            return nil
+        }
+    }
+
+    /// Stores validated `bytes` for `metadata.url`, atomically, then evicts until the byte limit holds.
+    ///
+    /// - Returns: false when the entry alone is larger than the whole limit (nothing is stored).
+    /// - Throws: `.io` naming the path when the write fails; the previous entry, if any, is left intact.
+    @discardableResult
+    public func store(_ bytes: [UInt8], metadata: DiskCacheMetadata) throws(ImageCoreError) -> Bool {
+        let file: [UInt8]
+        do {
+            file = try DiskCacheFile.encode(metadata, bytes: bytes)
+        } catch {
+            throw ImageCoreError(.io, subject: metadata.url, message: "cannot encode cache metadata: \(error)")
+        }
+        guard file.count <= sizeLimit else { return false }
+        let path = path(for: metadata.url)
+        let temp = entriesDirectory + "/.tmp-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+        try write(file, to: temp)
+        try withLock { () throws(ImageCoreError) in
+            try self.state.withLock { state throws(ImageCoreError) in
+                if self.directoryChanged(since: state.directoryStamp) { self.rescan(&state) }
+                guard rename(temp, path) == 0 else {
+                    let reason = String(cString: strerror(errno))
+                    unlink(temp)
+                    throw ImageCoreError(.io, subject: path, message: "cannot move the cache entry into place: \(reason)")
+                }
+                let name = (path as NSString).lastPathComponent
+                if let previous = state.index[name] { state.totalBytes -= previous.size }
+                state.index[name] = IndexEntry(size: file.count, lastAccess: Date().timeIntervalSince1970)
+                state.totalBytes += file.count
+                state.statistics.writes += 1
+                self.evict(&state)
+                state.directoryStamp = self.directoryStamp()
+            }
+        }
+        return true
+    }
+
+    /// Rewrites the metadata of `url`'s entry (after a 304 revalidation), keeping its bytes.
+    public func updateMetadata(_ metadata: DiskCacheMetadata, bytes: [UInt8]) throws(ImageCoreError) {
+        try store(bytes, metadata: metadata)
+    }
+
+    /// Removes `url`'s entry, if any.
+    public func remove(_ url: String) {
+        removeFile(named: (path(for: url) as NSString).lastPathComponent)
+    }
+
+    /// Removes every entry.
+    public func removeAll() throws(ImageCoreError) {
+        try withLock { () throws(ImageCoreError) in
+            self.state.withLock { state in
+                self.rescan(&state)
+                for name in state.index.keys { unlink(self.entriesDirectory + "/" + name) }
+                state.index.removeAll()
+                state.totalBytes = 0
+                state.directoryStamp = self.directoryStamp()
+            }
+        }
+    }
+
+    // MARK: - Internals
+
+    private func removeFile(named name: String) {
+        unlink(entriesDirectory + "/" + name)
+        state.withLock { state in
+            if let gone = state.index.removeValue(forKey: name) { state.totalBytes -= gone.size }
+        }
+    }
+
+    /// Evicts least recently used entries until the total fits (caller holds the file lock and the state lock).
+    private func evict(_ state: inout State) {
+        guard state.totalBytes > sizeLimit else { return }
+        let oldestFirst = state.index.sorted { $0.value.lastAccess < $1.value.lastAccess }
+        for (name, entry) in oldestFirst where state.totalBytes > sizeLimit {
+            unlink(entriesDirectory + "/" + name)
+            state.index[name] = nil
+            state.totalBytes -= entry.size
+            state.statistics.evictions += 1
+        }
+    }
+
+    /// Re-reads the directory (caller holds the state lock; the file lock too when it will write).
+    private func rescan(_ state: inout State) {
+        state.index.removeAll()
+        state.totalBytes = 0
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: entriesDirectory) else { return }
+        for name in names where name.hasSuffix(".tce") {
+            var info = stat()
+            guard stat(entriesDirectory + "/" + name, &info) == 0 else { continue }
+            let access = Double(info.st_atim.tv_sec) + Double(info.st_atim.tv_nsec) / 1e9
+            state.index[name] = IndexEntry(size: Int(info.st_size), lastAccess: access)
+            state.totalBytes += Int(info.st_size)
+        }
+        state.directoryStamp = directoryStamp()
+    }
+
+    private func directoryStamp() -> timespec? {
+        var info = stat()
+        guard stat(entriesDirectory, &info) == 0 else { return nil }
+        return info.st_mtim
+    }
+
+    private func directoryChanged(since stamp: timespec?) -> Bool {
+        guard let stamp, let now = directoryStamp() else { return true }
+        return stamp.tv_sec != now.tv_sec || stamp.tv_nsec != now.tv_nsec
+    }
+
+    /// Marks an entry as just used: sets its access time (explicitly, whatever the mount's atime policy).
+    private func touch(_ path: String) {
+        // UTIME_NOW for the access time, UTIME_OMIT for the modification time (macros Swift cannot import).
+        var times = [timespec(tv_sec: 0, tv_nsec: (1 << 30) - 1), timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2)]
+        utimensat(AT_FDCWD, path, &times, 0)
+    }
+
+    private func write(_ bytes: [UInt8], to path: String) throws(ImageCoreError) {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw ImageCoreError(.io, subject: path, message: "cannot create a cache file: \(String(cString: strerror(errno)))")
+        }
+        var written = 0
+        let failure: String? = bytes.withUnsafeBytes { raw in
+            while written < raw.count {
+                let result = Glibc.write(descriptor, raw.baseAddress! + written, raw.count - written)
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    return String(cString: strerror(errno))
+                }
+                written += result
+            }
+            return nil
+        }
+        close(descriptor)
+        if let failure {
+            unlink(path)
+            throw ImageCoreError(.io, subject: path, message: "cannot write a cache file: \(failure)")
+        }
+    }
+
+    /// Runs `body` holding an exclusive `flock` on the directory's lock file (shared by every process).
+    private func withLock(_ body: () throws(ImageCoreError) -> Void) throws(ImageCoreError) {
+        let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw ImageCoreError(.io, subject: lockPath, message: "cannot open the cache lock file: \(String(cString: strerror(errno)))")
+        }
+        defer { close(descriptor) }
+        while flock(descriptor, LOCK_EX) != 0 {
+            guard errno == EINTR else {
+                throw ImageCoreError(.io, subject: lockPath, message: "cannot lock the cache: \(String(cString: strerror(errno)))")
+            }
+        }
+        defer { flock(descriptor, LOCK_UN) }
+        try body()
+    }
+
+    /// Deletes `.tmp-PID-*` files whose writing process no longer exists.
+    private func removeAbandonedTempFiles() {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: entriesDirectory) else { return }
+        for name in names where name.hasPrefix(".tmp-") {
+            let pidText = name.dropFirst(5).prefix { $0 != "-" }
+            guard let pid = Int32(pidText) else { unlink(entriesDirectory + "/" + name); continue }
+            if pid == getpid() { continue }
+            if kill(pid, 0) == -1 && errno == ESRCH {
+                unlink(entriesDirectory + "/" + name)
+                logger.info("removed an abandoned temp file", metadata: ["path": "\(entriesDirectory)/\(name)"])
+            }
+        }
+    }
+
+    /// The POSIX reason behind a Foundation file error ("Not a directory"), else its description.
+    private static func describe(_ error: any Error) -> String {
+        let error = error as NSError
+        if let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+            return String(cString: strerror(Int32(underlying.code)))
+        }
+        return error.localizedDescription
+    }
+}

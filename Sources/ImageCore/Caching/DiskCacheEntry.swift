@@ -1,0 +1,138 @@
+import Crypto
+import Foundation
+
+/// What the disk cache keeps beside an image's bytes.
+public struct DiskCacheMetadata: Sendable, Hashable, Codable {
+    /// The URL the bytes came from (checked on every read: a hash collision is a miss, never a wrong image).
+    public var url: String
+    /// Content-Type the server sent, if any.
+    public var contentType: String?
+    /// Format sniffed from the bytes.
+    public var format: ImageFormat
+    /// Width in pixels.
+    public var width: Int
+    /// Height in pixels.
+    public var height: Int
+    /// Size of the stored bytes.
+    public var byteCount: Int
+    /// ETag the server sent, for revalidation.
+    public var etag: String?
+    /// Last-Modified the server sent, for revalidation.
+    public var lastModified: String?
+    /// When the bytes were stored or last revalidated.
+    public var storedAt: Date
+    /// Freshness lifetime from Cache-Control (`max-age`; 0 for `no-cache`/`no-store`), nil when the server gave none.
+    public var maxAgeSeconds: Int?
+    /// SHA-256 of the stored bytes, lowercase hex.
+    public var checksum: String
+
+    /// Metadata for `bytes` that passed validation.
+    public init(url: String, header: ImageHeader, bytes: [UInt8], contentType: String?, etag: String?,
+                lastModified: String?, cacheControl: String?, storedAt: Date = Date()) {
+        self.url = url
+        self.contentType = contentType
+        format = header.format
+        width = header.width
+        height = header.height
+        byteCount = bytes.count
+        self.etag = etag
+        self.lastModified = lastModified
+        self.storedAt = storedAt
+        maxAgeSeconds = Self.maxAge(fromCacheControl: cacheControl)
+        checksum = DiskCache.sha256Hex(bytes)
+    }
+
+    /// Whether the entry is past its freshness lifetime (`maxAgeSeconds`, else `defaultLifetime`).
+    public func isStale(at now: Date = Date(), defaultLifetime: Duration) -> Bool {
+        let lifetime = maxAgeSeconds.map { Double($0) } ?? Double(defaultLifetime.components.seconds)
+        return now.timeIntervalSince(storedAt) >= lifetime
+    }
+
+    /// Whether a conditional request can revalidate the entry.
+    public var hasValidators: Bool { etag != nil || lastModified != nil }
+
+    static func maxAge(fromCacheControl value: String?) -> Int? {
+        guard let value else { return nil }
+        var maxAge: Int?
+        for directive in value.lowercased().split(separator: ",") {
+            let parts = directive.split(separator: "=", maxSplits: 1).map { String($0).trimmingWhitespace() }
+            switch parts[0] {
+            case "no-cache", "no-store": return 0
+            case "s-maxage": if parts.count == 2, let seconds = Int(parts[1]) { return max(0, seconds) }
+            case "max-age": if parts.count == 2, let seconds = Int(parts[1]) { maxAge = max(0, seconds) }
+            default: break
+            }
+        }
+        return maxAge
+    }
+}
+
+/// A verified entry read from the disk cache.
+public struct DiskCacheEntry: Sendable {
+    /// Its metadata.
+    public var metadata: DiskCacheMetadata
+    /// The original validated bytes.
+    public var bytes: [UInt8]
+}
+
+/// The on-disk form: `TCE1`, a little-endian UInt32 metadata length, the metadata as JSON, then the bytes.
+enum DiskCacheFile {
+    static let magic: [UInt8] = Array("TCE1".utf8)
+
+    static func encode(_ metadata: DiskCacheMetadata, bytes: [UInt8]) throws -> [UInt8] {
+        let json = [UInt8](try encoder.encode(metadata))
+        let length = UInt32(json.count)
+        var file = magic
+        file.reserveCapacity(8 + json.count + bytes.count)
+        file += [UInt8(length & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length >> 16 & 0xFF), UInt8(length >> 24)]
+        file += json
+        file += bytes
+        return file
+    }
+
+    /// Parses and verifies a file; the reason is given when it is damaged.
+    static func decode(_ file: [UInt8], expectedURL: String) -> Result<DiskCacheEntry, DamageReason> {
+        guard file.count >= 8, Array(file[0..<4]) == magic else { return .failure(.damaged("bad magic")) }
+        let length = Int(file[4]) | Int(file[5]) << 8 | Int(file[6]) << 16 | Int(file[7]) << 24
+        guard 8 + length <= file.count,
+              let metadata = try? decoder.decode(DiskCacheMetadata.self, from: Data(file[8..<(8 + length)])) else {
+            return .failure(.damaged("unreadable metadata"))
+        }
+        guard metadata.url == expectedURL else { return .failure(.otherURL) }
+        let bytes = Array(file[(8 + length)...])
+        guard bytes.count == metadata.byteCount else {
+            return .failure(.damaged("\(bytes.count) bytes stored, \(metadata.byteCount) expected"))
+        }
+        guard DiskCache.sha256Hex(bytes) == metadata.checksum else { return .failure(.damaged("checksum mismatch")) }
+        return .success(DiskCacheEntry(metadata: metadata, bytes: bytes))
+    }
+
+    enum DamageReason: Error, Equatable {
+        case damaged(String)
+        /// A different URL with the same hash: not damage, just not ours.
+        case otherURL
+    }
+
+    private static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        return decoder
+    }()
+
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        encoder.dateEncodingStrategy = .secondsSince1970
+        return encoder
+    }()
+}
+
+extension DiskCache {
+    /// SHA-256 of `bytes` as lowercase hex.
+    static func sha256Hex(_ bytes: [UInt8]) -> String {
+        SHA256.hash(data: bytes).map { byte in
+            let digits = String(byte, radix: 16)
+            return digits.count == 1 ? "0" + digits : digits
+        }.joined()
+    }
+}

@@ -1,0 +1,85 @@
+/// The end of one prefetched URL.
+public struct PrefetchResult: Sendable {
+    /// The URL.
+    public var url: String
+    /// How it was satisfied, or nil when it failed.
+    public var outcome: ImageOutcome?
+    /// Why it failed, or nil.
+    public var error: ImageCoreError?
+    /// Format and size, when it succeeded.
+    public var header: ImageHeader?
+    /// Non-fatal findings.
+    public var warnings: [String]
+    /// Time taken.
+    public var latency: Duration
+}
+
+/// Where a prefetch is.
+public struct PrefetchProgress: Sendable {
+    /// URLs finished.
+    public var done: Int
+    /// URLs in all.
+    public var total: Int
+    /// Finished as a memory, disk or revalidated hit.
+    public var hits: Int
+    /// Finished with a failure.
+    public var failures: Int
+    /// Time since the prefetch started.
+    public var elapsed: Duration
+}
+
+/// The results and statistics of one prefetch.
+public struct PrefetchRun: Sendable {
+    /// One result per URL, in the order given.
+    public var results: [PrefetchResult]
+    /// Counts, hit rate, bytes and latencies of this run alone.
+    public var report: PipelineReport
+    /// Wall time.
+    public var duration: Duration
+}
+
+extension ImagePipeline {
+    /// Loads every URL through the pipeline with a bounded task group: at most `concurrency` loads at once
+    /// (default: the downloader's transfer limit). Failures are collected, never thrown.
+    ///
+    /// - Parameter progress: called after each URL finishes, from the collecting task.
+    public func prefetch(_ urls: [String], concurrency: Int? = nil,
+                         progress: (@Sendable (PrefetchProgress) -> Void)? = nil) async -> PrefetchRun {
+        let limit = max(1, concurrency ?? configuration.downloader.maxConcurrentTransfers)
+        let runStatistics = PipelineStatistics()
+        let started = ContinuousClock.now
+        var results = [PrefetchResult?](repeating: nil, count: urls.count)
+        var hits = 0, failures = 0, done = 0
+        await withTaskGroup(of: (Int, PrefetchResult).self) { group in
+            var next = 0
+            func addNext() {
+                guard next < urls.count else { return }
+                let index = next, url = urls[index]
+                next += 1
+                group.addTask {
+                    let begun = ContinuousClock.now
+                    do throws(ImageCoreError) {
+                        let response = try await self.image(for: url)
+                        runStatistics.record(response)
+                        return (index, PrefetchResult(url: url, outcome: response.outcome, error: nil, header: response.header,
+                                                      warnings: response.warnings, latency: response.latency))
+                    } catch {
+                        let latency = ContinuousClock.now - begun
+                        runStatistics.record(error, latency: latency)
+                        return (index, PrefetchResult(url: url, outcome: nil, error: error, header: nil, warnings: [], latency: latency))
+                    }
+                }
+            }
+            for _ in 0..<min(limit, urls.count) { addNext() }
+            for await (index, result) in group {
+                results[index] = result
+                done += 1
+                if result.error != nil { failures += 1 } else if result.outcome?.isHit == true { hits += 1 }
+                progress?(PrefetchProgress(done: done, total: urls.count, hits: hits, failures: failures,
+                                           elapsed: ContinuousClock.now - started))
+                addNext()
+            }
+        }
+        return PrefetchRun(results: results.map { $0! }, report: runStatistics.snapshot, duration: ContinuousClock.now - started)
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+
+/// How a request was satisfied.
+public enum ImageOutcome: String, Sendable, Codable, CaseIterable {
+    /// Found decoded in the memory cache.
+    case memoryHit
+    /// Read from the disk cache, verified and decoded.
+    case diskHit
+    /// A stale disk entry confirmed by a 304 to a conditional request.
+    case revalidated
+    /// Downloaded, validated and decoded.
+    case networkFetch
+
+    /// Whether the outcome counts as a cache hit (memory, disk or revalidated).
+    public var isHit: Bool { self != .networkFetch }
+}
+
+/// A decoded image and what it took to get it.
+public struct ImageResponse: Sendable {
+    /// The URL requested.
+    public var url: String
+    /// The decoded pixels.
+    public var image: DecodedImage
+    /// Format, size and encoded byte count.
+    public var header: ImageHeader
+    /// How the request was satisfied.
+    public var outcome: ImageOutcome
+    /// Non-fatal findings (content-type mismatch, harmless decoder warnings, served stale).
+    public var warnings: [String]
+    /// Time from request to response.
+    public var latency: Duration
+    /// Bytes received from the network for this request (0 for cache hits and 304s).
+    public var bytesDownloaded: Int
+}
+
+/// What the memory cache holds for a URL: pixels plus the header they came from.
+public struct CachedImage: Sendable {
+    /// The decoded pixels.
+    public var image: DecodedImage
+    /// Format, size and encoded byte count.
+    public var header: ImageHeader
+}

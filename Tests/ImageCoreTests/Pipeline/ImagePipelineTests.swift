@@ -1,0 +1,164 @@
+import Foundation
+import ImageCore
+import Testing
+import TileCacheOrigin
+
+@Suite("ImagePipeline against the loopback origin")
+struct ImagePipelineTests {
+    func pipeline(_ directory: String?, memoryBytes: Int = 256 << 20, freshness: Duration = .seconds(3600)) -> ImagePipeline {
+        var configuration = ImagePipeline.Configuration()
+        configuration.diskDirectory = directory
+        configuration.memoryCountLimit = 1000
+        configuration.memoryCostLimit = memoryBytes
+        configuration.defaultFreshness = freshness
+        configuration.downloader = .testing()
+        return ImagePipeline(configuration: configuration)
+    }
+
+    func urls(_ origin: OriginServer, count: Int = 12) -> [String] {
+        origin.urlBuilder.images(for: Array(ElementCatalogue.standard.elements.prefix(count))).map(\.url)
+    }
+
+    @Test("cold run fetches from the network, warm run hits memory, a restart hits disk")
+    func outcomeAccounting() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withOrigin { origin in
+                let urls = urls(origin)
+                let first = pipeline(directory)
+                let cold = await first.prefetch(urls)
+                #expect(cold.report.networkFetches == urls.count && cold.report.failed == 0)
+                #expect(cold.report.hitRate == 0 && cold.report.bytesDownloaded > 0)
+                #expect(cold.results.allSatisfy { $0.outcome == .networkFetch })
+                let warm = await first.prefetch(urls)
+                #expect(warm.report.memoryHits == urls.count && warm.report.hitRate == 1 && warm.report.bytesDownloaded == 0)
+                #expect(origin.statistics.requests == urls.count)
+
+                let restarted = pipeline(directory)
+                let fromDisk = await restarted.prefetch(urls)
+                #expect(fromDisk.report.diskHits == urls.count)
+                #expect(origin.statistics.requests == urls.count)
+                let lifetime = first.statistics.snapshot
+                #expect(lifetime.networkFetches == urls.count && lifetime.memoryHits == urls.count)
+                #expect(lifetime.latencyMilliseconds["networkFetch"]?.count == urls.count)
+                #expect(lifetime.latencyMilliseconds["memoryHit"].map { $0.p50 <= $0.p99 && $0.p99 <= $0.max } == true)
+            }
+        }
+    }
+
+    @Test("a memory limit smaller than the set evicts, and misses fall back to disk")
+    func memoryLimitFallsBackToDisk() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withOrigin { origin in
+                let urls = urls(origin, count: 6)
+                let small = pipeline(directory, memoryBytes: 1 << 20)
+                _ = await small.prefetch(urls)
+                #expect(small.memoryCache.totalCost <= 1 << 20)
+                let again = await small.prefetch(urls)
+                #expect(again.report.memoryHits + again.report.diskHits == urls.count)
+                #expect(again.report.diskHits > 0)
+            }
+        }
+    }
+
+    @Test("a stale entry with an ETag is revalidated by a 304")
+    func revalidation() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withOrigin({ $0.maxAgeSeconds = 0 }) { origin in
+                let url = urls(origin, count: 1)[0]
+                _ = try await pipeline(directory).image(for: url)
+                let response = try await pipeline(directory).image(for: url)
+                #expect(response.outcome == .revalidated)
+                #expect(origin.statistics.requests == 2)
+                #expect(response.bytesDownloaded == 0)
+            }
+        }
+    }
+
+    @Test("a stale entry is served from disk when revalidation fails transiently")
+    func serveStale() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withOrigin({ $0.maxAgeSeconds = 0 }) { origin in
+                let url = urls(origin, count: 1)[0]
+                _ = try await pipeline(directory).image(for: url)
+                origin.setFaults([FaultRule(pathContains: "", fault: .status(503))])
+                let response = try await pipeline(directory).image(for: url)
+                #expect(response.outcome == .diskHit)
+                #expect(response.warnings.contains { $0.contains("served stale") })
+            }
+        }
+    }
+
+    @Test("invalid responses fail with their reason and nothing is stored", arguments: [
+        (Fault.htmlPage, ImageCoreError.Reason.notAnImage),
+        (Fault.hugeDimensions, .dimensions),
+        (Fault.status(404), .httpStatus),
+        (Fault.truncatedBody(fraction: 0.6), .truncated),
+    ])
+    func nothingInvalidStored(fault: Fault, reason: ImageCoreError.Reason) async throws {
+        try await withTemporaryDirectory { directory in
+            try await withOrigin({ $0.faults = [FaultRule(pathContains: "", fault: fault)] }) { origin in
+                let url = urls(origin, count: 1)[0]
+                let pipeline = pipeline(directory)
+                let error = await #expect(throws: ImageCoreError.self) { try await pipeline.image(for: url) }
+                #expect(error?.reason == reason)
+                #expect(error?.subject == url)
+                #expect(pipeline.diskCache?.count == 0 && pipeline.memoryCache.count == 0)
+                #expect(pipeline.diskCache?.entry(for: url) == nil)
+                #expect(pipeline.statistics.snapshot.failures[reason.rawValue] == 1)
+            }
+        }
+    }
+
+    @Test("a real JPEG served as text/plain is stored, with a warning")
+    func contentTypeMismatch() async throws {
+        try await withOrigin({ $0.faults = [FaultRule(pathContains: "", fault: .contentType("text/plain"))] }) { origin in
+            let response = try await pipeline(nil).image(for: urls(origin, count: 1)[0])
+            #expect(response.outcome == .networkFetch)
+            #expect(response.warnings.contains { $0.contains("content-type mismatch") })
+        }
+    }
+
+    @Test("a damaged disk entry is removed and the image fetched again")
+    func damagedDiskEntry() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withOrigin { origin in
+                let url = urls(origin, count: 1)[0]
+                let first = pipeline(directory)
+                _ = try await first.image(for: url)
+                let path = try #require(first.diskCache).path(for: url)
+                var file = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+                file[file.count - 10] ^= 0xFF
+                try Data(file).write(to: URL(fileURLWithPath: path))
+                let second = pipeline(directory)
+                #expect(try await second.image(for: url).outcome == .networkFetch)
+                #expect(second.diskCache?.statistics.damagedRemoved == 1)
+                #expect(pipeline(directory).diskCache?.entry(for: url) != nil)
+            }
+        }
+    }
+
+    @Test("the catalogue's full-size URLs: 90 and up and the cesium spelling are 404s")
+    func expectedMissing() async throws {
+        try await withOrigin { origin in
+            let builder = origin.urlBuilder
+            let catalogue = ElementCatalogue.standard
+            let pipeline = pipeline(nil)
+            let thorium = await pipeline.prefetch([builder.fullImageURL(for: catalogue.element(number: 90)!),
+                                                   builder.fullImageURL(for: catalogue.element(number: 55)!),
+                                                   origin.imagesBase + "/caesium.jpg"])
+            #expect(thorium.results[0].error?.httpStatus == 404)
+            #expect(thorium.results[1].error?.httpStatus == 404)
+            #expect(thorium.results[2].outcome == .networkFetch)
+        }
+    }
+
+    @Test("a disk cache directory that cannot be used degrades to memory only")
+    func unusableDiskCache() async throws {
+        try await withOrigin { origin in
+            let pipeline = pipeline("/dev/null/cache")
+            #expect(pipeline.diskCache == nil)
+            let response = try await pipeline.image(for: urls(origin, count: 1)[0])
+            #expect(response.outcome == .networkFetch)
+        }
+    }
+}
