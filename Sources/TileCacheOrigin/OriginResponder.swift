@@ -44,6 +44,7 @@ struct OriginResponder: Sendable {
         let path = head.uri
         let (fault, attempt) = state.withLock { state -> (Fault?, Int) in
             state.requestCounts[path, default: 0] += 1
+            if let agent = head.headers["User-Agent"].first { state.userAgents.insert(agent) }
             state.inFlight += 1
             state.maxInFlight = max(state.maxInFlight, state.inFlight)
             let rule = state.faults.first { $0.pathContains.isEmpty || path.contains($0.pathContains) }

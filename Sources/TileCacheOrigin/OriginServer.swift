@@ -116,6 +116,21 @@ public final class OriginServer: Sendable {
     /// The bytes the server serves at `path` when no fault applies (nil for a 404).
     public func body(forPath path: String) -> [UInt8]? { images.image(forPath: path)?.bytes }
 
+    /// Renders every image now, so later timings measure the client, not the origin's image generation.
+    public func prerender() async {
+        let images = self.images
+        await withTaskGroup(of: Void.self) { group in
+            for element in ElementCatalogue.standard.elements {
+                group.addTask {
+                    _ = images.image(forPath: "/periodictable/Tiles/\(element.paddedNumber)/s7.JPG")
+                    if !element.hasKnownMissingPhoto {
+                        _ = images.image(forPath: "/images-of-elements/\(OriginImageStore.photoName(of: element)).jpg")
+                    }
+                }
+            }
+        }
+    }
+
     /// Stops accepting, closes every connection and the event loop.
     public func shutdown() async {
         try? await channel.close()
@@ -135,6 +150,8 @@ public struct OriginStatistics: Sendable {
     public var maxInFlight: Int
     /// TCP connections accepted.
     public var connectionsAccepted: Int
+    /// User-Agent headers seen.
+    public var userAgents: Set<String>
 
     /// All requests received.
     public var requests: Int { requestsByPath.values.reduce(0, +) }
@@ -153,9 +170,10 @@ struct OriginState {
     var inFlight = 0
     var maxInFlight = 0
     var connectionsAccepted = 0
+    var userAgents: Set<String> = []
 
     var statistics: OriginStatistics {
         OriginStatistics(requestsByPath: requestCounts, inFlight: inFlight, maxInFlight: maxInFlight,
-                         connectionsAccepted: connectionsAccepted)
+                         connectionsAccepted: connectionsAccepted, userAgents: userAgents)
     }
 }

@@ -21,6 +21,7 @@ struct TransferEngineTests {
             #expect(response.timings.total >= response.timings.firstByte)
             #expect(response.timings.firstByte >= response.timings.connect)
             #expect(response.downloadedBytes == response.body.count)
+            #expect(origin.statistics.userAgents == ["TileCache/\(TileCacheVersion.string) (libcurl)"])
         }
     }
 
