@@ -1,7 +1,7 @@
 # TileCache: `make demo` and `make test` work on a fresh Debian 12 machine with Swift 6.3.
 SWIFT ?= swift
 
-.PHONY: deps build demo test clean catalogue
+.PHONY: deps build demo test clean catalogue bench
 
 deps:
 	@scripts/install-deps.sh
@@ -24,3 +24,7 @@ catalogue:
 
 clean:
 	rm -rf .build
+
+## Runs the ImageCore micro-benchmarks (ordo-one/benchmark; separate package, not part of `make test`).
+bench: deps
+	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark

@@ -122,6 +122,43 @@ struct TransferEngineTests {
         }
     }
 
+    @Test("the per-host connection limit bounds transfers at the origin")
+    func perHostLimit() async throws {
+        try await withOrigin({ $0.latency = .milliseconds(50) }) { origin in
+            var configuration = TransferEngine.Configuration()
+            configuration.maxConnectionsPerHost = 2
+            let engine = TransferEngine(configuration: configuration)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for number in 1...10 {
+                    let url = origin.baseURL + String(format: "/periodictable/Tiles/%03d/s7.JPG", number)
+                    group.addTask { _ = try await engine.perform(HTTPRequest(url: url)) }
+                }
+                try await group.waitForAll()
+            }
+            #expect(origin.statistics.maxInFlight == 2)
+            #expect(origin.statistics.connectionsAccepted == 2)
+        }
+    }
+
+    @Test("time spent queued for a connection does not count against the total deadline")
+    func deadlineStartsAtAdmission() async throws {
+        try await withOrigin({ $0.latency = .milliseconds(400) }) { origin in
+            var configuration = TransferEngine.Configuration()
+            configuration.maxConnectionsPerHost = 1
+            let engine = TransferEngine(configuration: configuration)
+            var options = TransferOptions()
+            options.totalTimeout = .milliseconds(1000)  // shorter than the third request's wait plus its run
+            let request = HTTPRequest(url: origin.baseURL + hydrogenPath, options: options)
+            let started = ContinuousClock.now
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<3 { group.addTask { try await engine.perform(request).status } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(statuses == [200, 200, 200])
+            #expect(ContinuousClock.now - started >= .milliseconds(1200))  // the third waited two turns
+        }
+    }
+
     @Test("refuses other schemes, credentials and unreachable ports with clear reasons")
     func badURLs() async throws {
         let engine = TransferEngine()

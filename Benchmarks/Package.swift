@@ -1,0 +1,29 @@
+// swift-tools-version: 6.1
+// Micro-benchmarks for ImageCore (ordo-one/benchmark), kept out of the main build so `make test` never pays for them.
+// Run: `make bench` (or `cd Benchmarks && swift package benchmark`).
+import Foundation
+import PackageDescription
+
+/// A path dependency's identity is its folder's name, which differs between checkouts (`main`, a CI clone, ...).
+let rootPackage = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
+
+let package = Package(
+    name: "TileCacheBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "ImageCoreBenchmarks",
+            dependencies: [
+                .product(name: "ImageCore", package: rootPackage),
+                .product(name: "TileCacheOrigin", package: rootPackage),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/ImageCoreBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+    ]
+)
