@@ -40,6 +40,7 @@ public final class OriginServer: Sendable {
     private let channel: any Channel
     private let group: MultiThreadedEventLoopGroup
     private let serving: Task<Void, Never>
+    private let executor: OriginExecutor
 
     /// The bound port.
     public let port: Int
@@ -72,12 +73,14 @@ public final class OriginServer: Sendable {
         let images = OriginImageStore(synthesizer: ImageSynthesizer(seed: configuration.seed))
         self.images = images
         let responder = OriginResponder(configuration: configuration, state: state, images: images, logger: logger)
-        serving = Task {
+        let executor = OriginExecutor(name: "tilecache-origin")
+        self.executor = executor
+        serving = Task(executorPreference: executor) {
             try? await server.executeThenClose { connections in
                 try await withThrowingDiscardingTaskGroup { group in
                     for try await connection in connections {
                         state.withLock { $0.connectionsAccepted += 1 }
-                        group.addTask { await responder.serve(connection) }
+                        group.addTask(executorPreference: executor) { await responder.serve(connection) }
                     }
                 }
             }
@@ -136,6 +139,7 @@ public final class OriginServer: Sendable {
         try? await channel.close()
         serving.cancel()
         _ = await serving.value
+        executor.stop()
         try? await group.shutdownGracefully()
     }
 }

@@ -41,6 +41,18 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    Benchmark("Pipeline memory hit", configuration: .init(scalingFactor: .kilo)) { benchmark in
+        var configuration = ImagePipeline.Configuration()
+        configuration.diskDirectory = nil
+        let pipeline = ImagePipeline(configuration: configuration)
+        let url = "http://www.theodoregray.com/periodictable/Tiles/026/s7.JPG"
+        let validated = try inspector.validate(thumbnail, subject: url)
+        pipeline.memoryCache.set(CachedImage(image: validated.image, header: validated.header), forKey: url,
+                                 cost: validated.image.cost)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations { blackHole(try await pipeline.image(for: url)) }
+    }
+
     Benchmark("Header inspection JPEG thumbnail") { benchmark in
         for _ in benchmark.scaledIterations { blackHole(try inspector.inspectHeader(thumbnail, subject: "t")) }
     }

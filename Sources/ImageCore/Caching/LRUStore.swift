@@ -3,28 +3,40 @@
 ///
 /// Get, insert, remove and eviction are O(1). The limits hold after every mutating call returns. Not thread-safe:
 /// `MemoryCache` serialises access.
+@usableFromInline
 struct LRUStore<Key: Hashable, Value> {
-    private struct Slot {
-        var key: Key?
-        var value: Value?
-        var cost: Int
-        var newer: Int  // towards the most recently used end; -1 at the head
-        var older: Int  // towards the least recently used end; -1 at the tail
+    @usableFromInline
+    struct Slot {
+        @usableFromInline var key: Key?
+        @usableFromInline var value: Value?
+        @usableFromInline var cost: Int
+        @usableFromInline var newer: Int  // towards the most recently used end; -1 at the head
+        @usableFromInline var older: Int  // towards the least recently used end; -1 at the tail
+
+        @inlinable
+        init(key: Key?, value: Value?, cost: Int, newer: Int, older: Int) {
+            self.key = key
+            self.value = value
+            self.cost = cost
+            self.newer = newer
+            self.older = older
+        }
     }
 
-    private var slots: [Slot] = []
-    private var freeSlots: [Int] = []
-    private var index: [Key: Int] = [:]
-    private var head = -1  // most recently used
-    private var tail = -1  // least recently used
+    @usableFromInline var slots: [Slot] = []
+    @usableFromInline var freeSlots: [Int] = []
+    @usableFromInline var index: [Key: Int] = [:]
+    @usableFromInline var head = -1  // most recently used
+    @usableFromInline var tail = -1  // least recently used
 
     /// Maximum number of entries (> 0).
-    private(set) var countLimit: Int
+    @usableFromInline private(set) var countLimit: Int
     /// Maximum total cost (> 0).
-    private(set) var costLimit: Int
+    @usableFromInline private(set) var costLimit: Int
     /// Sum of the costs of the entries held.
-    private(set) var totalCost = 0
+    @usableFromInline private(set) var totalCost = 0
 
+    @usableFromInline
     init(countLimit: Int, costLimit: Int) {
         precondition(countLimit > 0 && costLimit > 0, "cache limits must be positive")
         self.countLimit = countLimit
@@ -32,9 +44,10 @@ struct LRUStore<Key: Hashable, Value> {
     }
 
     /// Number of entries held.
-    var count: Int { index.count }
+    @inlinable var count: Int { index.count }
 
     /// The value for `key`, marking it most recently used.
+    @inlinable
     mutating func value(forKey key: Key) -> Value? {
         guard let slot = index[key] else { return nil }
         moveToHead(slot)
@@ -42,12 +55,14 @@ struct LRUStore<Key: Hashable, Value> {
     }
 
     /// Whether `key` is held, without touching recency.
+    @inlinable
     func contains(_ key: Key) -> Bool { index[key] != nil }
 
     /// Stores `value` as most recently used and evicts least recently used entries until both limits hold.
     ///
     /// An entry whose cost alone exceeds `costLimit` is not stored (and replaces nothing: an older value for the key
     /// is removed, so a stale image is never served). Returns the number of entries evicted to make room.
+    @inlinable
     @discardableResult
     mutating func insert(_ value: Value, forKey key: Key, cost: Int) -> Int {
         let cost = max(0, cost)
@@ -72,6 +87,7 @@ struct LRUStore<Key: Hashable, Value> {
     }
 
     /// Removes and returns the value for `key`.
+    @inlinable
     @discardableResult
     mutating func removeValue(forKey key: Key) -> Value? {
         guard let slot = index[key] else { return nil }
@@ -82,6 +98,7 @@ struct LRUStore<Key: Hashable, Value> {
     }
 
     /// Removes every entry.
+    @inlinable
     mutating func removeAll() {
         slots.removeAll()
         freeSlots.removeAll()
@@ -92,6 +109,7 @@ struct LRUStore<Key: Hashable, Value> {
     }
 
     /// Changes the limits, evicting as needed. Returns the number of entries evicted.
+    @inlinable
     @discardableResult
     mutating func setLimits(countLimit: Int, costLimit: Int) -> Int {
         precondition(countLimit > 0 && costLimit > 0, "cache limits must be positive")
@@ -101,7 +119,7 @@ struct LRUStore<Key: Hashable, Value> {
     }
 
     /// Keys from most to least recently used (for tests and diagnostics; O(n)).
-    var keysByRecency: [Key] {
+    @inlinable var keysByRecency: [Key] {
         var keys: [Key] = []
         var slot = head
         while slot >= 0 {
@@ -113,7 +131,8 @@ struct LRUStore<Key: Hashable, Value> {
 
     // MARK: - List and slot plumbing
 
-    private mutating func trim() -> Int {
+    @inlinable
+    mutating func trim() -> Int {
         var evicted = 0
         while index.count > countLimit || totalCost > costLimit, tail >= 0 {
             let victim = tail
@@ -124,7 +143,8 @@ struct LRUStore<Key: Hashable, Value> {
         return evicted
     }
 
-    private mutating func allocate(key: Key, value: Value, cost: Int) -> Int {
+    @inlinable
+    mutating func allocate(key: Key, value: Value, cost: Int) -> Int {
         let slot = Slot(key: key, value: value, cost: cost, newer: -1, older: -1)
         if let reused = freeSlots.popLast() {
             slots[reused] = slot
@@ -135,14 +155,16 @@ struct LRUStore<Key: Hashable, Value> {
     }
 
     /// Forgets the entry in an already unlinked slot and recycles the slot.
-    private mutating func release(_ slot: Int) {
+    @inlinable
+    mutating func release(_ slot: Int) {
         if let key = slots[slot].key { index[key] = nil }
         totalCost -= slots[slot].cost
         slots[slot] = Slot(key: nil, value: nil, cost: 0, newer: -1, older: -1)
         freeSlots.append(slot)
     }
 
-    private mutating func linkAtHead(_ slot: Int) {
+    @inlinable
+    mutating func linkAtHead(_ slot: Int) {
         slots[slot].newer = -1
         slots[slot].older = head
         if head >= 0 { slots[head].newer = slot }
@@ -150,7 +172,8 @@ struct LRUStore<Key: Hashable, Value> {
         if tail < 0 { tail = slot }
     }
 
-    private mutating func unlink(_ slot: Int) {
+    @inlinable
+    mutating func unlink(_ slot: Int) {
         let newer = slots[slot].newer, older = slots[slot].older
         if newer >= 0 { slots[newer].older = older } else { head = older }
         if older >= 0 { slots[older].newer = newer } else { tail = newer }
@@ -158,7 +181,8 @@ struct LRUStore<Key: Hashable, Value> {
         slots[slot].older = -1
     }
 
-    private mutating func moveToHead(_ slot: Int) {
+    @inlinable
+    mutating func moveToHead(_ slot: Int) {
         guard head != slot else { return }
         unlink(slot)
         linkAtHead(slot)

@@ -28,12 +28,18 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         public var hitRate: Double { hits + misses == 0 ? 0 : Double(hits) / Double(hits + misses) }
     }
 
-    private struct State {
-        var store: LRUStore<Key, Value>
-        var statistics = Statistics()
+    @usableFromInline
+    struct State {
+        @usableFromInline var store: LRUStore<Key, Value>
+        @usableFromInline var statistics = Statistics()
+
+        @inlinable
+        init(store: LRUStore<Key, Value>) { self.store = store }
     }
 
-    private let state: Mutex<State>
+    // Inlinable so callers in other modules (the service's byte cache, benchmarks) get code specialized for their
+    // key and value types instead of generic dispatch on every hit.
+    @usableFromInline let state: Mutex<State>
 
     /// The seed app's `NSCache` limits: 100 entries.
     public static var defaultCountLimit: Int { 100 }
@@ -46,6 +52,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     }
 
     /// The value for `key`, marking it most recently used; counts a hit or a miss.
+    @inlinable
     public func value(forKey key: Key) -> Value? {
         state.withLock { state in
             if let value = state.store.value(forKey: key) {
@@ -60,7 +67,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// Stores `value` with `cost`, evicting least recently used entries until both limits hold.
     ///
     /// - Returns: false when the entry was refused because its cost exceeds the whole cost limit.
-    @discardableResult
+    @inlinable @discardableResult
     public func set(_ value: Value, forKey key: Key, cost: Int) -> Bool {
         state.withLock { state in
             guard cost <= state.store.costLimit else {
@@ -75,12 +82,13 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     }
 
     /// Removes the entry for `key`, returning it.
-    @discardableResult
+    @inlinable @discardableResult
     public func removeValue(forKey key: Key) -> Value? {
         state.withLock { $0.store.removeValue(forKey: key) }
     }
 
     /// Whether `key` is cached, without counting a lookup or touching recency.
+    @inlinable
     public func contains(_ key: Key) -> Bool {
         state.withLock { $0.store.contains(key) }
     }

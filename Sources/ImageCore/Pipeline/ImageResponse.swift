@@ -33,10 +33,16 @@ public struct ImageResponse: Sendable {
     public var bytesDownloaded: Int
 }
 
-/// What the memory cache holds for a URL: pixels plus the header they came from.
+/// What the memory cache holds for a URL: pixels plus the header they came from. Its cost is the pixel bytes.
 public struct CachedImage: Sendable {
     /// The decoded pixels.
     public var image: DecodedImage
     /// Format, size and encoded byte count.
     public var header: ImageHeader
+
+    /// An entry for the memory cache.
+    public init(image: DecodedImage, header: ImageHeader) {
+        self.image = image
+        self.header = header
+    }
 }

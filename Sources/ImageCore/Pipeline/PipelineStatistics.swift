@@ -9,7 +9,8 @@ public final class PipelineStatistics: Sendable {
         var counts: [ImageOutcome: Int] = [:]
         var failures: [ImageCoreError.Reason: Int] = [:]
         var bytesDownloaded = 0
-        var histograms: [String: Histogram<UInt64>] = [:]
+        /// Latency histograms by outcome; the nil key holds failures.
+        var histograms: [ImageOutcome?: Histogram<UInt64>] = [:]
     }
 
     private let state = Mutex(State())
@@ -22,7 +23,7 @@ public final class PipelineStatistics: Sendable {
         state.withLock { state in
             state.counts[response.outcome, default: 0] += 1
             state.bytesDownloaded += response.bytesDownloaded
-            Self.record(response.latency, as: response.outcome.rawValue, in: &state)
+            Self.record(response.latency, as: response.outcome, in: &state)
         }
     }
 
@@ -31,7 +32,7 @@ public final class PipelineStatistics: Sendable {
         state.withLock { state in
             state.failures[error.reason, default: 0] += 1
             state.bytesDownloaded += bytesDownloaded
-            Self.record(latency, as: "failure", in: &state)
+            Self.record(latency, as: nil, in: &state)
         }
     }
 
@@ -39,9 +40,9 @@ public final class PipelineStatistics: Sendable {
     public var snapshot: PipelineReport {
         state.withLock { state in
             var latencies: [String: LatencySummary] = [:]
-            for (name, histogram) in state.histograms {
+            for (outcome, histogram) in state.histograms {
                 func milliseconds(_ microseconds: UInt64) -> Double { Double(microseconds) / 1000 }
-                latencies[name] = LatencySummary(
+                latencies[outcome?.rawValue ?? "failure"] = LatencySummary(
                     count: Int(histogram.totalCount),
                     p50: milliseconds(histogram.valueAtPercentile(50)), p90: milliseconds(histogram.valueAtPercentile(90)),
                     p99: milliseconds(histogram.valueAtPercentile(99)), max: milliseconds(histogram.max))
@@ -54,14 +55,13 @@ public final class PipelineStatistics: Sendable {
         }
     }
 
-    private static func record(_ latency: Duration, as name: String, in state: inout State) {
+    private static func record(_ latency: Duration, as outcome: ImageOutcome?, in state: inout State) {
         let (seconds, attoseconds) = latency.components
         let microseconds = UInt64(max(0, seconds)) * 1_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000_000)
-        if state.histograms[name] == nil {
-            // 1 µs to 1 hour at 3 significant digits.
-            state.histograms[name] = Histogram<UInt64>(highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: .three)
-        }
-        _ = state.histograms[name]!.record(min(microseconds, 3_600_000_000))
+        // 1 µs to 1 hour at 3 significant digits.
+        _ = state.histograms[outcome, default: Histogram<UInt64>(highestTrackableValue: 3_600_000_000,
+                                                                 numberOfSignificantValueDigits: .three)]
+            .record(min(microseconds, 3_600_000_000))
     }
 }
 

@@ -129,18 +129,7 @@ struct ImageInspectorTests {
         #expect(reason { try inspector.validate(cut, subject: "cut") } == .truncated)
     }
 
-    private func reason(_ body: () throws -> ValidatedImage) -> ImageCoreError.Reason? {
-        do {
-            _ = try body()
-            return nil
-        } catch let error as ImageCoreError {
-            return error.reason
-        } catch {
-            return nil
-        }
-    }
-
-    private func reason(_ body: () throws -> ImageHeader) -> ImageCoreError.Reason? {
+    private func reason<T>(_ body: () throws -> T) -> ImageCoreError.Reason? {
         do {
             _ = try body()
             return nil
