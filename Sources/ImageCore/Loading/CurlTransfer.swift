@@ -54,16 +54,12 @@ final class CurlTransfer: @unchecked Sendable {
         let name = String(line[..<colon]).trimmingWhitespace()
         let value = String(line[line.index(after: colon)...]).trimmingWhitespace()
         headers.append(name: name, value: value)
-        if name.lowercased() == "content-length", let length = Int(value) {
-            announcedLength = length
-            // A redirect's body is never delivered, so only an over-long final body matters; libcurl's
-            // CURLOPT_MAXFILESIZE_LARGE aborts that one as soon as it is announced.
-        }
+        // Used to reserve the body buffer and to name the size in a too-large error; libcurl's
+        // CURLOPT_MAXFILESIZE_LARGE is what aborts an over-long announced body.
+        if name.lowercased() == "content-length", let length = Int(value) { announcedLength = length }
         return bytes.count
     }
 
-    var errorText: String {
-        let text = String(cString: errorBuffer)
-        return text.isEmpty ? "" : text
-    }
+    /// libcurl's detailed message for a failed transfer (empty when it gave none).
+    var errorText: String { String(cString: errorBuffer) }
 }

@@ -51,6 +51,10 @@ struct TransferEngineTests {
             var byDate = HTTPRequest(url: origin.baseURL + hydrogenPath)
             byDate.ifModifiedSince = first.lastModified
             #expect(try await engine.perform(byDate).status == 304)
+            var head = HTTPRequest(url: origin.baseURL + hydrogenPath)
+            head.headOnly = true
+            let headResponse = try await engine.perform(head)
+            #expect(headResponse.status == 200 && headResponse.body.isEmpty && headResponse.contentLength == first.body.count)
         }
     }
 
