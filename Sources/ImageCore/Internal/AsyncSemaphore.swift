@@ -9,6 +9,9 @@ final class AsyncSemaphore: Sendable {
         var available: Int
         var nextID: UInt64 = 0
         var waiters: [(id: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
+        /// Waiters whose id was issued but who have not queued their continuation yet.
+        var unregistered: Set<UInt64> = []
+        /// Of those, the ones cancelled before they queued.
         var cancelledEarly: Set<UInt64> = []
     }
 
@@ -26,12 +29,14 @@ final class AsyncSemaphore: Sendable {
                 return nil
             }
             state.nextID += 1
+            state.unregistered.insert(state.nextID)
             return state.nextID
         }
         guard let id else { return }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let cancelled = state.withLock { state in
+                    state.unregistered.remove(id)
                     if state.cancelledEarly.remove(id) != nil { return true }
                     state.waiters.append((id, continuation))
                     return false
@@ -43,7 +48,8 @@ final class AsyncSemaphore: Sendable {
                 if let index = state.waiters.firstIndex(where: { $0.id == id }) {
                     return state.waiters.remove(at: index).continuation
                 }
-                state.cancelledEarly.insert(id)
+                // Not queued yet: tell it to give up when it queues. Otherwise it already holds a permit.
+                if state.unregistered.contains(id) { state.cancelledEarly.insert(id) }
                 return nil
             }
             continuation?.resume(throwing: CancellationError())

@@ -104,7 +104,6 @@ final class EngineCore: @unchecked Sendable {
     private var queued: [CurlTransfer] = []
     private var activePerOrigin: [String: Int] = [:]
     private var idleHandles: [UnsafeMutableRawPointer] = []
-    private var thread: pthread_t?
 
     init(configuration: TransferEngine.Configuration, logger: Logger) {
         CurlGlobal.initialiseOnce()
@@ -126,7 +125,6 @@ final class EngineCore: @unchecked Sendable {
             return nil
         }, box.toOpaque())
         precondition(status == 0, "could not start the transfer engine thread (pthread_create: \(status))")
-        self.thread = thread
         pthread_detach(thread)
     }
 
