@@ -12,12 +12,15 @@ let package = Package(
     products: [
         .library(name: "ImageCore", targets: ["ImageCore"]),
         .library(name: "TileCacheOrigin", targets: ["TileCacheOrigin"]),
+        .library(name: "TileCacheCLI", targets: ["TileCacheCLI"]),
+        .executable(name: "tilecache", targets: ["TileCacheTool"]),
         .executable(name: "tilecache-demo", targets: ["TileCacheDemo"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
@@ -58,9 +61,28 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "TileCacheCLI",
+            dependencies: [
+                "ImageCore", "TileCacheOrigin",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "TileCacheTool",
+            dependencies: ["TileCacheCLI"],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "TileCacheDemo",
             dependencies: ["ImageCore", "TileCacheOrigin"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TileCacheCLITests",
+            dependencies: ["TileCacheCLI", "ImageCore", "TileCacheOrigin"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -80,7 +80,7 @@ public struct ImageInspector: Sendable {
             throw ImageCoreError(.notAnImage, subject: subject, message: "empty body (0 bytes)")
         }
         guard let format = ImageFormat.sniff(bytes) else {
-            throw ImageCoreError(.notAnImage, subject: subject, message: "not an image: \(Self.describeStart(of: bytes))")
+            throw ImageCoreError(.notAnImage, subject: subject, message: "the bytes are \(Self.describeStart(of: bytes)), not an image")
         }
         guard format.isDecodable else {
             throw ImageCoreError(.unsupportedFormat, subject: subject,

@@ -1,0 +1,56 @@
+import ArgumentParser
+import ImageCore
+
+extension TileCacheCommand {
+    /// `tilecache inspect FILE...`: validates local image files.
+    struct Inspect: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Validate local image files: format by magic bytes, dimensions, full decode.",
+            discussion: """
+                A directory argument inspects every file in it (recursively, hidden files skipped).
+                Exit code 2 when any file is not a valid image.
+
+                Example:
+                  tilecache inspect photo.jpg cache/ --format json
+                """)
+
+        @Argument(help: "Image files or directories.")
+        var paths: [String] = []
+
+        @Option(help: "Largest accepted width x height.")
+        var maxPixels = ImageInspector.defaultMaxPixels
+
+        @Flag(help: "Accept images the decoders return pixels for despite damage (report the warnings).")
+        var lenient = false
+
+        @OptionGroup var output: OutputOptions
+
+        func validate() throws {
+            guard !paths.isEmpty else { throw ValidationError("give at least one file or directory to inspect") }
+            guard maxPixels > 0 else { throw ValidationError("--max-pixels must be positive, got \(maxPixels)") }
+        }
+
+        func run() async throws {
+            let files = try FileInspection.expand(paths)
+            let inspector = ImageInspector(maxPixels: maxPixels, strictness: lenient ? .lenient : .strict)
+            let results = await FileInspection.inspect(files, inspector: inspector)
+            Console.current.out(render(results))
+            if results.contains(where: { !$0.valid }) { throw brokenFound }
+        }
+
+        private func render(_ results: [FileInspectionResult]) -> String {
+            if output.format == .json { return ReportJSON.encode(results) }
+            var table = TextTable(headers: ["PATH", "VALID", "FORMAT", "SIZE", "BYTES", "REASON"], rightAligned: [4])
+            for result in results {
+                let size = result.width.map { "\($0)x\(result.height ?? 0)" } ?? "-"
+                let reason = result.valid
+                    ? result.warnings.map { "warning: \($0)" }.joined(separator: "; ")
+                    : "\(result.reason ?? "?"): \(result.message ?? "")"
+                table.rows.append([result.path, result.valid ? "yes" : "no", result.format ?? "-", size,
+                                   result.bytes.map(String.init) ?? "-", reason])
+            }
+            let invalid = results.filter { !$0.valid }.count
+            return table.render(output.format) + "\n\(results.count) files: \(results.count - invalid) valid, \(invalid) invalid\n"
+        }
+    }
+}

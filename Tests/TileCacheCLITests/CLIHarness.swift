@@ -1,0 +1,31 @@
+import Foundation
+import TileCacheCLI
+
+/// What one in-process run of `tilecache` produced.
+struct CLIRun {
+    var code: Int32
+    var out: String
+    var err: String
+
+    /// stdout parsed as JSON.
+    func json() throws -> Any { try JSONSerialization.jsonObject(with: Data(out.utf8)) }
+}
+
+/// Runs `tilecache` with `arguments` in this process, capturing stdout and stderr.
+func tilecache(_ arguments: String...) async -> CLIRun {
+    await tilecache(arguments)
+}
+
+func tilecache(_ arguments: [String]) async -> CLIRun {
+    let (console, captured) = Console.capturing()
+    let code = await Console.$current.withValue(console) { await TileCacheCommand.run(arguments: arguments) }
+    return CLIRun(code: code, out: captured.out, err: captured.err)
+}
+
+/// A fresh directory under the system temp directory, removed when `body` returns.
+func withTemporaryDirectory<T>(_ body: (String) async throws -> T) async throws -> T {
+    let path = NSTemporaryDirectory() + "tilecache-cli-test-" + UUID().uuidString
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    return try await body(path)
+}

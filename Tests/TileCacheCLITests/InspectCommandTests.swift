@@ -1,0 +1,68 @@
+import Foundation
+import ImageCore
+import Testing
+import TileCacheCLI
+import TileCacheOrigin
+
+@Suite("tilecache inspect")
+struct InspectCommandTests {
+    /// A directory with a valid JPEG, a valid PNG, an HTML file named .jpg, a truncated JPEG and a hidden file.
+    func makeFiles(in directory: String) throws {
+        let jpeg = ImageSynthesizer(seed: 3).jpeg(ElementCatalogue.standard.element(number: 8)!, kind: .thumbnail)
+        // A 1x1 RGBA PNG.
+        let png = Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")!
+        try Data(jpeg).write(to: URL(fileURLWithPath: directory + "/a.jpg"))
+        try png.write(to: URL(fileURLWithPath: directory + "/b.png"))
+        try Data("<!DOCTYPE html><html><body>404</body></html>".utf8).write(to: URL(fileURLWithPath: directory + "/c.jpg"))
+        try Data(jpeg.prefix(jpeg.count / 2)).write(to: URL(fileURLWithPath: directory + "/d.jpg"))
+        try Data("x".utf8).write(to: URL(fileURLWithPath: directory + "/.hidden"))
+    }
+
+    @Test("JSON lists every file with its format, size and reason; broken files give exit code 2")
+    func json() async throws {
+        try await withTemporaryDirectory { directory in
+            try makeFiles(in: directory)
+            let run = await tilecache("inspect", directory, "--format", "json")
+            #expect(run.code == 2)
+            let results = try #require(try run.json() as? [[String: Any]])
+            #expect(results.map { ($0["path"] as? String).map { ($0 as NSString).lastPathComponent } } == ["a.jpg", "b.png", "c.jpg", "d.jpg"])
+            #expect(results.map { $0["valid"] as? Bool } == [true, true, false, false])
+            #expect(results[0]["format"] as? String == "jpeg" && results[1]["format"] as? String == "png")
+            #expect(results[2]["format"] is NSNull)
+            #expect(results[1]["width"] as? Int == 1 && results[1]["height"] as? Int == 1)
+            #expect(results[0]["reason"] is NSNull)
+            #expect(results[2]["reason"] as? String == "not-an-image")
+            #expect(results[3]["reason"] as? String == "truncated")
+            #expect(results.allSatisfy { Set($0.keys).isSuperset(of: ["path", "valid", "format", "width", "height", "bytes", "reason"]) })
+            #expect(run.err.isEmpty)
+        }
+    }
+
+    @Test("all valid files give exit code 0 and a table")
+    func allValid() async throws {
+        try await withTemporaryDirectory { directory in
+            try makeFiles(in: directory)
+            let run = await tilecache("inspect", directory + "/a.jpg", directory + "/b.png")
+            #expect(run.code == 0)
+            #expect(run.out.contains("PATH") && run.out.contains("2 files: 2 valid, 0 invalid"))
+            let markdown = await tilecache("inspect", directory + "/a.jpg", "--format", "markdown")
+            #expect(markdown.out.hasPrefix("| PATH | VALID |"))
+        }
+    }
+
+    @Test("a missing path or no path is a usage error: exit code 1, message on stderr")
+    func usageErrors() async {
+        let missing = await tilecache("inspect", "/no/such/file.jpg")
+        #expect(missing.code == 1 && missing.err.contains("/no/such/file.jpg: no such file or directory") && missing.out.isEmpty)
+        let none = await tilecache("inspect")
+        #expect(none.code == 1 && none.err.contains("at least one file"))
+        let badFormat = await tilecache("inspect", "x", "--format", "yaml")
+        #expect(badFormat.code == 1 && badFormat.err.contains("yaml"))
+    }
+
+    @Test("--help shows an example and exits 0")
+    func help() async {
+        let run = await tilecache("inspect", "--help")
+        #expect(run.code == 0 && run.out.contains("Example:") && run.out.contains("tilecache inspect"))
+    }
+}
