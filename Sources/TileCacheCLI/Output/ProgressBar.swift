@@ -1,0 +1,33 @@
+import Foundation
+import ImageCore
+import Synchronization
+
+/// A live progress line on stderr (only when stderr is a terminal): done/total, rate, hits, failures, ETA.
+final class ProgressBar: Sendable {
+    private let console: Console
+    private let lastDraw = Mutex<ContinuousClock.Instant?>(nil)
+
+    init(console: Console) { self.console = console }
+
+    var isEnabled: Bool { console.errIsTerminal }
+
+    func update(_ progress: PrefetchProgress) {
+        guard isEnabled else { return }
+        let now = ContinuousClock.now
+        let due = lastDraw.withLock { last -> Bool in
+            if progress.done < progress.total, let last, now - last < .milliseconds(100) { return false }
+            last = now
+            return true
+        }
+        guard due else { return }
+        let seconds = max(Double(progress.elapsed.components.seconds) + Double(progress.elapsed.components.attoseconds) / 1e18, 0.001)
+        let rate = Double(progress.done) / seconds
+        let remaining = rate > 0 ? Double(progress.total - progress.done) / rate : 0
+        let width = 24
+        let filled = progress.total == 0 ? width : width * progress.done / progress.total
+        let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
+        console.err(String(format: "\r[%@] %d/%d  %.0f/s  hits %d  failures %d  ETA %.0fs ", bar, progress.done, progress.total,
+                           rate, progress.hits, progress.failures, remaining))
+        if progress.done == progress.total { console.err("\n") }
+    }
+}

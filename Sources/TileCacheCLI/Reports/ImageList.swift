@@ -1,0 +1,65 @@
+import Foundation
+import ImageCore
+
+/// One image a command works on: a catalogue image or a line of a URL list.
+public struct TargetImage: Sendable, Hashable {
+    /// The URL, or the line as written when it is not a valid http(s) URL.
+    public var url: String
+    /// The catalogue element, for catalogue images.
+    public var element: Element?
+    /// Thumbnail or full-size, for catalogue images.
+    public var kind: ImageKind?
+    /// Upstream is known to lack this image (full-size photos for 90 and up).
+    public var isKnownMissing = false
+    /// Why the line is not a fetchable URL (nil when it is one).
+    public var invalidInput: String?
+    /// Where it came from, for messages: `FILE:LINE`, or nil for the catalogue.
+    public var origin: String?
+}
+
+/// Builds the list of images from the catalogue or from a URL list.
+public enum ImageList {
+    /// The catalogue images of `elements` and `kinds` at the given bases.
+    public static func catalogue(_ elements: [Element], kinds: [ImageKind], builder: ImageURLBuilder) -> [TargetImage] {
+        builder.images(for: elements, kinds: kinds).map {
+            TargetImage(url: $0.url, element: $0.element, kind: $0.kind, isKnownMissing: $0.isKnownMissing)
+        }
+    }
+
+    /// Reads a URL list: one URL a line, blank lines and `#` comments skipped; `-` reads stdin.
+    ///
+    /// Lines that are not absolute http(s) URLs are kept, marked invalid, so reports can name them.
+    /// - Throws: `InputError` naming the file when it cannot be read.
+    public static func urls(fromFile path: String) throws(InputError) -> [TargetImage] {
+        let text: String
+        if path == "-" {
+            text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+        } else {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw InputError("\(path): cannot read the URL list (no such file, or not readable)")
+            }
+            text = String(decoding: data, as: UTF8.self)
+        }
+        return urls(fromText: text, source: path == "-" ? "stdin" : path)
+    }
+
+    /// Parses the text of a URL list.
+    public static func urls(fromText text: String, source: String) -> [TargetImage] {
+        var images: [TargetImage] = []
+        var seen = Set<String>()
+        for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = String(rawLine).trimmingCharacters()
+            guard !line.isEmpty, !line.hasPrefix("#") else { continue }
+            guard seen.insert(line).inserted else { continue }
+            var image = TargetImage(url: line, origin: "\(source):\(number + 1)")
+            let lowered = line.lowercased()
+            if !(lowered.hasPrefix("http://") || lowered.hasPrefix("https://")) {
+                image.invalidInput = "not an http(s) URL"
+            } else if line.contains(where: \.isWhitespace) {
+                image.invalidInput = "URL contains white space"
+            }
+            images.append(image)
+        }
+        return images
+    }
+}

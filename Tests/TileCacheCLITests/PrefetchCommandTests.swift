@@ -1,0 +1,139 @@
+import Foundation
+import ImageCore
+import Testing
+import TileCacheCLI
+import TileCacheOrigin
+
+@Suite("tilecache prefetch against the loopback origin")
+struct PrefetchCommandTests {
+    func arguments(_ origin: OriginServer, cache: String, _ extra: String...) -> [String] {
+        ["prefetch", "--tiles-base", origin.tilesBase, "--images-base", origin.imagesBase, "--cache-dir", cache,
+         "--format", "json"] + extra
+    }
+
+    @Test("JSON has every documented key; a second run in one process is served from the caches")
+    func repeatRuns() async throws {
+        try await withTemporaryDirectory { cache in
+            let origin = try await OriginServer.start()
+            let run = await tilecache(arguments(origin, cache: cache, "--elements", "1-4", "--repeat", "2"))
+            await origin.shutdown()
+            #expect(run.code == 0, "\(run.err)")
+            #expect(run.err.isEmpty)  // off a terminal: no progress, nothing on stderr
+            let json = try #require(try run.json() as? [String: Any])
+            for key in ["requested", "succeeded", "failed", "expectedMissing", "memoryHits", "diskHits", "revalidated",
+                        "networkFetches", "hitRate", "bytesDownloaded", "durationSeconds", "failures"] {
+                #expect(json[key] != nil, "missing key \(key)")
+            }
+            let runs = try #require(json["runs"] as? [[String: Any]])
+            #expect(runs.count == 2)
+            #expect(runs[0]["requested"] as? Int == 8 && runs[0]["networkFetches"] as? Int == 8)
+            #expect(runs[0]["hitRate"] as? Double == 0)
+            #expect(runs[1]["networkFetches"] as? Int == 0)
+            #expect((runs[1]["memoryHits"] as? Int ?? 0) + (runs[1]["diskHits"] as? Int ?? 0) == 8)
+            #expect(runs[1]["hitRate"] as? Double == 1)
+            #expect(origin.statistics.requests == 8)
+            #expect(RunLog.entries(cacheDirectory: cache).map(\.report.run) == [1, 2])
+        }
+    }
+
+    @Test("broken URLs are listed with their reason and give exit code 2")
+    func brokenURLs() async throws {
+        try await withTemporaryDirectory { cache in
+            var configuration = OriginServer.Configuration()
+            configuration.faults = FaultProfile.rules(named: "hostile")!
+            let origin = try await OriginServer.start(configuration)
+            let run = await tilecache(arguments(origin, cache: cache, "--elements", "3,6,8", "--kind", "thumbnails", "--retries", "0"))
+            await origin.shutdown()
+            #expect(run.code == 2)
+            let json = try #require(try run.json() as? [String: Any])
+            let failures = try #require(json["failures"] as? [[String: String]])
+            #expect(json["failed"] as? Int == 3 && json["succeeded"] as? Int == 0)
+            #expect(Set(failures.compactMap { $0["reason"] }) == ["not-an-image", "dimensions", "redirect-loop"])
+            #expect(failures.allSatisfy { $0["url"]?.hasPrefix(origin.tilesBase) == true && $0["message"]?.isEmpty == false })
+            #expect(FileManager.default.fileExists(atPath: cache + "/entries"))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: cache + "/entries").filter { $0.hasSuffix(".tce") }.isEmpty)
+        }
+    }
+
+    @Test("known-missing photos are skipped by default, and reported apart from broken ones when included")
+    func knownMissing() async throws {
+        try await withTemporaryDirectory { cache in
+            let origin = try await OriginServer.start()
+            let skipped = await tilecache(arguments(origin, cache: cache, "--elements", "89-91", "--kind", "full"))
+            let included = await tilecache(arguments(origin, cache: cache, "--elements", "89-91", "--kind", "full", "--include-known-missing"))
+            await origin.shutdown()
+            #expect(skipped.code == 0)
+            let skippedJSON = try #require(try skipped.json() as? [String: Any])
+            #expect(skippedJSON["requested"] as? Int == 1 && skippedJSON["skippedKnownMissing"] as? Int == 2)
+            #expect(included.code == 0)
+            let includedJSON = try #require(try included.json() as? [String: Any])
+            #expect(includedJSON["expectedMissing"] as? Int == 2 && includedJSON["failed"] as? Int == 0)
+        }
+    }
+
+    @Test("--urls takes any list; lines that are not http(s) URLs are invalid input, never fetched")
+    func urlList() async throws {
+        try await withTemporaryDirectory { cache in
+            let origin = try await OriginServer.start()
+            let list = """
+                # rover photos, or anything else
+                \(origin.tilesBase)/Tiles/026/s7.JPG
+
+                ftp://example.com/x.jpg
+                \(origin.imagesBase)/cesium.jpg
+                """
+            try list.write(toFile: cache + "/urls.txt", atomically: true, encoding: .utf8)
+            let run = await tilecache(["prefetch", "--urls", cache + "/urls.txt", "--cache-dir", cache, "--format", "json"])
+            await origin.shutdown()
+            #expect(run.code == 2)
+            let json = try #require(try run.json() as? [String: Any])
+            #expect(json["requested"] as? Int == 3 && json["succeeded"] as? Int == 1)
+            let failures = try #require(json["failures"] as? [[String: String]])
+            #expect(failures.first { $0["url"] == "ftp://example.com/x.jpg" }?["reason"] == "invalid-input")
+            #expect(failures.first { $0["url"] == "ftp://example.com/x.jpg" }?["message"]?.contains("urls.txt:4") == true)
+            #expect(failures.first { $0["url"]?.hasSuffix("cesium.jpg") == true }?["reason"] == "http-status")
+            #expect(origin.statistics.requests == 2)
+        }
+    }
+
+    @Test("bad option values exit 1 with a message naming the input", arguments: [
+        (["--memory-bytes", "10parsecs"], "10parsecs"), (["--elements", "1-200"], "1-200"), (["--elements", "Kryptonite"], "Kryptonite"),
+        (["--concurrency", "0"], "--concurrency"), (["--kind", "huge"], "huge"), (["--tiles-base", "ftp://x"], "ftp://x"),
+        (["--urls", "/no/such/list.txt"], "/no/such/list.txt"), (["--repeat", "0"], "--repeat"),
+    ])
+    func badOptions(extra: [String], mentions: String) async {
+        let run = await tilecache(["prefetch", "--cache-dir", "/tmp/unused-tilecache-test"] + extra)
+        #expect(run.code == 1)
+        #expect(run.err.contains(mentions), "\(run.err)")
+        #expect(run.out.isEmpty)
+    }
+}
+
+@Suite("tilecache origin")
+struct OriginCommandTests {
+    @Test("prints both base URLs, serves images, and stops when its task is cancelled")
+    func runsAndStops() async throws {
+        let (console, captured) = Console.capturing()
+        let task = Task {
+            await Console.$current.withValue(console) { await TileCacheCommand.run(arguments: ["origin", "--latency-ms", "5"]) }
+        }
+        var waited = 0
+        while !captured.out.contains("--images-base"), waited < 500 {
+            try await Task.sleep(for: .milliseconds(10)); waited += 1
+        }
+        let tilesBase = try #require(captured.out.split(separator: "\n").first { $0.hasPrefix("--tiles-base ") }).dropFirst(13)
+        let response = try await TransferEngine().perform(HTTPRequest(url: tilesBase + "/Tiles/001/s7.JPG"))
+        #expect(response.status == 200 && ImageFormat.sniff(response.body) == .jpeg)
+        task.cancel()
+        #expect(await task.value == 0)
+        #expect(captured.err.contains("served 1 requests"))
+    }
+
+    @Test("an unknown fault profile or rule is a usage error")
+    func badFaults() async {
+        let profile = await tilecache("origin", "--faults", "chaos")
+        #expect(profile.code == 1 && profile.err.contains("chaos"))
+        let rule = await tilecache("origin", "--fault", "/x=teapot")
+        #expect(rule.code == 1 && rule.err.contains("teapot"))
+    }
+}
