@@ -20,7 +20,7 @@ final class ProgressBar: Sendable {
             return true
         }
         guard due else { return }
-        let seconds = max(Double(progress.elapsed.components.seconds) + Double(progress.elapsed.components.attoseconds) / 1e18, 0.001)
+        let seconds = max(progress.elapsed.inSeconds, 0.001)
         let rate = Double(progress.done) / seconds
         let remaining = rate > 0 ? Double(progress.total - progress.done) / rate : 0
         let width = 24

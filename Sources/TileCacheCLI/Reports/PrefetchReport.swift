@@ -62,7 +62,7 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
                 failures.append(Failure(url: result.url, reason: error.reason.rawValue, message: error.message))
             }
         }
-        let seconds = Double(run.duration.components.seconds) + Double(run.duration.components.attoseconds) / 1e18
+        let seconds = run.duration.inSeconds
         let report = run.report
         self.run = number
         requested = run.results.count + invalid.count

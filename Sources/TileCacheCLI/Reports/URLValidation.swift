@@ -1,0 +1,183 @@
+import Foundation
+import ImageCore
+
+/// The check of one image URL.
+public struct URLValidationResult: Sendable, Codable, Equatable {
+    /// The URL (or the input line, for invalid input).
+    public var url: String
+    /// Whether a valid image came back.
+    public var ok: Bool
+    /// The final HTTP status, when a response arrived.
+    public var status: Int?
+    /// `ImageCoreError.Reason` raw value (or `invalid-input`), nil when ok.
+    public var reason: String?
+    /// What went wrong, nil when ok.
+    public var message: String?
+    /// Format sniffed from the bytes.
+    public var format: String?
+    /// Content-Type as served.
+    public var contentType: String?
+    /// Width in pixels.
+    public var width: Int?
+    /// Height in pixels.
+    public var height: Int?
+    /// Body size.
+    public var bytes: Int?
+    /// Time to fetch and validate, in milliseconds.
+    public var timeMilliseconds: Double?
+    /// Non-fatal findings (content-type mismatch, harmless decoder warnings).
+    public var warnings: [String]
+    /// Upstream is known to lack this image: listed apart from broken ones.
+    public var expectedMissing: Bool
+    /// A spelling of the URL that works, for a missing catalogue photo.
+    public var suggestion: String?
+
+    enum CodingKeys: String, CodingKey {
+        case url, ok, status, reason, message, format, contentType, width, height, bytes, timeMilliseconds, warnings,
+             expectedMissing, suggestion
+    }
+
+    /// Encodes absent values as `null`, so every result has every key.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(url, forKey: .url)
+        try container.encode(ok, forKey: .ok)
+        try container.encode(status, forKey: .status)
+        try container.encode(reason, forKey: .reason)
+        try container.encode(message, forKey: .message)
+        try container.encode(format, forKey: .format)
+        try container.encode(contentType, forKey: .contentType)
+        try container.encode(width, forKey: .width)
+        try container.encode(height, forKey: .height)
+        try container.encode(bytes, forKey: .bytes)
+        try container.encode(timeMilliseconds, forKey: .timeMilliseconds)
+        try container.encode(warnings, forKey: .warnings)
+        try container.encode(expectedMissing, forKey: .expectedMissing)
+        try container.encode(suggestion, forKey: .suggestion)
+    }
+}
+
+/// The report `tilecache validate` prints.
+public struct URLValidationReport: Sendable, Codable, Equatable {
+    /// URLs checked (invalid input lines included).
+    public var checked: Int
+    /// Valid images.
+    public var ok: Int
+    /// Broken URLs (invalid input lines included), expected-missing ones excluded.
+    public var broken: Int
+    /// Known-missing catalogue URLs that failed.
+    public var expectedMissing: Int
+    /// One result per URL, in input order.
+    public var results: [URLValidationResult]
+}
+
+/// Checks image URLs: fetch, validate, and optionally store; never stores a broken image.
+public struct URLValidator: Sendable {
+    /// Other spellings the photo host may use for a catalogue name.
+    public static let alternativeSpellings: [String: [String]] = [
+        "cesium": ["caesium"], "caesium": ["cesium"],
+        "aluminium": ["aluminum"], "aluminum": ["aluminium"],
+        "sulfur": ["sulphur"], "sulphur": ["sulfur"],
+    ]
+
+    let downloader: Downloader
+    let inspector: ImageInspector
+    let store: DiskCache?
+    let concurrency: Int
+
+    /// A validator fetching through `downloader`; `store` receives valid images when given.
+    public init(downloader: Downloader, inspector: ImageInspector, store: DiskCache?, concurrency: Int) {
+        self.downloader = downloader
+        self.inspector = inspector
+        self.store = store
+        self.concurrency = max(1, concurrency)
+    }
+
+    /// Checks every image, `concurrency` at a time; results in input order.
+    public func validate(_ images: [TargetImage], builder: ImageURLBuilder?) async -> URLValidationReport {
+        var results = [URLValidationResult?](repeating: nil, count: images.count)
+        await withTaskGroup(of: (Int, URLValidationResult).self) { group in
+            var next = 0
+            func addNext() {
+                guard next < images.count else { return }
+                let index = next
+                next += 1
+                group.addTask { (index, await check(images[index], builder: builder)) }
+            }
+            for _ in 0..<concurrency { addNext() }
+            for await (index, result) in group {
+                results[index] = result
+                addNext()
+            }
+        }
+        let all = results.map { $0! }
+        let expected = all.filter { !$0.ok && $0.expectedMissing }.count
+        let ok = all.filter(\.ok).count
+        return URLValidationReport(checked: all.count, ok: ok, broken: all.count - ok - expected, expectedMissing: expected, results: all)
+    }
+
+    func check(_ image: TargetImage, builder: ImageURLBuilder?) async -> URLValidationResult {
+        var result = URLValidationResult(url: image.url, ok: false, warnings: [], expectedMissing: image.isKnownMissing)
+        if let problem = image.invalidInput {
+            result.reason = "invalid-input"
+            result.message = "\(image.origin ?? image.url): \(problem); not fetched"
+            return result
+        }
+        let started = ContinuousClock.now
+        defer { result.timeMilliseconds = (ContinuousClock.now - started).inSeconds * 1000 }
+        let response: HTTPResponse
+        do {
+            response = try await downloader.fetch(image.url)
+        } catch {
+            result.status = error.httpStatus
+            result.reason = error.reason.rawValue
+            result.message = error.message
+            if error.httpStatus == 404 || error.httpStatus == 410, !image.isKnownMissing {
+                result.suggestion = await workingSpelling(of: image, builder: builder)
+            }
+            return result
+        }
+        result.status = response.status
+        result.contentType = response.contentType
+        result.bytes = response.body.count
+        result.format = ImageFormat.sniff(response.body)?.rawValue
+        do {
+            let validated = try inspector.validate(response.body, subject: image.url, contentType: response.contentType)
+            result.ok = true
+            result.width = validated.header.width
+            result.height = validated.header.height
+            result.warnings = validated.warnings
+            if let store {
+                let metadata = DiskCacheMetadata(url: image.url, header: validated.header, bytes: response.body,
+                                                 contentType: response.contentType, etag: response.etag,
+                                                 lastModified: response.lastModified, cacheControl: response.cacheControl)
+                do {
+                    try store.store(response.body, metadata: metadata)
+                } catch {
+                    result.warnings.append("not stored: \(error.message)")
+                }
+            }
+        } catch {
+            result.reason = error.reason.rawValue
+            result.message = error.message
+            if let header = try? inspector.inspectHeader(response.body, subject: image.url) {
+                result.width = header.width
+                result.height = header.height
+            }
+        }
+        return result
+    }
+
+    /// For a missing catalogue photo, the first other spelling of the element's name that serves a valid image.
+    private func workingSpelling(of image: TargetImage, builder: ImageURLBuilder?) async -> String? {
+        guard image.kind == .full, let element = image.element, let builder,
+              let alternatives = Self.alternativeSpellings[element.name.lowercased()] else { return nil }
+        for name in alternatives {
+            let url = "\(builder.imagesBase)/\(name).jpg"
+            guard let response = try? await downloader.fetch(url),
+                  (try? inspector.inspectHeader(response.body, subject: url)) != nil else { continue }
+            return url
+        }
+        return nil
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import ImageCore
+import Testing
+import TileCacheCLI
+import TileCacheOrigin
+
+@Suite("tilecache validate against the loopback origin")
+struct ValidateCommandTests {
+    @Test("catalogue photos: cesium is broken with caesium suggested, 90+ listed as expected missing, nothing stored")
+    func cataloguePhotos() async throws {
+        try await withTemporaryDirectory { cache in
+            let origin = try await OriginServer.start()
+            let run = await tilecache(["validate", "--tiles-base", origin.tilesBase, "--images-base", origin.imagesBase,
+                                       "--elements", "Cs,Fe,90", "--kind", "full", "--cache-dir", cache, "--format", "json"])
+            await origin.shutdown()
+            #expect(run.code == 2)
+            let json = try #require(try run.json() as? [String: Any])
+            #expect(json["checked"] as? Int == 3 && json["ok"] as? Int == 1 && json["broken"] as? Int == 1)
+            #expect(json["expectedMissing"] as? Int == 1)
+            let results = try #require(json["results"] as? [[String: Any]])
+            let iron = try #require(results.first { ($0["url"] as? String)?.hasSuffix("/iron.jpg") == true })
+            #expect(iron["ok"] as? Bool == true && iron["status"] as? Int == 200 && iron["format"] as? String == "jpeg")
+            #expect(iron["contentType"] as? String == "image/jpeg" && (iron["width"] as? Int ?? 0) >= 500)
+            #expect((iron["bytes"] as? Int ?? 0) > 10_000 && iron["reason"] is NSNull)
+            let cesium = try #require(results.first { ($0["url"] as? String)?.hasSuffix("/cesium.jpg") == true })
+            #expect(cesium["ok"] as? Bool == false && cesium["status"] as? Int == 404 && cesium["reason"] as? String == "http-status")
+            #expect(cesium["suggestion"] as? String == origin.imagesBase + "/caesium.jpg")
+            let thorium = try #require(results.first { ($0["url"] as? String)?.hasSuffix("/thorium.jpg") == true })
+            #expect(thorium["expectedMissing"] as? Bool == true)
+            #expect(!FileManager.default.fileExists(atPath: cache + "/entries"))  // nothing stored without --store
+        }
+    }
+
+    @Test("hostile responses get their exact reason; a JPEG served as text/plain is ok with a warning; --store keeps only valid images")
+    func reasons() async throws {
+        try await withTemporaryDirectory { cache in
+            var configuration = OriginServer.Configuration()
+            configuration.faults = FaultProfile.rules(named: "hostile")!
+            let origin = try await OriginServer.start(configuration)
+            let run = await tilecache(["validate", "--tiles-base", origin.tilesBase, "--images-base", origin.imagesBase,
+                                       "--elements", "1-8", "--kind", "thumbnails", "--retries", "0", "--store",
+                                       "--cache-dir", cache, "--format", "json"])
+            let lithium = await tilecache(["validate", "--images-base", origin.imagesBase, "--elements", "Li", "--kind", "full",
+                                           "--format", "json"])
+            await origin.shutdown()
+            #expect(run.code == 2)
+            let results = try #require((try run.json() as? [String: Any])?["results"] as? [[String: Any]])
+            let reasons = results.map { $0["reason"] as? String ?? "ok" }
+            #expect(reasons == ["ok", "ok", "not-an-image", "truncated", "connect", "dimensions", "http-status", "redirect-loop"])
+            #expect(results[6]["status"] as? Int == 500)
+            #expect(results[2]["format"] is NSNull && results[2]["contentType"] as? String == "image/jpeg")
+            let stored = try FileManager.default.contentsOfDirectory(atPath: cache + "/entries").filter { $0.hasSuffix(".tce") }
+            #expect(stored.count == 2)
+            #expect(lithium.code == 0)
+            let lithiumResult = try #require(((try lithium.json() as? [String: Any])?["results"] as? [[String: Any]])?.first)
+            #expect(lithiumResult["ok"] as? Bool == true && lithiumResult["contentType"] as? String == "text/plain")
+            #expect((lithiumResult["warnings"] as? [String])?.first?.contains("content-type mismatch") == true)
+        }
+    }
+
+    @Test("a --urls list: invalid lines are reported as invalid input and not fetched; the table lists everything")
+    func urlList() async throws {
+        try await withTemporaryDirectory { directory in
+            let origin = try await OriginServer.start()
+            try "\(origin.tilesBase)/Tiles/001/s7.JPG\nnot a url\nmailto:someone@example.com\n"
+                .write(toFile: directory + "/list.txt", atomically: true, encoding: .utf8)
+            let run = await tilecache(["validate", "--urls", directory + "/list.txt"])
+            await origin.shutdown()
+            #expect(run.code == 2)
+            #expect(run.out.contains("3 checked: 1 ok, 2 broken, 0 expected missing"))
+            #expect(run.out.contains("invalid-input: \(directory)/list.txt:2: not an http(s) URL; not fetched"))
+            #expect(origin.statistics.requests == 1)
+        }
+    }
+}
