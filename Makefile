@@ -9,10 +9,10 @@ deps:
 build: deps
 	$(SWIFT) build
 
-## Builds (release) and runs the demo: prefetch every element image from the built-in origin, cold then warm.
+## Builds (release) and runs `tilecache demo`: every element image from the built-in origin, cold, warm disk, warm memory.
 demo: deps
-	$(SWIFT) build -c release --product tilecache-demo
-	.build/release/tilecache-demo
+	$(SWIFT) build -c release --product tilecache
+	.build/release/tilecache demo
 
 ## Runs the whole test suite.
 test: deps

@@ -14,7 +14,6 @@ let package = Package(
         .library(name: "TileCacheOrigin", targets: ["TileCacheOrigin"]),
         .library(name: "TileCacheCLI", targets: ["TileCacheCLI"]),
         .executable(name: "tilecache", targets: ["TileCacheTool"]),
-        .executable(name: "tilecache-demo", targets: ["TileCacheDemo"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
@@ -73,11 +72,6 @@ let package = Package(
         .executableTarget(
             name: "TileCacheTool",
             dependencies: ["TileCacheCLI"],
-            swiftSettings: swiftSettings
-        ),
-        .executableTarget(
-            name: "TileCacheDemo",
-            dependencies: ["ImageCore", "TileCacheOrigin"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -96,6 +96,24 @@ struct PrefetchCommandTests {
         }
     }
 
+    @Test("on a terminal the progress line goes to stderr; stdout holds only the report")
+    func progressOnStderr() async throws {
+        try await withTemporaryDirectory { cache in
+            let origin = try await OriginServer.start()
+            var (console, captured) = Console.capturing()
+            console.errIsTerminal = true
+            let code = await Console.$current.withValue(console) {
+                await TileCacheCommand.run(arguments: arguments(origin, cache: cache, "--elements", "1-5", "--kind", "thumbnails"))
+            }
+            await origin.shutdown()
+            #expect(code == 0)
+            #expect(captured.err.contains("5/5") && captured.err.contains("ETA"))
+            #expect(!captured.out.contains("ETA") && !captured.out.contains("\r"))
+            let json = try JSONSerialization.jsonObject(with: Data(captured.out.utf8)) as? [String: Any]
+            #expect(json?["succeeded"] as? Int == 5)
+        }
+    }
+
     @Test("bad option values exit 1 with a message naming the input", arguments: [
         (["--memory-bytes", "10parsecs"], "10parsecs"), (["--elements", "1-200"], "1-200"), (["--elements", "Kryptonite"], "Kryptonite"),
         (["--concurrency", "0"], "--concurrency"), (["--kind", "huge"], "huge"), (["--tiles-base", "ftp://x"], "ftp://x"),

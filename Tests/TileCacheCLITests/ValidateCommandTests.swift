@@ -22,6 +22,7 @@ struct ValidateCommandTests {
             #expect(iron["ok"] as? Bool == true && iron["status"] as? Int == 200 && iron["format"] as? String == "jpeg")
             #expect(iron["contentType"] as? String == "image/jpeg" && (iron["width"] as? Int ?? 0) >= 500)
             #expect((iron["bytes"] as? Int ?? 0) > 10_000 && iron["reason"] is NSNull)
+            #expect((iron["timeMilliseconds"] as? Double ?? 0) > 0)
             let cesium = try #require(results.first { ($0["url"] as? String)?.hasSuffix("/cesium.jpg") == true })
             #expect(cesium["ok"] as? Bool == false && cesium["status"] as? Int == 404 && cesium["reason"] as? String == "http-status")
             #expect(cesium["suggestion"] as? String == origin.imagesBase + "/caesium.jpg")

@@ -173,6 +173,20 @@ public final class DiskCache: Sendable {
         removeFile(named: (path(for: url) as NSString).lastPathComponent)
     }
 
+    /// The metadata of every entry, read from each file's header (the bytes are not read or verified).
+    public func allMetadata() -> [DiskCacheMetadata] {
+        let names = state.withLock { Array($0.index.keys) }
+        return names.compactMap { name in
+            guard let handle = FileHandle(forReadingAtPath: entriesDirectory + "/" + name) else { return nil }
+            defer { try? handle.close() }
+            guard let prefix = try? handle.read(upToCount: 8), prefix.count == 8 else { return nil }
+            let length = Int(prefix[prefix.startIndex + 4]) | Int(prefix[prefix.startIndex + 5]) << 8
+                | Int(prefix[prefix.startIndex + 6]) << 16 | Int(prefix[prefix.startIndex + 7]) << 24
+            guard let json = try? handle.read(upToCount: length), json.count == length else { return nil }
+            return DiskCacheFile.decodeMetadata([UInt8](prefix) + [UInt8](json))
+        }
+    }
+
     /// Removes every entry.
     public func removeAll() throws(ImageCoreError) {
         try withLock { () throws(ImageCoreError) in

@@ -90,6 +90,12 @@ enum DiskCacheFile {
         return file
     }
 
+    /// The metadata of a file's header, without its bytes; nil when the header is damaged.
+    static func decodeMetadata(_ header: [UInt8]) -> DiskCacheMetadata? {
+        guard header.count >= 8, Array(header[0..<4]) == magic else { return nil }
+        return try? decoder.decode(DiskCacheMetadata.self, from: Data(header[8...]))
+    }
+
     /// Parses and verifies a file; the reason is given when it is damaged.
     static func decode(_ file: [UInt8], expectedURL: String) -> Result<DiskCacheEntry, DamageReason> {
         guard file.count >= 8, Array(file[0..<4]) == magic else { return .failure(.damaged("bad magic")) }

@@ -15,8 +15,10 @@ public struct Console: Sendable {
     public var err: @Sendable (String) -> Void
     /// Whether stdout is a terminal.
     public var outIsTerminal: Bool
-    /// Whether stderr is a terminal (live progress is drawn only there).
+    /// Whether stderr is a terminal (live progress is drawn only there; questions are asked only there).
     public var errIsTerminal: Bool
+    /// Reads a line of the user's answer (stdin).
+    public var readLine: @Sendable () -> String? = { Swift.readLine() }
 
     /// The process's stdout and stderr.
     public static let standard = Console(

@@ -124,7 +124,12 @@ public struct URLValidator: Sendable {
             return result
         }
         let started = ContinuousClock.now
-        defer { result.timeMilliseconds = (ContinuousClock.now - started).inSeconds * 1000 }
+        await fetchAndValidate(image, into: &result, builder: builder)
+        result.timeMilliseconds = (ContinuousClock.now - started).inSeconds * 1000
+        return result
+    }
+
+    private func fetchAndValidate(_ image: TargetImage, into result: inout URLValidationResult, builder: ImageURLBuilder?) async {
         let response: HTTPResponse
         do {
             response = try await downloader.fetch(image.url)
@@ -135,7 +140,7 @@ public struct URLValidator: Sendable {
             if error.httpStatus == 404 || error.httpStatus == 410, !image.isKnownMissing {
                 result.suggestion = await workingSpelling(of: image, builder: builder)
             }
-            return result
+            return
         }
         result.status = response.status
         result.contentType = response.contentType
@@ -165,7 +170,6 @@ public struct URLValidator: Sendable {
                 result.height = header.height
             }
         }
-        return result
     }
 
     /// For a missing catalogue photo, the first other spelling of the element's name that serves a valid image.

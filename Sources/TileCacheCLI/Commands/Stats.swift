@@ -1,0 +1,78 @@
+import ArgumentParser
+import Foundation
+import ImageCore
+
+extension TileCacheCommand {
+    /// `tilecache stats`: what the disk cache holds, and the last runs.
+    struct Stats: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show what the disk cache holds and the last runs with their hit rates.",
+            discussion: """
+                Example:
+                  tilecache stats --cache-dir cache --last 5
+                """)
+
+        @Option(help: "Disk cache directory (default: $TILECACHE_CACHE_DIR, else cache/).")
+        var cacheDir = DiskCache.defaultDirectory
+
+        @Option(help: "How many of the latest runs to show.")
+        var last = 10
+
+        @OptionGroup var output: OutputOptions
+
+        func validate() throws {
+            guard last >= 0 else { throw ValidationError("--last must not be negative") }
+        }
+
+        func run() async throws {
+            let summary = try CacheSummary(cacheDirectory: cacheDir, lastRuns: last)
+            Console.current.out(output.format == .json ? ReportJSON.encode(summary) : summary.render(output.format))
+        }
+    }
+
+    /// `tilecache clear`: empties the disk cache.
+    struct Clear: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Empty the disk cache (asks first on a terminal unless --yes).",
+            discussion: """
+                Removes every cached image; the run log is kept.
+
+                Example:
+                  tilecache clear --cache-dir cache --yes
+                """)
+
+        @Option(help: "Disk cache directory (default: $TILECACHE_CACHE_DIR, else cache/).")
+        var cacheDir = DiskCache.defaultDirectory
+
+        @Flag(name: .shortAndLong, help: "Do not ask.")
+        var yes = false
+
+        func run() async throws {
+            let console = Console.current
+            guard FileManager.default.fileExists(atPath: cacheDir + "/entries") else {
+                console.err("\(cacheDir): no disk cache here; nothing to clear\n")
+                return
+            }
+            let cache: DiskCache
+            do {
+                cache = try DiskCache(directory: cacheDir, sizeLimit: .max)
+            } catch {
+                throw ValidationError("\(error.subject): \(error.message)")
+            }
+            let count = cache.count, bytes = cache.totalBytes
+            if !yes, console.errIsTerminal {
+                console.err("Remove \(count) cached images (\(ByteSize.format(bytes))) from \(cacheDir)? [y/N] ")
+                guard let answer = console.readLine()?.lowercased(), answer == "y" || answer == "yes" else {
+                    console.err("nothing removed\n")
+                    return
+                }
+            }
+            do {
+                try cache.removeAll()
+            } catch {
+                throw ValidationError("\(error.subject): \(error.message)")
+            }
+            console.out("removed \(count) cached images (\(ByteSize.format(bytes))) from \(cacheDir)\n")
+        }
+    }
+}

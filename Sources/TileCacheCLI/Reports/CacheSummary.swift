@@ -1,0 +1,113 @@
+import Foundation
+import ImageCore
+
+/// What a disk cache holds and its latest runs: the report of `tilecache stats`.
+public struct CacheSummary: Sendable, Encodable {
+    /// Entries and bytes of one kind of image.
+    public struct KindCount: Sendable, Encodable, Equatable {
+        /// `thumbnail`, `full` or `other`.
+        public var kind: String
+        /// Entries.
+        public var entries: Int
+        /// Bytes of the stored images.
+        public var bytes: Int
+    }
+
+    /// One logged run, summarised.
+    public struct RunLine: Sendable, Encodable, Equatable {
+        /// When it ended.
+        public var date: Date
+        /// The command.
+        public var command: String
+        /// URLs asked for.
+        public var requested: Int
+        /// Hit rate 0...1.
+        public var hitRate: Double
+        /// Downloads.
+        public var networkFetches: Int
+        /// Broken URLs.
+        public var failed: Int
+        /// Wall time.
+        public var durationSeconds: Double
+    }
+
+    /// The cache directory.
+    public var directory: String
+    /// Entries held.
+    public var entries: Int
+    /// Bytes of the entry files.
+    public var bytes: Int
+    /// Entries by kind.
+    public var byKind: [KindCount]
+    /// When the oldest entry was stored (or last revalidated).
+    public var oldest: Date?
+    /// When the newest entry was stored.
+    public var newest: Date?
+    /// The latest runs, oldest first.
+    public var runs: [RunLine]
+
+    /// Reads the cache at `cacheDirectory` (creating nothing when there is none) and its run log.
+    public init(cacheDirectory: String, lastRuns: Int) throws {
+        directory = cacheDirectory
+        var metadata: [DiskCacheMetadata] = []
+        if FileManager.default.fileExists(atPath: cacheDirectory + "/entries") {
+            do {
+                let cache = try DiskCache(directory: cacheDirectory, sizeLimit: .max)
+                metadata = cache.allMetadata()
+                bytes = cache.totalBytes
+            } catch {
+                throw InputError("\(error.subject): \(error.message)")
+            }
+        } else {
+            bytes = 0
+        }
+        entries = metadata.count
+        var kinds: [String: KindCount] = [:]
+        for entry in metadata {
+            let kind = Self.kind(of: entry.url)
+            kinds[kind, default: KindCount(kind: kind, entries: 0, bytes: 0)].entries += 1
+            kinds[kind]!.bytes += entry.byteCount
+        }
+        byKind = ["thumbnail", "full", "other"].compactMap { kinds[$0] }
+        oldest = metadata.map(\.storedAt).min()
+        newest = metadata.map(\.storedAt).max()
+        runs = RunLog.entries(cacheDirectory: cacheDirectory).suffix(lastRuns).map {
+            RunLine(date: $0.date, command: $0.command, requested: $0.report.requested, hitRate: $0.report.hitRate,
+                    networkFetches: $0.report.networkFetches, failed: $0.report.failed, durationSeconds: $0.report.durationSeconds)
+        }
+    }
+
+    /// `thumbnail` for `/Tiles/NNN/s7.JPG`, `full` for a catalogue photo name, else `other`.
+    static func kind(of url: String) -> String {
+        if url.hasSuffix("/s7.JPG"), url.contains("/Tiles/") { return "thumbnail" }
+        let name = (url as NSString).lastPathComponent.lowercased()
+        let photoNames = Set(ElementCatalogue.standard.elements.map { $0.name.lowercased() + ".jpg" })
+            .union(URLValidator.alternativeSpellings.keys.map { $0 + ".jpg" })
+        return photoNames.contains(name) ? "full" : "other"
+    }
+
+    func render(_ format: OutputFormat) -> String {
+        let dateFormatter = ISO8601DateFormatter()
+        var text = "disk cache \(directory): \(entries) entries, \(ByteSize.format(bytes))\n"
+        if let oldest, let newest {
+            text += "oldest \(dateFormatter.string(from: oldest)), newest \(dateFormatter.string(from: newest))\n"
+        }
+        if !byKind.isEmpty {
+            var kinds = TextTable(headers: ["kind", "entries", "bytes"], rightAligned: [1, 2])
+            kinds.rows = byKind.map { [$0.kind, "\($0.entries)", ByteSize.format($0.bytes)] }
+            text += "\n" + kinds.render(format)
+        }
+        if runs.isEmpty {
+            text += "\nno runs logged yet\n"
+        } else {
+            var table = TextTable(headers: ["date", "command", "requested", "hit rate", "network", "failed", "wall time"],
+                                  rightAligned: [2, 3, 4, 5, 6])
+            table.rows = runs.map {
+                [dateFormatter.string(from: $0.date), $0.command, "\($0.requested)", String(format: "%.1f%%", $0.hitRate * 100),
+                 "\($0.networkFetches)", "\($0.failed)", String(format: "%.3f s", $0.durationSeconds)]
+            }
+            text += "\nlast runs:\n" + table.render(format)
+        }
+        return text
+    }
+}

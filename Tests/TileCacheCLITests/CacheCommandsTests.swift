@@ -1,0 +1,66 @@
+import Foundation
+import ImageCore
+import Testing
+import TileCacheCLI
+import TileCacheOrigin
+
+@Suite("tilecache stats, clear and demo")
+struct CacheCommandsTests {
+    @Test("stats counts entries by kind and lists logged runs; clear empties the cache but keeps the log")
+    func statsAndClear() async throws {
+        try await withTemporaryDirectory { cache in
+            let origin = try await OriginServer.start()
+            let prefetch = await tilecache(["prefetch", "--tiles-base", origin.tilesBase, "--images-base", origin.imagesBase,
+                                            "--elements", "1-3", "--cache-dir", cache, "--format", "json"])
+            await origin.shutdown()
+            #expect(prefetch.code == 0)
+
+            let stats = await tilecache("stats", "--cache-dir", cache, "--format", "json")
+            #expect(stats.code == 0)
+            let json = try #require(try stats.json() as? [String: Any])
+            #expect(json["entries"] as? Int == 6 && (json["bytes"] as? Int ?? 0) > 0)
+            let kinds = try #require(json["byKind"] as? [[String: Any]])
+            #expect(kinds.map { $0["kind"] as? String } == ["thumbnail", "full"] && kinds.map { $0["entries"] as? Int } == [3, 3])
+            #expect((json["runs"] as? [[String: Any]])?.count == 1)
+            #expect(json["oldest"] is String && json["newest"] is String)
+
+            let table = await tilecache("stats", "--cache-dir", cache)
+            #expect(table.out.contains("6 entries") && table.out.contains("last runs:"))
+
+            let clear = await tilecache("clear", "--cache-dir", cache, "--yes")
+            #expect(clear.code == 0 && clear.out.contains("removed 6 cached images"))
+            let after = try #require(try await tilecache("stats", "--cache-dir", cache, "--format", "json").json() as? [String: Any])
+            #expect(after["entries"] as? Int == 0 && (after["runs"] as? [[String: Any]])?.count == 1)
+        }
+    }
+
+    @Test("clear asks on a terminal and keeps everything unless the answer is yes")
+    func clearAsks() async throws {
+        try await withTemporaryDirectory { cache in
+            let origin = try await OriginServer.start()
+            _ = await tilecache(["prefetch", "--tiles-base", origin.tilesBase, "--elements", "1", "--kind", "thumbnails", "--cache-dir", cache])
+            await origin.shutdown()
+            var (console, captured) = Console.capturing()
+            console.errIsTerminal = true
+            console.readLine = { "n" }
+            let code = await Console.$current.withValue(console) { await TileCacheCommand.run(arguments: ["clear", "--cache-dir", cache]) }
+            #expect(code == 0 && captured.err.contains("[y/N]") && captured.err.contains("nothing removed"))
+            #expect(try DiskCache(directory: cache).count == 1)
+            console.readLine = { "y" }
+            _ = await Console.$current.withValue(console) { await TileCacheCommand.run(arguments: ["clear", "--cache-dir", cache]) }
+            #expect(try DiskCache(directory: cache).count == 0)
+        }
+    }
+
+    @Test("demo: cold from the network, then warm disk in a new pipeline, then warm memory")
+    func demo() async throws {
+        let run = await tilecache("demo", "--latency-ms", "0", "--format", "json")
+        #expect(run.code == 0, "\(run.err)")
+        #expect(run.err.isEmpty)
+        let runs = try #require((try run.json() as? [String: Any])?["runs"] as? [[String: Any]])
+        #expect(runs.count == 3)
+        #expect(runs[0]["networkFetches"] as? Int == 206 && runs[0]["expectedMissing"] as? Int == 29 && runs[0]["failed"] as? Int == 1)
+        #expect(runs[1]["diskHits"] as? Int == 206 && runs[1]["networkFetches"] as? Int == 0)
+        #expect(runs[2]["memoryHits"] as? Int == 206)
+    }
+}
