@@ -120,11 +120,13 @@ public final class OriginServer: Sendable {
     public func body(forPath path: String) -> [UInt8]? { images.image(forPath: path)?.bytes }
 
     /// Renders every image now, so later timings measure the client, not the origin's image generation.
+    ///
+    /// The work runs on the origin's own thread, never on the cooperative pool the caller's code needs.
     public func prerender() async {
         let images = self.images
         await withTaskGroup(of: Void.self) { group in
             for element in ElementCatalogue.standard.elements {
-                group.addTask {
+                group.addTask(executorPreference: executor) {
                     _ = images.image(forPath: "/periodictable/Tiles/\(element.paddedNumber)/s7.JPG")
                     if !element.hasKnownMissingPhoto {
                         _ = images.image(forPath: "/images-of-elements/\(OriginImageStore.photoName(of: element)).jpg")

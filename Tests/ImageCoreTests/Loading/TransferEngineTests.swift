@@ -109,20 +109,20 @@ struct TransferEngineTests {
         }
     }
 
-    @Test("a slow drip below the low-speed limit is aborted as a timeout")
+    @Test("a slow drip below the low-speed limit is aborted as a timeout", .timeLimit(.minutes(1)))
     func slowDrip() async throws {
         try await withOrigin({ $0.faults = [FaultRule(pathContains: "", fault: .slowDrip(bytesPerSecond: 300))] }) { origin in
             var request = HTTPRequest(url: origin.baseURL + hydrogenPath)
             request.options.lowSpeedLimit = 2000
             request.options.lowSpeedTime = .seconds(1)
-            let started = ContinuousClock.now
             let error = await #expect(throws: ImageCoreError.self) { try await TransferEngine().perform(request) }
             #expect(error?.reason == .timeout)
-            #expect(ContinuousClock.now - started < .seconds(5))
+            // libcurl's low-speed abort, not the 30 s total deadline (wall time would measure the test scheduler too).
+            #expect(error?.message.contains("too slow") == true, "\(error?.message ?? "")")
         }
     }
 
-    @Test("cancelling the task removes the transfer promptly")
+    @Test("cancelling the task removes the transfer promptly", .timeLimit(.minutes(1)))
     func cancellation() async throws {
         try await withOrigin({ $0.faults = [FaultRule(pathContains: "", fault: .noResponse)] }) { origin in
             let engine = TransferEngine()
@@ -130,10 +130,8 @@ struct TransferEngineTests {
             let task = Task { try await engine.perform(HTTPRequest(url: url)) }
             while origin.statistics.inFlight == 0 { try await Task.sleep(for: .milliseconds(5)) }
             #expect(engine.activeTransferCount == 1)
-            let started = ContinuousClock.now
             task.cancel()
-            let result = await task.result
-            #expect(ContinuousClock.now - started < .seconds(5))  // the server would hang for an hour
+            let result = await task.result  // the server would hang for an hour: only cancellation ends this
             #expect(result.imageCoreReason == .cancelled)
             while engine.activeTransferCount != 0 { try await Task.sleep(for: .milliseconds(5)) }
         }
