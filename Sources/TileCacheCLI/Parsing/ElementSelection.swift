@@ -1,3 +1,4 @@
+import Foundation
 import ImageCore
 
 /// Which elements a command works on: `1-20,26,Fe,gold` (numbers, ranges, symbols and names, case-insensitive).
@@ -8,13 +9,13 @@ public struct ElementSelection: Sendable, Hashable {
     /// Parses `text` against `catalogue`, or explains which item is wrong.
     public init(parsing text: String, catalogue: ElementCatalogue = .standard) throws(InputError) {
         var numbers = Set<Int>()
-        let items = text.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingCharacters() }
+        let items = text.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
         guard !items.isEmpty, !items.allSatisfy(\.isEmpty) else {
             throw InputError("--elements is empty: give numbers, ranges, symbols or names, e.g. 1-20,26,Fe,gold")
         }
         for item in items {
             guard !item.isEmpty else { throw InputError("--elements '\(text)' has an empty item (two commas in a row?)") }
-            let bounds = item.split(separator: "-", maxSplits: 1).map { String($0).trimmingCharacters() }
+            let bounds = item.split(separator: "-", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
             if bounds.count == 2, let low = Int(bounds[0]), let high = Int(bounds[1]) {
                 guard low <= high else { throw InputError("--elements range '\(item)' runs backwards") }
                 guard catalogue.element(number: low) != nil, catalogue.element(number: high) != nil else {
@@ -32,13 +33,4 @@ public struct ElementSelection: Sendable, Hashable {
 
     /// Every element of `catalogue`.
     public init(all catalogue: ElementCatalogue = .standard) { elements = catalogue.elements }
-}
-
-extension String {
-    func trimmingCharacters() -> String {
-        var slice = Substring(self)
-        while let first = slice.first, first.isWhitespace { slice.removeFirst() }
-        while let last = slice.last, last.isWhitespace { slice.removeLast() }
-        return String(slice)
-    }
 }

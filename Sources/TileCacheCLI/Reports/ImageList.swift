@@ -48,7 +48,7 @@ public enum ImageList {
         var images: [TargetImage] = []
         var seen = Set<String>()
         for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = String(rawLine).trimmingCharacters()
+            let line = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
             guard !line.isEmpty, !line.hasPrefix("#") else { continue }
             guard seen.insert(line).inserted else { continue }
             var image = TargetImage(url: line, origin: "\(source):\(number + 1)")
