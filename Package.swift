@@ -12,6 +12,7 @@ let package = Package(
     products: [
         .library(name: "ImageCore", targets: ["ImageCore"]),
         .library(name: "TileCacheOrigin", targets: ["TileCacheOrigin"]),
+        .library(name: "TileCacheService", targets: ["TileCacheService"]),
         .library(name: "TileCacheCLI", targets: ["TileCacheCLI"]),
         .executable(name: "tilecache", targets: ["TileCacheTool"]),
     ],
@@ -20,6 +21,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.1.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
@@ -61,10 +67,25 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "TileCacheService",
+            dependencies: [
+                "ImageCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            resources: [.copy("Web")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "TileCacheCLI",
             dependencies: [
-                "ImageCore", "TileCacheOrigin",
+                "ImageCore", "TileCacheOrigin", "TileCacheService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -72,6 +93,14 @@ let package = Package(
         .executableTarget(
             name: "TileCacheTool",
             dependencies: ["TileCacheCLI"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TileCacheServiceTests",
+            dependencies: [
+                "TileCacheService", "ImageCore", "TileCacheOrigin",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

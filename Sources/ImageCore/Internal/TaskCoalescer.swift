@@ -4,7 +4,7 @@ import Synchronization
 ///
 /// A caller that is cancelled stops waiting at once; the shared operation is cancelled only when no caller is left.
 /// Thread-safety: callable from any task.
-final class TaskCoalescer<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+public final class TaskCoalescer<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     private struct Group {
         var generation: UInt64
         var waiters: [UInt64: CheckedContinuation<Value, any Error>]
@@ -20,13 +20,16 @@ final class TaskCoalescer<Key: Hashable & Sendable, Value: Sendable>: Sendable {
 
     private let state = Mutex(State())
 
+    /// An idle coalescer.
+    public init() {}
+
     /// Number of keys with an operation in flight.
-    var inFlightCount: Int { state.withLock { $0.groups.count } }
+    public var inFlightCount: Int { state.withLock { $0.groups.count } }
 
     /// The result of `operation` for `key`, run once for all concurrent callers.
     ///
     /// - Returns: the value, and whether this caller joined an operation another caller had started.
-    func run(_ key: Key, operation: @escaping @Sendable () async throws -> Value) async throws -> (Value, joined: Bool) {
+    public func run(_ key: Key, operation: @escaping @Sendable () async throws -> Value) async throws -> (Value, joined: Bool) {
         let id = state.withLock { state in
             state.nextID += 1
             state.unregistered.insert(state.nextID)

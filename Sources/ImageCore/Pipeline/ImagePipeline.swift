@@ -53,23 +53,55 @@ public final class ImagePipeline: Sendable {
         }
     }
 
+    /// The original, validated bytes of the image at `url`, without decoding them when they come from disk.
+    ///
+    /// Bytes from disk were fully validated when stored and pass their checksum on every read; bytes from the network
+    /// are fully validated (and decoded into the memory cache) before they are returned or stored.
+    /// - Throws: as `image(for:)`.
+    public func encodedImage(for url: String) async throws(ImageCoreError) -> EncodedImage {
+        let started = ContinuousClock.now
+        do {
+            let loaded = try await loadBytes(url)
+            let image = EncodedImage(url: url, bytes: loaded.bytes, metadata: loaded.metadata, outcome: loaded.outcome,
+                                     warnings: loaded.warnings, latency: ContinuousClock.now - started,
+                                     bytesDownloaded: loaded.bytesDownloaded)
+            statistics.record(outcome: image.outcome, latency: image.latency, bytesDownloaded: image.bytesDownloaded)
+            return image
+        } catch {
+            statistics.record(error, latency: ContinuousClock.now - started)
+            throw error
+        }
+    }
+
+    /// Memory, else bytes from `loadBytes` decoded (unless the network path decoded them already).
     private func load(_ url: String, started: ContinuousClock.Instant) async throws(ImageCoreError) -> ImageResponse {
         if let cached = memoryCache.value(forKey: url) {
             return ImageResponse(url: url, image: cached.image, header: cached.header, outcome: .memoryHit,
                                  warnings: [], latency: ContinuousClock.now - started, bytesDownloaded: 0)
         }
-        if let disk = diskCache, let entry = disk.entry(for: url) {
-            if let response = try await fromDisk(entry, disk: disk, started: started) { return response }
+        var loaded = try await loadBytes(url)
+        if loaded.validated == nil {
+            do {
+                loaded.validated = try configuration.inspector.validate(loaded.bytes, subject: url, contentType: loaded.metadata.contentType)
+            } catch {
+                // Stored bytes that pass their checksum but no longer decode (a stricter decoder, say): drop and refetch.
+                logger.warning("removing a disk entry that no longer decodes", metadata: ["url": "\(url)", "reason": "\(error.message)"])
+                diskCache?.remove(url)
+                loaded = try await fromNetwork(url)
+            }
         }
-        return try await fromNetwork(url, started: started)
+        let validated = loaded.validated!
+        memoryCache.set(CachedImage(image: validated.image, header: validated.header), forKey: url, cost: validated.image.cost)
+        return ImageResponse(url: url, image: validated.image, header: validated.header, outcome: loaded.outcome,
+                             warnings: loaded.warnings + validated.warnings, latency: ContinuousClock.now - started,
+                             bytesDownloaded: loaded.bytesDownloaded)
     }
 
-    /// A disk hit, a revalidated hit, a refetch of a stale entry, or nil when the entry no longer decodes.
-    private func fromDisk(_ entry: DiskCacheEntry, disk: DiskCache, started: ContinuousClock.Instant) async throws(ImageCoreError) -> ImageResponse? {
-        let url = entry.metadata.url
-        guard entry.metadata.isStale(defaultLifetime: configuration.defaultFreshness) else {
-            return decodeFromDisk(entry, disk: disk, outcome: .diskHit, warnings: [], started: started)
-        }
+    /// Bytes from the disk cache (fresh, or revalidated by a 304), else from the network.
+    private func loadBytes(_ url: String) async throws(ImageCoreError) -> LoadedBytes {
+        guard let disk = diskCache, let entry = disk.entry(for: url) else { return try await fromNetwork(url) }
+        let stored = LoadedBytes(bytes: entry.bytes, metadata: entry.metadata, outcome: .diskHit)
+        guard entry.metadata.isStale(defaultLifetime: configuration.defaultFreshness) else { return stored }
         // Without validators this is a plain refetch; with them, a 304 confirms the stored bytes.
         var request = HTTPRequest(url: url, options: configuration.downloader.transferOptions)
         request.ifNoneMatch = entry.metadata.etag
@@ -82,56 +114,38 @@ public final class ImagePipeline: Sendable {
                 if error.reason == .httpStatus, error.httpStatus == 404 || error.httpStatus == 410 { disk.remove(url) }
                 throw error
             }
-            let warning = "served stale from disk: revalidation failed: \(error.reason.rawValue): \(error.message)"
-            return decodeFromDisk(entry, disk: disk, outcome: .diskHit, warnings: [warning], started: started)
+            var served = stored
+            served.warnings = ["served stale from disk: revalidation failed: \(error.reason.rawValue): \(error.message)"]
+            return served
         }
-        if response.status == 304 {
-            var metadata = entry.metadata
-            metadata.storedAt = Date()
-            if let cacheControl = response.cacheControl { metadata.maxAgeSeconds = DiskCacheMetadata.maxAge(fromCacheControl: cacheControl) }
-            if let etag = response.etag { metadata.etag = etag }
-            do {
-                try disk.updateMetadata(metadata, bytes: entry.bytes)
-            } catch {
-                logger.warning("could not refresh a revalidated cache entry", metadata: ["url": "\(url)", "reason": "\(error.message)"])
-            }
-            return decodeFromDisk(DiskCacheEntry(metadata: metadata, bytes: entry.bytes), disk: disk,
-                                  outcome: .revalidated, warnings: [], started: started)
-        }
-        return try accept(response, url: url, started: started)
-    }
-
-    private func decodeFromDisk(_ entry: DiskCacheEntry, disk: DiskCache, outcome: ImageOutcome, warnings: [String],
-                                started: ContinuousClock.Instant) -> ImageResponse? {
+        guard response.status == 304 else { return try accept(response, url: url) }
+        var metadata = entry.metadata
+        metadata.storedAt = Date()
+        if let cacheControl = response.cacheControl { metadata.maxAgeSeconds = DiskCacheMetadata.maxAge(fromCacheControl: cacheControl) }
+        if let etag = response.etag { metadata.etag = etag }
         do {
-            let validated = try configuration.inspector.validate(entry.bytes, subject: entry.metadata.url,
-                                                                  contentType: entry.metadata.contentType)
-            memoryCache.set(CachedImage(image: validated.image, header: validated.header), forKey: entry.metadata.url,
-                            cost: validated.image.cost)
-            return ImageResponse(url: entry.metadata.url, image: validated.image, header: validated.header, outcome: outcome,
-                                 warnings: warnings + validated.warnings, latency: ContinuousClock.now - started, bytesDownloaded: 0)
+            try disk.updateMetadata(metadata, bytes: entry.bytes)
         } catch {
-            logger.warning("removing a disk entry that no longer decodes", metadata: ["url": "\(entry.metadata.url)", "reason": "\(error.message)"])
-            disk.remove(entry.metadata.url)
-            return nil
+            logger.warning("could not refresh a revalidated cache entry", metadata: ["url": "\(url)", "reason": "\(error.message)"])
         }
+        return LoadedBytes(bytes: entry.bytes, metadata: metadata, outcome: .revalidated)
     }
 
-    private func fromNetwork(_ url: String, started: ContinuousClock.Instant) async throws(ImageCoreError) -> ImageResponse {
+    private func fromNetwork(_ url: String) async throws(ImageCoreError) -> LoadedBytes {
         let response = try await downloader.fetch(HTTPRequest(url: url, options: configuration.downloader.transferOptions))
         guard response.status != 304 else {
             throw ImageCoreError(.httpStatus, subject: url, message: "unexpected 304 to an unconditional request", httpStatus: 304)
         }
-        return try accept(response, url: url, started: started)
+        return try accept(response, url: url)
     }
 
-    /// Validates a 2xx body, then stores it on disk and in memory.
-    private func accept(_ response: HTTPResponse, url: String, started: ContinuousClock.Instant) throws(ImageCoreError) -> ImageResponse {
+    /// Validates a 2xx body (full decode), then stores it on disk and its pixels in memory.
+    private func accept(_ response: HTTPResponse, url: String) throws(ImageCoreError) -> LoadedBytes {
         let validated = try configuration.inspector.validate(response.body, subject: url, contentType: response.contentType)
+        let metadata = DiskCacheMetadata(url: url, header: validated.header, bytes: response.body,
+                                         contentType: response.contentType, etag: response.etag,
+                                         lastModified: response.lastModified, cacheControl: response.cacheControl)
         if let disk = diskCache {
-            let metadata = DiskCacheMetadata(url: url, header: validated.header, bytes: response.body,
-                                             contentType: response.contentType, etag: response.etag,
-                                             lastModified: response.lastModified, cacheControl: response.cacheControl)
             do {
                 try disk.store(response.body, metadata: metadata)
             } catch {
@@ -139,8 +153,17 @@ public final class ImagePipeline: Sendable {
             }
         }
         memoryCache.set(CachedImage(image: validated.image, header: validated.header), forKey: url, cost: validated.image.cost)
-        return ImageResponse(url: url, image: validated.image, header: validated.header, outcome: .networkFetch,
-                             warnings: validated.warnings, latency: ContinuousClock.now - started,
-                             bytesDownloaded: response.downloadedBytes)
+        return LoadedBytes(bytes: response.body, metadata: metadata, outcome: .networkFetch, validated: validated,
+                           bytesDownloaded: response.downloadedBytes)
     }
+}
+
+/// What `loadBytes` found: the bytes, their metadata, how they were had, and the decoded image when already decoded.
+struct LoadedBytes {
+    var bytes: [UInt8]
+    var metadata: DiskCacheMetadata
+    var outcome: ImageOutcome
+    var validated: ValidatedImage?
+    var warnings: [String] = []
+    var bytesDownloaded = 0
 }

@@ -46,3 +46,21 @@ public struct CachedImage: Sendable {
         self.header = header
     }
 }
+
+/// The original bytes of a validated image and what it took to get them.
+public struct EncodedImage: Sendable {
+    /// The URL requested.
+    public var url: String
+    /// The bytes exactly as the server sent them (validated).
+    public var bytes: [UInt8]
+    /// Content type, format, dimensions, validators and freshness.
+    public var metadata: DiskCacheMetadata
+    /// How the request was satisfied (never `.memoryHit`: the pipeline's memory holds pixels, not bytes).
+    public var outcome: ImageOutcome
+    /// Non-fatal findings.
+    public var warnings: [String]
+    /// Time from request to response.
+    public var latency: Duration
+    /// Bytes received from the network for this request.
+    public var bytesDownloaded: Int
+}

@@ -20,10 +20,15 @@ public final class PipelineStatistics: Sendable {
 
     /// Records a success.
     public func record(_ response: ImageResponse) {
+        record(outcome: response.outcome, latency: response.latency, bytesDownloaded: response.bytesDownloaded)
+    }
+
+    /// Records a success by its parts (for layers above the pipeline, such as the service's byte cache).
+    public func record(outcome: ImageOutcome, latency: Duration, bytesDownloaded: Int = 0) {
         state.withLock { state in
-            state.counts[response.outcome, default: 0] += 1
-            state.bytesDownloaded += response.bytesDownloaded
-            Self.record(response.latency, as: response.outcome, in: &state)
+            state.counts[outcome, default: 0] += 1
+            state.bytesDownloaded += bytesDownloaded
+            Self.record(latency, as: outcome, in: &state)
         }
     }
 

@@ -1,0 +1,120 @@
+import CTurboJPEG
+
+/// Makes resized JPEG variants of validated images.
+///
+/// JPEGs are decoded straight to a reduced size with TurboJPEG's DCT scaling factors (1/2, 1/4, 1/8, ...), choosing
+/// the smallest scaled size still at least as wide as the target; the rest is done by an area-averaging (downscale)
+/// or bilinear (upscale) resample, then the result is encoded. PNGs are fully decoded first; alpha is composited over
+/// white. Thread-safety: stateless, callable from any task.
+public enum ImageResizer {
+    /// Narrowest and widest widths accepted.
+    public static let widthRange = 16...1024
+
+    /// A JPEG of `bytes` resized to exactly `width` pixels wide (height keeps the aspect ratio, at least 1).
+    ///
+    /// - Throws: `.dimensions` for a width outside `widthRange`; the inspector's errors for bytes that do not decode.
+    public static func resizedJPEG(_ bytes: [UInt8], width: Int, quality: Int = 85, subject: String,
+                                   inspector: ImageInspector = ImageInspector(strictness: .lenient)) throws(ImageCoreError) -> ResizedImage {
+        guard widthRange.contains(width) else {
+            throw ImageCoreError(.dimensions, subject: subject, message: "width \(width) is outside \(widthRange.lowerBound)...\(widthRange.upperBound)")
+        }
+        let source: DecodedImage
+        if ImageFormat.sniff(bytes) == .jpeg {
+            source = try bytes.withRawBytes { raw throws(ImageCoreError) in
+                let header = try JPEGCodec.readHeader(raw, subject: subject)
+                _ = try inspector.inspectHeader(bytes, subject: subject)  // pixel limit before any allocation
+                let scaled = scaledSize(width: header.width, height: header.height, atLeast: width)
+                return try JPEGCodec.decode(raw, width: scaled.width, height: scaled.height, colorspace: header.colorspace,
+                                            strict: false, subject: subject).0
+            }
+        } else {
+            source = try inspector.validate(bytes, subject: subject).image
+        }
+        let flattened = source.flattenedOverWhite()
+        let height = max(1, (flattened.height * width + flattened.width / 2) / flattened.width)
+        let resized = flattened.resampled(width: width, height: height)
+        return ResizedImage(bytes: try JPEGCodec.encode(resized, quality: quality), width: width, height: height)
+    }
+
+    /// The smallest TurboJPEG scaled size whose width is at least `target` (the full size when none is smaller).
+    static func scaledSize(width: Int, height: Int, atLeast target: Int) -> (width: Int, height: Int) {
+        var count: Int32 = 0
+        guard let factors = tjGetScalingFactors(&count) else { return (width, height) }
+        var best = (width: width, height: height)
+        for index in 0..<Int(count) {
+            let factor = factors[index]
+            let num = Int(factor.num), denom = Int(factor.denom)
+            let scaledWidth = (width * num + denom - 1) / denom
+            let scaledHeight = (height * num + denom - 1) / denom
+            if scaledWidth >= target, scaledWidth < best.width { best = (scaledWidth, scaledHeight) }
+        }
+        return best
+    }
+}
+
+/// A resized JPEG.
+public struct ResizedImage: Sendable {
+    /// The JPEG bytes.
+    public var bytes: [UInt8]
+    /// Width in pixels.
+    public var width: Int
+    /// Height in pixels.
+    public var height: Int
+}
+
+extension DecodedImage {
+    /// Gray or RGB: alpha composited over white.
+    func flattenedOverWhite() -> DecodedImage {
+        switch pixelFormat {
+        case .gray, .rgb: return self
+        case .grayAlpha, .rgba:
+            let channels = pixelFormat == .rgba ? 3 : 1
+            let stride = pixelFormat.bytesPerPixel
+            var out = [UInt8](repeating: 0, count: width * height * channels)
+            for pixel in 0..<(width * height) {
+                let alpha = Int(pixels[pixel * stride + stride - 1])
+                for channel in 0..<channels {
+                    let value = Int(pixels[pixel * stride + channel])
+                    out[pixel * channels + channel] = UInt8((value * alpha + 255 * (255 - alpha) + 127) / 255)
+                }
+            }
+            return DecodedImage(width: width, height: height, pixelFormat: channels == 3 ? .rgb : .gray, pixels: out)
+        }
+    }
+
+    /// The image resampled to `width` x `height`: area averaging where it shrinks, bilinear where it grows.
+    func resampled(width newWidth: Int, height newHeight: Int) -> DecodedImage {
+        if newWidth == width && newHeight == height { return self }
+        let channels = pixelFormat.bytesPerPixel
+        var out = [UInt8](repeating: 0, count: newWidth * newHeight * channels)
+        let scaleX = Double(width) / Double(newWidth), scaleY = Double(height) / Double(newHeight)
+        pixels.withUnsafeBufferPointer { source in
+            out.withUnsafeMutableBufferPointer { target in
+                for y in 0..<newHeight {
+                    for x in 0..<newWidth {
+                        for channel in 0..<channels {
+                            let value: Double
+                            if scaleX >= 1 && scaleY >= 1 {
+                                // Average the source box this pixel covers.
+                                let x0 = Int(Double(x) * scaleX), x1 = max(x0 + 1, min(width, Int(Double(x + 1) * scaleX)))
+                                let y0 = Int(Double(y) * scaleY), y1 = max(y0 + 1, min(height, Int(Double(y + 1) * scaleY)))
+                                var sum = 0
+                                for sy in y0..<y1 { for sx in x0..<x1 { sum += Int(source[(sy * width + sx) * channels + channel]) } }
+                                value = Double(sum) / Double((x1 - x0) * (y1 - y0))
+                            } else {
+                                let fx = max(0, (Double(x) + 0.5) * scaleX - 0.5), fy = max(0, (Double(y) + 0.5) * scaleY - 0.5)
+                                let x0 = min(width - 1, Int(fx)), y0 = min(height - 1, Int(fy))
+                                let x1 = min(width - 1, x0 + 1), y1 = min(height - 1, y0 + 1)
+                                let dx = fx - Double(x0), dy = fy - Double(y0)
+                                func at(_ px: Int, _ py: Int) -> Double { Double(source[(py * width + px) * channels + channel]) }
+                                value = (at(x0, y0) * (1 - dx) + at(x1, y0) * dx) * (1 - dy) + (at(x0, y1) * (1 - dx) + at(x1, y1) * dx) * dy
+                            }
+                            target[(y * newWidth + x) * channels + channel] = UInt8(max(0, min(255, value.rounded())))
+                        }
+                    }
+                }
+            }
+        }
+        return DecodedImage(width: newWidth, height: newHeight, pixelFormat: pixelFormat, pixels: out)
+    }
+}

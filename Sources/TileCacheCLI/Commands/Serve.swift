@@ -1,0 +1,85 @@
+import ArgumentParser
+import Foundation
+import ImageCore
+import Logging
+import TileCacheService
+
+extension TileCacheCommand {
+    /// `tilecache serve`: the image service that feeds front ends.
+    struct Serve: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Serve the catalogue, its images, thumbnails, metrics and a web front end over HTTP.",
+            discussion: """
+                Endpoints are documented in docs/service.md. Stops gracefully on SIGTERM or SIGINT: no new
+                connections, in-flight requests finish.
+
+                Examples:
+                  tilecache serve --port 8080 --prefetch
+                  tilecache serve --tiles-base http://127.0.0.1:9000/periodictable --images-base http://127.0.0.1:9000/images-of-elements
+                """)
+
+        @Option(help: "Address to bind.")
+        var host = "127.0.0.1"
+
+        @Option(help: "Port to bind (0 = any free port).")
+        var port = 8080
+
+        @Option(help: "Thumbnail base URL (<base>/Tiles/NNN/s7.JPG).")
+        var tilesBase = ImageURLBuilder.defaultTilesBase
+
+        @Option(help: "Full-size photo base URL (<base>/<lowercased name>.jpg).")
+        var imagesBase = ImageURLBuilder.defaultImagesBase
+
+        @OptionGroup var pipeline: PipelineOptions
+
+        @Option(help: "Cache-Control max-age of images, in seconds.")
+        var maxAge = 86_400
+
+        @Option(help: "Memory for hot images' encoded bytes and resized variants, e.g. 64MiB.", transform: { try ByteSize(parsing: $0) })
+        var encodedBytes = ByteSize(bytes: 64 * 1024 * 1024)
+
+        @Option(help: "Favourites database (SQLite); default: favorites.sqlite beside the cache directory.")
+        var db: String?
+
+        @Flag(help: "Warm every catalogue image in the background at start.")
+        var prefetch = false
+
+        @Flag(name: .shortAndLong, help: "Log every request to stderr.")
+        var verbose = false
+
+        func validate() throws {
+            guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535, got \(port)") }
+            guard maxAge >= 0 else { throw ValidationError("--max-age must not be negative") }
+            for (name, base) in [("--tiles-base", tilesBase), ("--images-base", imagesBase)] {
+                guard base.lowercased().hasPrefix("http://") || base.lowercased().hasPrefix("https://") else {
+                    throw ValidationError("\(name) '\(base)' is not an http(s) URL")
+                }
+            }
+        }
+
+        func run() async throws {
+            var configuration = ServiceConfiguration()
+            configuration.host = host
+            configuration.port = port
+            configuration.builder = ImageURLBuilder(tilesBase: tilesBase, imagesBase: imagesBase)
+            configuration.pipeline = pipeline.configuration()
+            configuration.maxAgeSeconds = maxAge
+            configuration.encodedCacheBytes = encodedBytes.bytes
+            configuration.databasePath = db ?? ServiceConfiguration.defaultDatabasePath(cacheDirectory: pipeline.cacheDir)
+            configuration.prefetchAtStart = prefetch
+            var logger = Logger(label: "tilecache.serve") { StreamLogHandler.standardError(label: $0) }
+            logger.logLevel = verbose ? .debug : .info
+            let console = Console.current
+            let (boundHost, databasePath) = (configuration.host, configuration.databasePath)
+            let app: any ApplicationProtocolRunnable
+            do {
+                app = AnyApplication(try buildApplication(configuration, logger: logger) { port in
+                    console.out("serving on http://\(boundHost):\(port) (favourites in \(databasePath))\n")
+                })
+            } catch {
+                throw ValidationError("cannot start the service: \(error)")
+            }
+            try await app.runService()
+        }
+    }
+}

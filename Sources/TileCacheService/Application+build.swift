@@ -1,0 +1,79 @@
+import Hummingbird
+import ImageCore
+import Logging
+import ServiceLifecycle
+
+/// What the routes share: the catalogue, the image store, favourites, metrics and configuration.
+public struct ServiceDependencies: Sendable {
+    public let configuration: ServiceConfiguration
+    public let catalogue: ElementCatalogue
+    public let pipeline: ImagePipeline
+    public let images: ImageStore
+    public let favorites: FavoritesStore
+    public let metrics: ServiceMetrics
+    public let web: WebAssets
+
+    /// Builds the pipeline, image store and favourites store a configuration describes.
+    ///
+    /// - Throws: when the favourites database cannot be opened (the disk cache degrades with a warning instead).
+    public init(configuration: ServiceConfiguration, logger: Logger) throws {
+        self.configuration = configuration
+        catalogue = .standard
+        pipeline = ImagePipeline(configuration: configuration.pipeline, logger: logger)
+        metrics = ServiceMetrics()
+        images = ImageStore(pipeline: pipeline, builder: configuration.builder, byteLimit: configuration.encodedCacheBytes,
+                            maxPendingLoads: configuration.maxPendingLoads, metrics: metrics, logger: logger)
+        favorites = try FavoritesStore(path: configuration.databasePath)
+        web = try WebAssets()
+    }
+}
+
+/// The router every endpoint hangs off; tests build the same one.
+public func buildRouter(_ dependencies: ServiceDependencies) -> Router<BasicRequestContext> {
+    let router = Router(context: BasicRequestContext.self)
+    router.add(middleware: MetricsMiddleware(metrics: dependencies.metrics))
+    router.add(middleware: LogRequestsMiddleware(.debug))
+    ElementsController(dependencies: dependencies).register(on: router)
+    FavoritesController(store: dependencies.favorites, catalogue: dependencies.catalogue).register(on: router)
+    OperationsController(dependencies: dependencies).register(on: router)
+    dependencies.web.register(on: router)
+    return router
+}
+
+/// The application `tilecache serve` runs: the router, plus a background prefetch when configured.
+///
+/// - Parameter onServerRunning: called with the bound port once the server listens (port 0 picks a free one).
+public func buildApplication(_ configuration: ServiceConfiguration, logger: Logger,
+                             onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) throws -> some ApplicationProtocol {
+    try buildApplication(ServiceDependencies(configuration: configuration, logger: logger), logger: logger, onServerRunning: onServerRunning)
+}
+
+/// The application over already built dependencies (tests inspect them while it runs).
+public func buildApplication(_ dependencies: ServiceDependencies, logger: Logger,
+                             onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
+    let configuration = dependencies.configuration
+    var services: [any Service] = []
+    if configuration.prefetchAtStart { services.append(PrefetchService(dependencies: dependencies, logger: logger)) }
+    return Application(
+        router: buildRouter(dependencies),
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "TileCache/\(TileCacheVersion.string)"),
+        services: services,
+        onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
+        logger: logger)
+}
+
+/// Warms every catalogue image once at start, in the background; stops early on graceful shutdown.
+struct PrefetchService: Service {
+    let dependencies: ServiceDependencies
+    let logger: Logger
+
+    func run() async throws {
+        let urls = dependencies.configuration.builder.images(for: dependencies.catalogue.elements)
+            .filter { !$0.isKnownMissing }.map(\.url)
+        let run = await cancelWhenGracefulShutdown { await dependencies.pipeline.prefetch(urls) }
+        logger.info("prefetch at start finished", metadata: [
+            "requested": "\(run.report.requests)", "failed": "\(run.report.failed)",
+            "seconds": "\(Double(run.duration.components.seconds) + Double(run.duration.components.attoseconds) / 1e18)"])
+        try? await gracefulShutdown()
+    }
+}

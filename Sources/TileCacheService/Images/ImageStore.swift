@@ -1,0 +1,123 @@
+import Foundation
+import ImageCore
+import Logging
+import Synchronization
+
+/// Bytes ready to send: an original image or a resized variant.
+public struct ServedImage: Sendable {
+    /// The encoded bytes.
+    public var bytes: [UInt8]
+    /// `image/jpeg` or `image/png`.
+    public var contentType: String
+    /// A strong ETag derived from the bytes' SHA-256 (and the width, for variants).
+    public var etag: String
+    /// An HTTP date: upstream's Last-Modified, else when the bytes were stored.
+    public var lastModified: String
+    /// Where the bytes came from: `memory` (this store's byte cache), or the pipeline's outcome.
+    public var source: String
+}
+
+/// Serves catalogue images from a byte LRU, then the pipeline (disk, network); makes and caches resized variants.
+///
+/// Hot images' encoded bytes stay in memory (an LRU bounded in bytes), so a cached image is served without disk I/O,
+/// decoding or re-encoding. Concurrent misses for one image share one load (and one upstream request). Misses waiting
+/// for upstream are bounded: past `maxPendingLoads`, requests fail at once with 503. Thread-safety: any task.
+public final class ImageStore: Sendable {
+    let pipeline: ImagePipeline
+    let builder: ImageURLBuilder
+    let bytesCache: MemoryCache<String, ServedImage>
+    let maxPendingLoads: Int
+    let metrics: ServiceMetrics
+    private let loads = TaskCoalescer<String, ServedImage>()
+    private let pending = Mutex(0)
+    private let logger: Logger
+
+    init(pipeline: ImagePipeline, builder: ImageURLBuilder, byteLimit: Int, maxPendingLoads: Int,
+         metrics: ServiceMetrics, logger: Logger) {
+        self.pipeline = pipeline
+        self.builder = builder
+        bytesCache = MemoryCache(countLimit: 100_000, costLimit: max(1, byteLimit))
+        self.maxPendingLoads = maxPendingLoads
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    /// The image of `element` of `kind`, resized to `width` when given.
+    public func image(_ element: Element, kind: ImageKind, width: Int?) async throws(ServiceError) -> ServedImage {
+        if kind == .full, element.hasKnownMissingPhoto {
+            metrics.cacheLookup(layer: "known-missing")
+            throw ServiceError(.notFound, reason: "no-photo", message: "there is no full-size photo of \(element.name)")
+        }
+        let url = builder.url(for: element, kind: kind)
+        let key = width.map { "\(url)#w=\($0)" } ?? url
+        if let cached = bytesCache.value(forKey: key) {
+            metrics.cacheLookup(layer: "memory")
+            var hit = cached
+            hit.source = "memory"
+            return hit
+        }
+        let admitted = pending.withLock { count -> Bool in
+            guard count < maxPendingLoads else { return false }
+            count += 1
+            return true
+        }
+        guard admitted else {
+            metrics.rejected()
+            throw ServiceError(.serviceUnavailable, reason: "overloaded", message: "too many images are being fetched; retry shortly",
+                               headers: [.retryAfter: "1"])
+        }
+        defer { pending.withLock { $0 -= 1 } }
+        do {
+            let (served, _) = try await loads.run(key) { [self] in try await load(url: url, width: width, key: key) }
+            return served
+        } catch let error as ServiceError {
+            throw error
+        } catch {
+            throw ServiceError(.serviceUnavailable, reason: "cancelled", message: "the request was cancelled")
+        }
+    }
+
+    private func load(url: String, width: Int?, key: String) async throws(ServiceError) -> ServedImage {
+        let original: EncodedImage
+        do {
+            original = try await pipeline.encodedImage(for: url)
+        } catch {
+            metrics.upstreamFailure(reason: error.reason.rawValue)
+            logger.warning("upstream image failed", metadata: ["url": "\(url)", "reason": "\(error.reason.rawValue)", "message": "\(error.message)"])
+            throw ServiceError.upstream(error)
+        }
+        metrics.cacheLookup(layer: original.outcome.rawValue)
+        if original.bytesDownloaded > 0 { metrics.upstreamBytes(original.bytesDownloaded) }
+        let lastModified = original.metadata.lastModified ?? HTTPDate.string(from: original.metadata.storedAt)
+        let etagBase = String(original.metadata.checksum.prefix(32))
+        var served = ServedImage(bytes: original.bytes, contentType: original.metadata.format.mimeType,
+                                 etag: "\"\(etagBase)\"", lastModified: lastModified, source: original.outcome.rawValue)
+        if let width {
+            do {
+                let resized = try ImageResizer.resizedJPEG(original.bytes, width: width, subject: url)
+                served = ServedImage(bytes: resized.bytes, contentType: "image/jpeg", etag: "\"\(etagBase)-w\(width)\"",
+                                     lastModified: lastModified, source: "resized")
+            } catch {
+                logger.error("resize failed", metadata: ["url": "\(url)", "width": "\(width)", "message": "\(error.message)"])
+                throw ServiceError(.internalServerError, reason: "resize-failed", message: "the image could not be resized")
+            }
+        }
+        bytesCache.set(served, forKey: key, cost: served.bytes.count)
+        return served
+    }
+}
+
+/// HTTP dates (RFC 9110 IMF-fixdate).
+enum HTTPDate {
+    private static let formatter: DateFormatter = {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter
+    }()
+    private static let lock = Mutex(())
+
+    static func string(from date: Date) -> String { lock.withLock { _ in formatter.string(from: date) } }
+    static func date(from string: String) -> Date? { lock.withLock { _ in formatter.date(from: string) } }
+}

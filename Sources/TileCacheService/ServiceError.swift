@@ -1,0 +1,51 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import ImageCore
+import NIOCore
+
+/// An error that reaches HTTP: a status and a JSON body `{"error": {"status", "reason", "message"}}`.
+///
+/// Upstream details (URLs, libcurl messages) go to the log, never into the body.
+public struct ServiceError: HTTPResponseError, Sendable, Equatable {
+    /// The HTTP status.
+    public var status: HTTPResponse.Status
+    /// A stable, machine-readable reason.
+    public var reason: String
+    /// A sentence for the client.
+    public var message: String
+    /// Extra headers (Retry-After on 503).
+    public var headers: HTTPFields
+
+    /// An error with the given status, reason and message.
+    public init(_ status: HTTPResponse.Status, reason: String, message: String, headers: HTTPFields = [:]) {
+        self.status = status
+        self.reason = reason
+        self.message = message
+        self.headers = headers
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        let body: [String: [String: any Sendable]] = ["error": ["status": Int(status.code), "reason": reason, "message": message]]
+        let data = try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])
+        var headers = self.headers
+        headers[.contentType] = "application/json; charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// The client-facing error for an upstream failure: 404 for upstream 404/410, 504 for timeouts, 502 otherwise.
+    static func upstream(_ error: ImageCoreError) -> ServiceError {
+        switch error.reason {
+        case .httpStatus where error.httpStatus == 404 || error.httpStatus == 410:
+            return ServiceError(.notFound, reason: "upstream-not-found", message: "the upstream host has no such image")
+        case .timeout:
+            return ServiceError(.gatewayTimeout, reason: "upstream-timeout", message: "the upstream host did not answer in time")
+        case .cancelled:
+            return ServiceError(.serviceUnavailable, reason: "cancelled", message: "the request was cancelled")
+        default:
+            return ServiceError(.badGateway, reason: "upstream-\(error.reason.rawValue)",
+                                message: "the upstream host did not provide a valid image (\(error.reason.rawValue))")
+        }
+    }
+}
