@@ -100,6 +100,7 @@ let package = Package(
             dependencies: [
                 "TileCacheService", "ImageCore", "TileCacheOrigin",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),

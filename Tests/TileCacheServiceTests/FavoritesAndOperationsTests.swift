@@ -1,0 +1,171 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import ImageCore
+import ServiceLifecycle
+import Testing
+import TileCacheOrigin
+import TileCacheService
+
+@Suite("Service: favourites and operations")
+struct FavoritesAndOperationsTests {
+    func post(_ client: any TestClientProtocol, _ json: String) async throws -> TestResponse {
+        try await client.execute(uri: "/api/v1/favorites", method: .post, headers: [.contentType: "application/json"],
+                                 body: ByteBuffer(string: json))
+    }
+
+    @Test("favourites: 201 with id and createdAt, 400 for missing or oversized fields, 422 for unknown elements, filter by person")
+    func favorites() async throws {
+        try await withService(try await .start()) { client, _ in
+            let created = try await post(client, #"{"favoritedBy":"Ada","elementName":"Sodium","elementSymbol":"Na"}"#)
+            #expect(created.status == .created)
+            #expect(created.json?["id"] as? Int == 1 && created.json?["createdAt"] is String)
+            #expect(created.json?["elementName"] as? String == "Sodium" && created.json?["favoritedBy"] as? String == "Ada")
+            _ = try await post(client, #"{"favoritedBy":"Grace","elementName":"gold","elementSymbol":"au"}"#)
+            let long = String(repeating: "x", count: 101)
+            for (body, reason) in [(#"{"elementName":"Sodium","elementSymbol":"Na"}"#, "missing-field"),
+                                   (#"{"favoritedBy":"","elementName":"Sodium","elementSymbol":"Na"}"#, "missing-field"),
+                                   ("{\"favoritedBy\":\"\(long)\",\"elementName\":\"Sodium\",\"elementSymbol\":\"Na\"}", "field-too-long"),
+                                   ("not json", "bad-json")] {
+                let response = try await post(client, body)
+                #expect(response.status == .badRequest && response.errorReason == reason, "\(body)")
+            }
+            let unknown = try await post(client, #"{"favoritedBy":"Ada","elementName":"Kryptonite","elementSymbol":"Kr"}"#)
+            #expect(unknown.status == .unprocessableContent && unknown.errorReason == "unknown-element")
+            let all = try await client.execute(uri: "/api/v1/favorites", method: .get)
+            #expect((all.json?["favorites"] as? [[String: Any]])?.count == 2)
+            let ada = try await client.execute(uri: "/api/v1/favorites?favoritedBy=Ada", method: .get)
+            let adas = try #require(ada.json?["favorites"] as? [[String: Any]])
+            #expect(adas.count == 1 && adas[0]["elementSymbol"] as? String == "Na")
+            let bad = try await client.execute(uri: "/api/v1/favorites?user=Ada", method: .get)
+            #expect(bad.status == .badRequest)
+        }
+    }
+
+    @Test("favourites survive a restart of the service")
+    func persistence() async throws {
+        let harness = try await ServiceHarness.start()
+        let first = try harness.dependencies()
+        _ = try first.favorites.add(favoritedBy: "Ada", element: first.catalogue.element(number: 26)!)
+        let second = try harness.dependencies()  // a new process over the same database file
+        #expect(try second.favorites.list(favoritedBy: "Ada").map(\.elementSymbol) == ["Fe"])
+        await harness.stop()
+    }
+
+    @Test("healthz, stats and metrics")
+    func operations() async throws {
+        try await withService(try await .start()) { client, _ in
+            let health = try await client.execute(uri: "/healthz", method: .get)
+            #expect(health.status == .ok && health.json?["status"] as? String == "ok" && health.headers[.cacheControl] == "no-store")
+            _ = try await client.execute(uri: "/api/v1/elements/1/thumbnail", method: .get)
+            _ = try await client.execute(uri: "/api/v1/elements/1/thumbnail", method: .get)
+            let stats = try await client.execute(uri: "/api/v1/stats", method: .get)
+            let outcomes = try #require(stats.json?["outcomes"] as? [String: Int])
+            #expect(outcomes["networkFetch"] == 1 && outcomes["memory"] == 1 && stats.json?["hitRate"] as? Double == 0.5)
+            let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
+            #expect(metrics.contains(#"tilecache_http_requests_total{route="/api/v1/elements/{id}/thumbnail",method="GET",status="200"} 2"#))
+            #expect(metrics.contains(#"tilecache_image_lookups_total{layer="networkFetch"} 1"#))
+            #expect(metrics.contains(#"tilecache_image_lookups_total{layer="memory"} 1"#))
+            #expect(metrics.contains("tilecache_http_request_duration_seconds_bucket"))
+            #expect(metrics.contains("tilecache_upstream_bytes_total"))
+        }
+    }
+
+    @Test("healthz is 503 when the cache directory cannot be used")
+    func unhealthy() async throws {
+        let harness = try await ServiceHarness.start { $0.pipeline.diskDirectory = "/dev/null/cache" }
+        try await withService(harness) { client, _ in
+            let health = try await client.execute(uri: "/healthz", method: .get)
+            #expect(health.status == .serviceUnavailable && health.json?["status"] as? String == "failing")
+        }
+    }
+
+    @Test("the web front end is served from the package")
+    func web() async throws {
+        try await withService(try await .start()) { client, _ in
+            let page = try await client.execute(uri: "/", method: .get)
+            #expect(page.status == .ok && page.headers[.contentType]?.hasPrefix("text/html") == true)
+            #expect(String(buffer: page.body).contains("/app.js"))
+            #expect(try await client.execute(uri: "/app.js", method: .get).status == .ok)
+            #expect(try await client.execute(uri: "/app.css", method: .get).status == .ok)
+            #expect(try await client.execute(uri: "/../Package.swift", method: .get).status == .notFound)
+        }
+    }
+}
+
+@Suite("Service: live sockets")
+struct LiveServiceTests {
+    @Test("N concurrent requests for a cold image make one upstream request")
+    func coalescing() async throws {
+        var origin = OriginServer.Configuration()
+        origin.latency = .milliseconds(200)
+        let harness = try await ServiceHarness.start(origin: origin)
+        try await withService(harness, mode: .live) { client, _ in
+            // The test client sends one request at a time; libcurl opens parallel connections.
+            let base = "http://127.0.0.1:\(try #require(client.port))"
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<16 { group.addTask { try await ImageCoreFetch.status(base + "/api/v1/elements/8/image") } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(statuses == Array(repeating: 200, count: 16))
+            #expect(harness.origin.statistics.requests == 1)
+            #expect(harness.origin.statistics.maxInFlight == 1)
+        }
+    }
+
+    @Test("past the bound on pending upstream loads, requests get 503 with Retry-After")
+    func overload() async throws {
+        var origin = OriginServer.Configuration()
+        origin.latency = .milliseconds(400)
+        let harness = try await ServiceHarness.start(origin: origin) { $0.maxPendingLoads = 2 }
+        try await withService(harness, mode: .live) { client, _ in
+            let base = "http://127.0.0.1:\(try #require(client.port))"
+            let engine = ImageCore.TransferEngine()
+            let responses = try await withThrowingTaskGroup(of: (Int, String?).self) { group in
+                for number in 1...6 {
+                    group.addTask {
+                        let response = try await engine.perform(ImageCore.HTTPRequest(url: base + "/api/v1/elements/\(number)/thumbnail"))
+                        return (response.status, response.headers["Retry-After"])
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(responses.filter { $0.0 == 200 }.count == 2)
+            #expect(responses.filter { $0.0 == 503 }.allSatisfy { $0.1 == "1" })
+            #expect(responses.filter { $0.0 == 503 }.count == 4)
+        }
+    }
+
+    @Test("graceful shutdown: an in-flight request finishes, then the server stops")
+    func gracefulShutdown() async throws {
+        var origin = OriginServer.Configuration()
+        origin.latency = .milliseconds(600)
+        let harness = try await ServiceHarness.start(origin: origin)
+        let dependencies = try harness.dependencies()
+        let port = AsyncStream.makeStream(of: Int.self)
+        let app = buildApplication(dependencies, logger: Logger(label: "test")) { port.continuation.yield($0) }
+        let group = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "test")))
+        let running = Task { try await group.run() }
+        var ports = port.stream.makeAsyncIterator()
+        let bound = try #require(await ports.next())
+        let inFlight = Task { try await ImageCoreFetch.status("http://127.0.0.1:\(bound)/api/v1/elements/3/thumbnail") }
+        while harness.origin.statistics.inFlight == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        await group.triggerGracefulShutdown()
+        #expect(try await inFlight.value == 200)
+        try await running.value
+        await #expect(throws: (any Error).self) { try await ImageCoreFetch.status("http://127.0.0.1:\(bound)/healthz") }
+        await harness.stop()
+    }
+}
+
+/// A plain GET through the project's own transfer engine.
+enum ImageCoreFetch {
+    static func status(_ url: String) async throws -> Int {
+        var options = ImageCore.TransferOptions()
+        options.connectTimeout = .seconds(2)
+        return try await ImageCore.TransferEngine().perform(ImageCore.HTTPRequest(url: url, options: options)).status
+    }
+}
