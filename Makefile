@@ -14,8 +14,10 @@ demo: deps
 	$(SWIFT) build -c release --product tilecache
 	.build/release/tilecache demo
 
-## Runs the whole test suite.
+## Checks the web front end in headless Chromium (installed if missing), then runs the whole test suite
+## (swift test last, so its summary closes the output).
 test: deps
+	scripts/browser-check.sh
 	$(SWIFT) test
 
 ## Regenerates the embedded element catalogue from ../shared/data (dev-time only).

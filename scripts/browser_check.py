@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""Checks the web front end in a real headless Chromium, driven over the DevTools protocol.
+
+Starts the built-in origin and `tilecache serve` on free loopback ports, loads the page, and asserts from the rendered
+DOM that: all 118 tiles show a loaded thumbnail; the detail view of iron shows its photo and fields; thorium's detail
+view shows the placeholder; a favourite made in the page (its own button) appears in the favourites API and in the
+Favourites view; the list view sorts. Saves a screenshot of each view (desktop and phone width) to the output folder.
+
+Usage: scripts/browser_check.py TILECACHE_BINARY OUTPUT_DIR
+"""
+import base64
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+
+import websocket  # websocket-client, installed by scripts/browser-check.sh
+
+binary, output = sys.argv[1], sys.argv[2]
+os.makedirs(output, exist_ok=True)
+work = tempfile.mkdtemp(prefix="tilecache-browser-")
+processes = []
+
+
+def start(arguments, pattern):
+    """Starts a process and returns the first match of `pattern` in its stdout (it prints its URL when ready)."""
+    process = subprocess.Popen(arguments, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    processes.append(process)
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        line = process.stdout.readline()
+        if not line and process.poll() is not None:
+            raise SystemExit(f"browser check: {arguments[0]} exited early ({process.returncode})")
+        match = re.search(pattern, line or "")
+        if match:
+            return match.group(1)
+    raise SystemExit(f"browser check: {' '.join(arguments)} did not start")
+
+
+def chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        if shutil.which(name):
+            return shutil.which(name)
+    raise SystemExit("browser check: chromium is not installed (scripts/browser-check.sh installs it)")
+
+
+class Page:
+    def __init__(self, ws_url):
+        self.ws = websocket.create_connection(ws_url, timeout=30, suppress_origin=True)
+        self.next_id = 0
+
+    def call(self, method, **params):
+        self.next_id += 1
+        self.ws.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
+        while True:
+            message = json.loads(self.ws.recv())
+            if message.get("id") == self.next_id:
+                if "error" in message:
+                    raise SystemExit(f"browser check: {method} failed: {message['error']}")
+                return message.get("result", {})
+
+    def evaluate(self, expression):
+        result = self.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
+        if "exceptionDetails" in result:
+            raise SystemExit(f"browser check: page error in {expression!r}: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+    def wait_for(self, expression, what, seconds=45):
+        deadline = time.time() + seconds
+        value = None
+        while time.time() < deadline:
+            value = self.evaluate(expression)
+            if value is True:
+                return
+            time.sleep(0.2)
+        raise SystemExit(f"browser check FAILED: {what} (last value: {value!r})")
+
+    def screenshot(self, name):
+        data = self.call("Page.captureScreenshot", format="png", captureBeyondViewport=False)["data"]
+        path = os.path.join(output, name)
+        with open(path, "wb") as file:
+            file.write(base64.b64decode(data))
+        print(f"browser check: screenshot {path}")
+
+    def viewport(self, width, height, mobile=False):
+        self.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=mobile)
+
+
+try:
+    tiles = start([binary, "origin", "--port", "0", "--latency-ms", "5"], r"--tiles-base (\S+)")
+    images = tiles.replace("/periodictable", "/images-of-elements")
+    service = start([binary, "serve", "--port", "0", "--cache-dir", os.path.join(work, "cache"),
+                     "--db", os.path.join(work, "favorites.sqlite"), "--tiles-base", tiles, "--images-base", images],
+                    r"serving on (\S+)")
+    browser = subprocess.Popen([chromium(), "--headless=new", "--no-sandbox", "--disable-gpu", "--remote-debugging-port=0",
+                                f"--user-data-dir={os.path.join(work, 'profile')}", "about:blank"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    processes.append(browser)
+    devtools = None
+    deadline = time.time() + 60
+    while devtools is None and time.time() < deadline:
+        match = re.search(r"DevTools listening on (ws://\S+)", browser.stderr.readline())
+        devtools = match.group(1) if match else None
+    if devtools is None:
+        raise SystemExit("browser check: chromium did not start")
+    http_base = "http://" + devtools.split("/")[2]
+    targets = json.load(urllib.request.urlopen(http_base + "/json/list"))
+    page = Page(next(t for t in targets if t["type"] == "page")["webSocketDebuggerUrl"])
+    page.call("Page.enable")
+    page.call("Runtime.enable")
+    page.viewport(1400, 900)
+
+    # 1. The periodic table: 118 tiles, each with a loaded thumbnail.
+    page.call("Page.navigate", url=service + "/#/table")
+    page.wait_for("document.querySelectorAll('.table .tile').length === 118", "118 tiles rendered")
+    page.wait_for("document.querySelectorAll('.table .tile img[data-loaded=\"true\"]').length === 118",
+                  "all 118 thumbnails loaded")
+    page.screenshot("table.png")
+
+    # 2. The list, sorted by name, two lines per row.
+    page.evaluate("location.hash = '#/list/name'")
+    page.wait_for("document.querySelectorAll('.list li').length === 118 && "
+                  "document.querySelector('.list li strong').textContent === 'Actinium'", "list sorted by name")
+    page.wait_for("[...document.querySelectorAll('.list li')].some(li => li.textContent.includes('Na(11) 22.989769282'))",
+                  "list rows read like 'Na(11) 22.989769282'")
+    page.screenshot("list.png")
+
+    # 3. Detail view of iron: title, loaded photo, fields.
+    page.evaluate("document.getElementById('who').value = 'Browser Check';"
+                  "document.getElementById('who').dispatchEvent(new Event('change'))")
+    page.evaluate("location.hash = '#/element/26'")
+    page.wait_for("document.getElementById('detail-title')?.textContent === 'Iron'", "detail view titled Iron")
+    page.wait_for("document.querySelector('img.photo')?.dataset.loaded === 'true'", "iron's photo loaded")
+    page.wait_for("document.querySelector('[data-field=\"atomic-weight\"]').textContent === '55.8452' && "
+                  "document.querySelector('[data-field=\"melting-point\"]').textContent === '1811 K' && "
+                  "document.querySelector('[data-field=\"discovered-by\"]').textContent === '5000 BC'", "iron's fields")
+    page.screenshot("detail.png")
+
+    # 4. A favourite made with the page's own button reaches the favourites API.
+    page.evaluate("document.getElementById('favorite').click()")
+    page.wait_for("document.getElementById('favorite-status').dataset.result === 'saved'", "favourite saved")
+    query = "favoritedBy=" + urllib.parse.quote("Browser Check")
+    favorites = json.load(urllib.request.urlopen(f"{service}/api/v1/favorites?{query}"))["favorites"]
+    if not any(f["elementSymbol"] == "Fe" and f["elementName"] == "Iron" for f in favorites):
+        raise SystemExit(f"browser check FAILED: the favourite is not in the API: {favorites}")
+    page.evaluate("location.hash = '#/favorites'")
+    page.wait_for("document.querySelector('#favorites li[data-symbol=\"Fe\"]') !== null", "favourites view lists iron")
+    page.screenshot("favorites.png")
+
+    # 5. An element without a photo shows a clear placeholder.
+    page.evaluate("location.hash = '#/element/90'")
+    page.wait_for("document.querySelector('.photo.placeholder')?.textContent.includes('No photo')", "thorium's placeholder")
+    page.screenshot("detail-no-photo.png")
+
+    # 6. Phone-sized screen.
+    page.viewport(390, 844, mobile=True)
+    page.evaluate("location.hash = '#/element/79'")
+    page.wait_for("document.querySelector('img.photo')?.dataset.loaded === 'true'", "gold's photo loaded on a phone")
+    page.screenshot("phone-detail.png")
+    page.evaluate("location.hash = '#/list/number'")
+    page.wait_for("document.querySelectorAll('.list li').length === 118", "list on a phone")
+    page.screenshot("phone-list.png")
+    print("browser check: passed (118 thumbnails loaded, detail view, placeholder, favourite via the page, list, phone)")
+finally:
+    for process in reversed(processes):
+        process.terminate()
+    for process in processes:
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+    shutil.rmtree(work, ignore_errors=True)
