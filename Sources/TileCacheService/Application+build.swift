@@ -22,7 +22,8 @@ public struct ServiceDependencies: Sendable {
         pipeline = ImagePipeline(configuration: configuration.pipeline, logger: logger)
         metrics = ServiceMetrics()
         images = ImageStore(pipeline: pipeline, builder: configuration.builder, byteLimit: configuration.encodedCacheBytes,
-                            maxPendingLoads: configuration.maxPendingLoads, metrics: metrics, logger: logger)
+                            maxPendingLoads: configuration.maxPendingLoads, requestTimeout: configuration.requestTimeout,
+                            metrics: metrics, logger: logger)
         favorites = try FavoritesStore(path: configuration.databasePath)
         web = try WebAssets()
     }
@@ -56,6 +57,9 @@ public func buildApplication(_ dependencies: ServiceDependencies, logger: Logger
     if configuration.prefetchAtStart { services.append(PrefetchService(dependencies: dependencies, logger: logger)) }
     return Application(
         router: buildRouter(dependencies),
+        server: .http1(configuration: .init(idleTimeout: .nanoseconds(
+            Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000
+                + Int64(configuration.idleTimeout.components.attoseconds / 1_000_000_000)))),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "TileCache/\(TileCacheVersion.string)"),
         services: services,
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },

@@ -17,6 +17,10 @@ public struct ServiceConfiguration: Sendable {
     public var encodedCacheBytes = 64 * 1024 * 1024
     /// Image loads that may wait for upstream at once; more get 503 with Retry-After (default 256).
     public var maxPendingLoads = 256
+    /// Longest a client waits for an image (upstream included) before a 504 (default 60 s).
+    public var requestTimeout: Duration = .seconds(60)
+    /// A connection idle this long (a stalled or slow client) is closed (default 30 s).
+    public var idleTimeout: Duration = .seconds(30)
     /// The favourites database (SQLite), beside the cache by default.
     public var databasePath: String
     /// Warm every catalogue image in the background at start.

@@ -96,6 +96,17 @@ struct ElementsEndpointTests {
         }
     }
 
+    @Test("a client waits at most the request timeout, even while upstream retries")
+    func requestTimeout() async throws {
+        var origin = OriginServer.Configuration()
+        origin.faults = [FaultRule(pathContains: "/Tiles/", fault: .noResponse)]
+        let harness = try await ServiceHarness.start(origin: origin) { $0.requestTimeout = .milliseconds(300) }
+        try await withService(harness) { client, _ in
+            let response = try await client.execute(uri: "/api/v1/elements/1/thumbnail", method: .get)
+            #expect(response.status == .gatewayTimeout && response.errorReason == "timeout")
+        }
+    }
+
     @Test("upstream trouble maps to 502 or 504 and is never cached as an image", arguments: [
         (Fault.htmlPage, 502, "upstream-not-an-image"), (Fault.status(500), 502, "upstream-http-status"),
         (Fault.resetMidBody, 502, "upstream-connect"), (Fault.hugeDimensions, 502, "upstream-dimensions"),

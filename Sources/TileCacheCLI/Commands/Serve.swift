@@ -38,6 +38,9 @@ extension TileCacheCommand {
         @Option(help: "Memory for hot images' encoded bytes and resized variants, e.g. 64MiB.", transform: { try ByteSize(parsing: $0) })
         var encodedBytes = ByteSize(bytes: 64 * 1024 * 1024)
 
+        @Option(help: "Longest a client waits for an image, upstream included, in seconds (then 504).")
+        var requestTimeout: Double = 60
+
         @Option(help: "Favourites database (SQLite); default: favorites.sqlite beside the cache directory.")
         var db: String?
 
@@ -50,6 +53,7 @@ extension TileCacheCommand {
         func validate() throws {
             guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535, got \(port)") }
             guard maxAge >= 0 else { throw ValidationError("--max-age must not be negative") }
+            guard requestTimeout > 0, requestTimeout <= 3600 else { throw ValidationError("--request-timeout must be more than 0 and at most 3600") }
             for (name, base) in [("--tiles-base", tilesBase), ("--images-base", imagesBase)] {
                 guard base.lowercased().hasPrefix("http://") || base.lowercased().hasPrefix("https://") else {
                     throw ValidationError("\(name) '\(base)' is not an http(s) URL")
@@ -67,6 +71,7 @@ extension TileCacheCommand {
             configuration.encodedCacheBytes = encodedBytes.bytes
             configuration.databasePath = db ?? ServiceConfiguration.defaultDatabasePath(cacheDirectory: pipeline.cacheDir)
             configuration.prefetchAtStart = prefetch
+            configuration.requestTimeout = .milliseconds(Int(requestTimeout * 1000))
             var logger = Logger(label: "tilecache.serve") { StreamLogHandler.standardError(label: $0) }
             logger.logLevel = verbose ? .debug : .info
             let console = Console.current

@@ -27,13 +27,15 @@ public final class ImageStore: Sendable {
     let builder: ImageURLBuilder
     let bytesCache: MemoryCache<String, ServedImage>
     let maxPendingLoads: Int
+    let requestTimeout: Duration
     let metrics: ServiceMetrics
     private let loads = TaskCoalescer<String, ServedImage>()
     private let pending = Mutex(0)
     private let logger: Logger
 
-    init(pipeline: ImagePipeline, builder: ImageURLBuilder, byteLimit: Int, maxPendingLoads: Int,
+    init(pipeline: ImagePipeline, builder: ImageURLBuilder, byteLimit: Int, maxPendingLoads: Int, requestTimeout: Duration,
          metrics: ServiceMetrics, logger: Logger) {
+        self.requestTimeout = requestTimeout
         self.pipeline = pipeline
         self.builder = builder
         bytesCache = MemoryCache(countLimit: 100_000, costLimit: max(1, byteLimit))
@@ -68,8 +70,18 @@ public final class ImageStore: Sendable {
         }
         defer { pending.withLock { $0 -= 1 } }
         do {
-            let (served, _) = try await loads.run(key) { [self] in try await load(url: url, width: width, key: key) }
-            return served
+            // The caller stops waiting at the deadline; the shared load goes on for other callers (or the cache).
+            return try await withThrowingTaskGroup(of: ServedImage.self) { group in
+                group.addTask { [self] in
+                    try await loads.run(key) { [self] in try await load(url: url, width: width, key: key) }.0
+                }
+                group.addTask { [requestTimeout] in
+                    try await Task.sleep(for: requestTimeout)
+                    throw ServiceError(.gatewayTimeout, reason: "timeout", message: "the image was not ready in time")
+                }
+                defer { group.cancelAll() }
+                return try await group.next()!
+            }
         } catch let error as ServiceError {
             throw error
         } catch {
