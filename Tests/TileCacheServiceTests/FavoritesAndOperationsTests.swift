@@ -161,6 +161,29 @@ struct LiveServiceTests {
     }
 }
 
+extension LiveServiceTests {
+    @Test("--prefetch warms every catalogue image in the background while the service answers", .timeLimit(.minutes(1)))
+    func prefetchAtStart() async throws {
+        let harness = try await ServiceHarness.start { $0.prefetchAtStart = true }
+        let dependencies = try harness.dependencies()
+        let port = AsyncStream.makeStream(of: Int.self)
+        let app = buildApplication(dependencies, logger: Logger(label: "test")) { port.continuation.yield($0) }
+        // runService, as `tilecache serve` does: it runs the app's extra services (the prefetch) beside the server.
+        let running = Task { try await app.runService(gracefulShutdownSignals: []) }
+        var ports = port.stream.makeAsyncIterator()
+        let bound = try #require(await ports.next())
+        #expect(try await ImageCoreFetch.status("http://127.0.0.1:\(bound)/healthz") == 200)
+        // The debug-build origin renders about ten images a second, so wait for a good start, not the whole set.
+        while (dependencies.pipeline.diskCache?.count ?? 0) < 20 { try await Task.sleep(for: .milliseconds(50)) }
+        let paths = harness.origin.statistics.requestsByPath.keys
+        #expect(paths.allSatisfy { $0.hasPrefix("/periodictable/Tiles/") || $0.hasPrefix("/images-of-elements/") })
+        #expect(!paths.contains("/images-of-elements/thorium.jpg"))  // known missing: never asked
+        running.cancel()
+        _ = await running.result
+        await harness.stop()
+    }
+}
+
 /// A plain GET through the project's own transfer engine.
 enum ImageCoreFetch {
     static func status(_ url: String) async throws -> Int {
