@@ -1,7 +1,7 @@
 # TileCache: `make demo` and `make test` work on a fresh Debian 12 machine with Swift 6.3.
 SWIFT ?= swift
 
-.PHONY: deps build demo test clean catalogue bench
+.PHONY: deps build demo test clean catalogue bench bench-compare
 
 deps:
 	@scripts/install-deps.sh
@@ -30,3 +30,8 @@ clean:
 ## Runs the ImageCore micro-benchmarks (ordo-one/benchmark; separate package, not part of `make test`).
 bench: deps
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark
+
+## Runs TileCache side by side with curl, aria2c, Pillow, ImageMagick, tjbench, NSCache, nginx and thumbor (installs them)
+## and writes docs/benchmarks.md. About 10-15 minutes.
+bench-compare: deps
+	Benchmarks/compare/run.sh

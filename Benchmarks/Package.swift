@@ -25,5 +25,11 @@ let package = Package(
             path: "Benchmarks/ImageCoreBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // MemoryCache against Foundation's NSCache with the same limits (used by compare/run.sh).
+        .executableTarget(
+            name: "CacheComparison",
+            dependencies: [.product(name: "ImageCore", package: rootPackage)],
+            path: "CacheComparison"
+        ),
     ]
 )

@@ -114,6 +114,14 @@ struct PrefetchCommandTests {
         }
     }
 
+    @Test("--dry-run lists the URLs a prefetch would fetch and fetches nothing")
+    func dryRun() async throws {
+        let run = await tilecache("prefetch", "--dry-run", "--elements", "89-91", "--tiles-base", "http://t.example/pt")
+        #expect(run.code == 0)
+        #expect(run.out.split(separator: "\n") == ["http://t.example/pt/Tiles/089/s7.JPG", "http://images-of-elements.com/actinium.jpg",
+                                                   "http://t.example/pt/Tiles/090/s7.JPG", "http://t.example/pt/Tiles/091/s7.JPG"])
+    }
+
     @Test("bad option values exit 1 with a message naming the input", arguments: [
         (["--memory-bytes", "10parsecs"], "10parsecs"), (["--elements", "1-200"], "1-200"), (["--elements", "Kryptonite"], "Kryptonite"),
         (["--concurrency", "0"], "--concurrency"), (["--kind", "huge"], "huge"), (["--tiles-base", "ftp://x"], "ftp://x"),

@@ -41,6 +41,68 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    Benchmark("MemoryCache contended hit, 2 tasks", configuration: .init(scalingFactor: .kilo)) { benchmark in
+        let cache = MemoryCache<String, Int>(countLimit: 100, costLimit: 10 << 20)
+        let keys = (0..<100).map { "http://www.theodoregray.com/periodictable/Tiles/\($0)/s7.JPG" }
+        for (index, key) in keys.enumerated() { cache.set(index, forKey: key, cost: 1000) }
+        let iterations = benchmark.scaledIterations.count
+        benchmark.startMeasurement()
+        await withTaskGroup(of: Void.self) { group in
+            for worker in 0..<2 {
+                group.addTask {
+                    for iteration in 0..<(iterations / 2) { blackHole(cache.value(forKey: keys[(iteration + worker * 50) % 100])) }
+                }
+            }
+        }
+    }
+
+    Benchmark("DiskCache write (thumbnail)", configuration: .init(maxIterations: 5_000)) { benchmark in
+        let directory = NSTemporaryDirectory() + "tilecache-bench-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let cache = try DiskCache(directory: directory, sizeLimit: 1 << 30)
+        let header = try inspector.inspectHeader(thumbnail, subject: "t")
+        benchmark.startMeasurement()
+        for iteration in benchmark.scaledIterations {
+            let url = "http://bench/\(iteration % 500).jpg"
+            try cache.store(thumbnail, metadata: DiskCacheMetadata(url: url, header: header, bytes: thumbnail, contentType: "image/jpeg",
+                                                                     etag: nil, lastModified: nil, cacheControl: nil))
+        }
+    }
+
+    Benchmark("DiskCache read (thumbnail, checksum verified)") { benchmark in
+        let directory = NSTemporaryDirectory() + "tilecache-bench-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let cache = try DiskCache(directory: directory, sizeLimit: 1 << 30)
+        let header = try inspector.inspectHeader(thumbnail, subject: "t")
+        for index in 0..<100 {
+            try cache.store(thumbnail, metadata: DiskCacheMetadata(url: "http://bench/\(index).jpg", header: header, bytes: thumbnail,
+                                                                     contentType: "image/jpeg", etag: nil, lastModified: nil, cacheControl: nil))
+        }
+        benchmark.startMeasurement()
+        for iteration in benchmark.scaledIterations { blackHole(cache.entry(for: "http://bench/\(iteration % 100).jpg")) }
+    }
+
+    Benchmark("Pipeline disk hit (read, verify, decode thumbnail)") { benchmark in
+        let directory = NSTemporaryDirectory() + "tilecache-bench-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var configuration = ImagePipeline.Configuration()
+        configuration.diskDirectory = directory
+        configuration.memoryCountLimit = 1  // two URLs alternate, so every request misses memory
+        let pipeline = ImagePipeline(configuration: configuration)
+        let header = try inspector.inspectHeader(thumbnail, subject: "t")
+        for index in 0..<2 {
+            try pipeline.diskCache!.store(thumbnail, metadata: DiskCacheMetadata(
+                url: "http://bench/\(index).jpg", header: header, bytes: thumbnail, contentType: "image/jpeg", etag: nil,
+                lastModified: nil, cacheControl: "max-age=86400"))
+        }
+        benchmark.startMeasurement()
+        for iteration in benchmark.scaledIterations { blackHole(try await pipeline.image(for: "http://bench/\(iteration % 2).jpg")) }
+    }
+
+    Benchmark("Resize photo to 128 px (scaled decode, resample, encode)") { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(try ImageResizer.resizedJPEG(photo, width: 128, subject: "p")) }
+    }
+
     Benchmark("Pipeline memory hit", configuration: .init(scalingFactor: .kilo)) { benchmark in
         var configuration = ImagePipeline.Configuration()
         configuration.diskDirectory = nil

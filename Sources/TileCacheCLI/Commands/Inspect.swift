@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import ImageCore
 
 extension TileCacheCommand {
@@ -23,17 +24,21 @@ extension TileCacheCommand {
         @Flag(help: "Accept images the decoders return pixels for despite damage (report the warnings).")
         var lenient = false
 
+        @Option(name: [.customShort("j"), .long], help: "Files validated at once (default: the number of cores).")
+        var concurrency = ProcessInfo.processInfo.activeProcessorCount
+
         @OptionGroup var output: OutputOptions
 
         func validate() throws {
             guard !paths.isEmpty else { throw ValidationError("give at least one file or directory to inspect") }
             guard maxPixels > 0 else { throw ValidationError("--max-pixels must be positive, got \(maxPixels)") }
+            guard (1...256).contains(concurrency) else { throw ValidationError("--concurrency must be 1...256, got \(concurrency)") }
         }
 
         func run() async throws {
             let files = try FileInspection.expand(paths)
             let inspector = ImageInspector(maxPixels: maxPixels, strictness: lenient ? .lenient : .strict)
-            let results = await FileInspection.inspect(files, inspector: inspector)
+            let results = await FileInspection.inspect(files, inspector: inspector, concurrency: concurrency)
             Console.current.out(render(results))
             if results.contains(where: { !$0.valid }) { throw brokenFound }
         }

@@ -28,6 +28,9 @@ extension TileCacheCommand {
         @Flag(help: "Also fetch images upstream is known to lack (full-size photos for 90 and up).")
         var includeKnownMissing = false
 
+        @Flag(help: "Print the URLs that would be fetched, one a line, and fetch nothing.")
+        var dryRun = false
+
         func validate() throws {
             guard (1...100).contains(`repeat`) else { throw ValidationError("--repeat must be 1...100, got \(`repeat`)") }
         }
@@ -38,6 +41,10 @@ extension TileCacheCommand {
             let images = includeKnownMissing ? all : all.filter { !$0.isKnownMissing }
             let skipped = all.count - images.count
             let fetchable = images.filter { $0.invalidInput == nil }.map(\.url)
+            if dryRun {
+                console.out(fetchable.map { $0 + "\n" }.joined())
+                return
+            }
             var logger = Logger(label: "tilecache") { StreamLogHandler.standardError(label: $0) }
             logger.logLevel = output.verbose ? .debug : .warning
             let pipeline = ImagePipeline(configuration: self.pipeline.configuration(), logger: logger)

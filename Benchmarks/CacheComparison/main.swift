@@ -1,0 +1,72 @@
+// MemoryCache against Foundation's NSCache with the same limits (count 100, cost 10 MiB): get and set throughput
+// with 1 and 2 threads, 5 alternating rounds, medians. Prints one JSON object. Used by Benchmarks/compare/run.sh.
+import Foundation
+import ImageCore
+
+final class Box: @unchecked Sendable {  // immutable after init; only its identity is stored
+    let value: Int
+    init(_ value: Int) { self.value = value }
+}
+
+let operations = 1_000_000
+let urls = (0..<1000).map { "http://www.theodoregray.com/periodictable/Tiles/\($0)/s7.JPG" }
+// Immutable after this line and only read afterwards, so sharing it across threads is safe.
+nonisolated(unsafe) let nsKeys = urls.map { $0 as NSString }
+let boxes = (0..<1000).map { Box($0) }
+
+/// Operations per second of `body(thread, index)` run `operations` times split across `threads` threads.
+func throughput(threads: Int, _ body: @escaping @Sendable (Int, Int) -> Void) -> Double {
+    let started = DispatchTime.now().uptimeNanoseconds
+    DispatchQueue.concurrentPerform(iterations: threads) { thread in
+        for index in 0..<(operations / threads) { body(thread, index) }
+    }
+    return Double(operations) / (Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
+}
+
+struct Caches: @unchecked Sendable {  // both caches are thread-safe by contract
+    let ours = MemoryCache<String, Box>(countLimit: 100, costLimit: 10 << 20)
+    let foundation: NSCache<NSString, Box> = {
+        let cache = NSCache<NSString, Box>()
+        cache.countLimit = 100
+        cache.totalCostLimit = 10 << 20
+        return cache
+    }()
+}
+
+func measure(_ name: String, threads: Int, caches: Caches) -> Double {
+    switch name {
+    case "get-ours":
+        for index in 0..<100 { caches.ours.set(boxes[index], forKey: urls[index], cost: 1000) }
+        return throughput(threads: threads) { thread, index in _ = caches.ours.value(forKey: urls[(index + thread * 50) % 100]) }
+    case "get-nscache":
+        for index in 0..<100 { caches.foundation.setObject(boxes[index], forKey: nsKeys[index], cost: 1000) }
+        return throughput(threads: threads) { thread, index in _ = caches.foundation.object(forKey: nsKeys[(index + thread * 50) % 100]) }
+    case "set-ours":
+        return throughput(threads: threads) { thread, index in
+            let key = (index * 2 + thread) % 1000
+            caches.ours.set(boxes[key], forKey: urls[key], cost: 50_000)
+        }
+    default:
+        return throughput(threads: threads) { thread, index in
+            let key = (index * 2 + thread) % 1000
+            caches.foundation.setObject(boxes[key], forKey: nsKeys[key], cost: 50_000)
+        }
+    }
+}
+
+func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+
+var results: [String: Double] = [:]
+for threads in [1, 2] {
+    for operation in ["get", "set"] {
+        var ours: [Double] = [], theirs: [Double] = []
+        for _ in 0..<5 {  // alternate, fresh caches each round
+            ours.append(measure("\(operation)-ours", threads: threads, caches: Caches()))
+            theirs.append(measure("\(operation)-nscache", threads: threads, caches: Caches()))
+        }
+        results["\(operation)_\(threads)_memorycache"] = median(ours)
+        results["\(operation)_\(threads)_nscache"] = median(theirs)
+    }
+}
+let data = try JSONSerialization.data(withJSONObject: results, options: [.sortedKeys, .prettyPrinted])
+print(String(decoding: data, as: UTF8.self))

@@ -1,0 +1,405 @@
+#!/usr/bin/env python3
+"""TileCache side by side with the tools users would pick instead (issue 5). Run through run.sh (make bench-compare).
+
+Every comparison alternates TileCache and its peers for ROUNDS rounds and reports medians; ratios are computed from
+medians measured in this one run. Writes docs/benchmarks.md and docs/images/benchmarks.svg.
+Usage: compare.py TILECACHE CACHE_COMPARISON WORK_DIR ROUNDS
+"""
+import json
+import os
+import platform
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+
+TILECACHE, CACHE_COMPARISON, WORK, ROUNDS = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+PYTHON = sys.executable
+WRK_SECONDS = int(os.environ.get("WRK_SECONDS", "6"))
+processes = []
+results = []        # rows for the report: (number, title, tilecache, peer, ratio text, target, met)
+sections = []       # markdown sections with the details
+commands = []       # exact commands
+
+
+def log(message):
+    print(f"bench-compare: {message}", file=sys.stderr, flush=True)
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start(arguments, ready_pattern=None, **kwargs):
+    process = subprocess.Popen(arguments, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, **kwargs)
+    processes.append(process)
+    if ready_pattern:
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            line = process.stdout.readline()
+            match = re.search(ready_pattern, line or "")
+            if match:
+                return process, match.group(1)
+            if process.poll() is not None:
+                raise SystemExit(f"bench-compare: {arguments[0]} exited early")
+        raise SystemExit(f"bench-compare: {arguments[0]} did not start")
+    return process, None
+
+
+def wait_http(url, seconds=60):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if subprocess.run(["curl", "-s", "-o", "/dev/null", "-f", url]).returncode == 0:
+            return
+        time.sleep(0.2)
+    raise SystemExit(f"bench-compare: {url} did not come up")
+
+
+def timed(arguments, **kwargs):
+    started = time.perf_counter()
+    subprocess.run(arguments, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **kwargs)
+    return time.perf_counter() - started
+
+
+def fresh(path):
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    return path
+
+
+def median(values):
+    return statistics.median(values)
+
+
+def alternate(named_runs, prepare=None):
+    """Runs each (name, function) once per round, in turn, ROUNDS times; returns name -> list of seconds."""
+    times = {name: [] for name, _ in named_runs}
+    for round_number in range(ROUNDS):
+        for name, run in named_runs:
+            if prepare:
+                prepare(name)
+            times[name].append(run())
+        log(f"  round {round_number + 1}/{ROUNDS}: " + ", ".join(f"{n} {times[n][-1]:.3f}" for n, _ in named_runs))
+    return times
+
+
+def table(headers, rows):
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def wrk(url):
+    output = subprocess.run(["wrk", "-t2", "-c32", f"-d{WRK_SECONDS}s", "--latency", url], capture_output=True, text=True).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
+    p99_text = re.search(r"99%\s+([\d.]+)(us|ms|s)", output)
+    scale = {"us": 0.001, "ms": 1, "s": 1000}[p99_text.group(2)]
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    return rps, float(p99_text.group(1)) * scale, int(errors.group(1)) if errors else 0
+
+
+try:
+    # --- The origin, warmed so its own image generation is never measured.
+    origin, tiles_base = start([TILECACHE, "origin", "--port", "0", "--latency-ms", "20"], r"--tiles-base (\S+)")
+    images_base = tiles_base.replace("/periodictable", "/images-of-elements")
+    origin_host = tiles_base.split("/")[2]
+    urls_file = os.path.join(WORK, "urls.txt")
+    with open(urls_file, "w") as file:
+        subprocess.run([TILECACHE, "prefetch", "--dry-run", "--tiles-base", tiles_base, "--images-base", images_base],
+                       stdout=file, check=True)
+    urls = [line.strip() for line in open(urls_file) if line.strip()]
+    log(f"origin at {tiles_base}, {len(urls)} URLs (20 ms latency per response)")
+    subprocess.run(["curl", "-s", "--parallel", "--parallel-max", "8", "-o", "/dev/null"] + sum([[u, "-o", "/dev/null"] for u in urls], []),
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    # --- 1. Cold prefetch at concurrency 8.
+    log("1. cold prefetch at concurrency 8")
+    curl_config = os.path.join(WORK, "curl.config")
+    with open(curl_config, "w") as file:
+        for index, url in enumerate(urls):
+            file.write(f'url = "{url}"\noutput = "{WORK}/curl-out/{index}"\n')
+    cold_cache = os.path.join(WORK, "cold-cache")
+    runs = [
+        ("tilecache", lambda: timed([TILECACHE, "prefetch", "--urls", urls_file, "--cache-dir", fresh(cold_cache), "-j", "8", "--format", "json"])),
+        ("curl", lambda: (fresh(f"{WORK}/curl-out"), timed(["curl", "-s", "--parallel", "--parallel-max", "8", "-K", curl_config]))[1]),
+        ("aria2c", lambda: timed(["aria2c", "-q", "-j", "8", "-x", "1", "--allow-overwrite=true", "--auto-file-renaming=false",
+                                   "-d", fresh(f"{WORK}/aria-out"), "-i", urls_file])),
+        ("python-asyncio-pillow", lambda: timed([PYTHON, os.path.join(HERE, "peer_asyncio_pillow.py"), urls_file, fresh(f"{WORK}/py-out")])),
+    ]
+    times = alternate(runs)
+    medians = {name: median(values) for name, values in times.items()}
+    ratio = medians["tilecache"] / medians["curl"]
+    faster = medians["tilecache"] < medians["aria2c"] and medians["tilecache"] < medians["python-asyncio-pillow"]
+    results.append((1, "Cold prefetch, concurrency 8 (TileCache also validates and decodes)", f"{medians['tilecache']:.3f} s",
+                    f"curl {medians['curl']:.3f} s", f"{ratio:.2f}× curl", "≤ 1.05× curl, faster than aria2c and Python",
+                    ratio <= 1.05 and faster))
+    sections.append("### 1. Cold prefetch of every catalogue image, concurrency 8\n\n" + table(
+        ["tool", "median wall time", "runs (s)"],
+        [[name, f"{medians[name]:.3f} s", ", ".join(f"{v:.3f}" for v in values)] for name, values in times.items()])
+        + f"\n\nFloor: ⌈{len(urls)} / 8⌉ × 20 ms = {((len(urls) + 7) // 8) * 0.02:.3f} s of origin latency alone.")
+    commands += [f"tilecache prefetch --urls urls.txt --cache-dir <fresh> -j 8 --format json",
+                 "curl -s --parallel --parallel-max 8 -K curl.config   # url/output pairs for every URL",
+                 "aria2c -q -j 8 -x 1 -d <fresh> -i urls.txt",
+                 "python peer_asyncio_pillow.py urls.txt <fresh>   # aiohttp, 8 at a time, Pillow full decode"]
+
+    # --- 2. Warm prefetch from the disk cache in a new process, against just decoding the same files.
+    log("2. warm prefetch from disk against the decode floor")
+    files_dir = os.path.join(WORK, "files")
+    fresh(files_dir)
+    for index, url in enumerate(urls):
+        source = os.path.join(WORK, "curl-out", str(index))
+        if os.path.exists(source) and os.path.getsize(source) > 200:
+            shutil.copy(source, os.path.join(files_dir, f"{index:04d}.jpg"))
+    subprocess.run([TILECACHE, "prefetch", "--urls", urls_file, "--cache-dir", fresh(cold_cache)], stdout=subprocess.DEVNULL)
+    runs = [("tilecache warm", lambda: timed([TILECACHE, "prefetch", "--urls", urls_file, "--cache-dir", cold_cache, "--format", "json"])),
+            ("decode only", lambda: timed([TILECACHE, "inspect", files_dir, "--format", "json"]))]
+    times = alternate(runs)
+    medians = {name: median(values) for name, values in times.items()}
+    ratio = medians["tilecache warm"] / medians["decode only"]
+    results.append((2, "Warm prefetch from disk, new process (the cesium 404 still goes to the origin)",
+                    f"{medians['tilecache warm']:.3f} s", f"decode {medians['decode only']:.3f} s", f"{ratio:.2f}× floor",
+                    "≤ 1.3× the decode floor", ratio <= 1.3))
+    sections.append("### 2. Warm prefetch from the disk cache, new process\n\n" + table(
+        ["run", "median", "runs (s)"], [[n, f"{medians[n]:.3f} s", ", ".join(f"{v:.3f}" for v in values)] for n, values in times.items()])
+        + f"\n\nThe floor is `tilecache inspect` on the same {len(os.listdir(files_dir))} files (read and fully decode, same"
+        " process start-up). The warm prefetch also asks the origin once for the catalogue's one broken URL (cesium, a 404,"
+        " 20 ms) because failures are not cached.")
+    commands += ["tilecache prefetch --urls urls.txt --cache-dir <warm>   # after one cold run", "tilecache inspect <the same files>"]
+
+    # --- 3. Validation of 1000 images.
+    log("3. validating a directory of 1000 images")
+    many = fresh(os.path.join(WORK, "thousand"))
+    sources = sorted(os.listdir(files_dir))
+    for index in range(1000):
+        source = os.path.join(files_dir, sources[index % len(sources)])
+        target = os.path.join(many, f"{index:04d}.jpg")
+        if index % 25 == 0:
+            with open(source, "rb") as file:
+                data = file.read()
+            with open(target, "wb") as file:
+                file.write(data[: len(data) // 2] if index % 50 == 0 else b"<!DOCTYPE html><html><body>404</body></html>")
+        else:
+            shutil.copy(source, target)
+    names = [os.path.join(many, n) for n in sorted(os.listdir(many))]
+    runs = [("tilecache inspect", lambda: timed([TILECACHE, "inspect", many, "--format", "json"])),
+            ("identify", lambda: timed(["identify", "-regard-warnings"] + names)),
+            ("pillow", lambda: timed([PYTHON, os.path.join(HERE, "peer_pillow_inspect.py"), many]))]
+    times = alternate(runs)
+    medians = {name: median(values) for name, values in times.items()}
+    vs_identify = medians["identify"] / medians["tilecache inspect"]
+    vs_pillow = medians["pillow"] / medians["tilecache inspect"]
+    results.append((3, "Validate 1000 images (960 valid, 20 truncated, 20 HTML)", f"{medians['tilecache inspect']:.3f} s",
+                    f"identify {medians['identify']:.3f} s, Pillow {medians['pillow']:.3f} s",
+                    f"{vs_identify:.1f}× / {vs_pillow:.1f}× faster", "≥ 10× faster than either",
+                    vs_identify >= 10 and vs_pillow >= 10))
+    sections.append("### 3. Validating a directory of 1000 images\n\n" + table(
+        ["tool", "median", "runs (s)"], [[n, f"{medians[n]:.3f} s", ", ".join(f"{v:.3f}" for v in values)] for n, values in times.items()])
+        + "\n\n`identify` reads headers (it does not decode every pixel); Pillow and TileCache decode fully.")
+    commands += ["tilecache inspect <dir> --format json", "identify -regard-warnings <1000 files>", "python peer_pillow_inspect.py <dir>"]
+
+    # --- 4. Decode throughput against tjbench.
+    log("4. decode throughput against tjbench")
+    photo = max((os.path.join(files_dir, n) for n in sources), key=os.path.getsize)
+    size = subprocess.run(["identify", "-format", "%w %h", photo], capture_output=True, text=True).stdout.split()
+    megapixels = int(size[0]) * int(size[1]) / 1e6
+    copies = fresh(os.path.join(WORK, "copies"))
+    for index in range(300):
+        shutil.copy(photo, os.path.join(copies, f"{index:03d}.jpg"))
+    ours, theirs = [], []
+    for round_number in range(ROUNDS):
+        seconds = timed([TILECACHE, "inspect", copies, "-j", "1", "--format", "json"])
+        ours.append(300 * megapixels / seconds)
+        output = subprocess.run(["tjbench", photo, "-rgb", "-benchtime", "2", "-warmup", "1"], capture_output=True, text=True).stdout
+        theirs.append(float(re.search(r"Decompress.*?Throughput:\s+([\d.]+) Megapixels/sec", output, re.S).group(1)))
+        log(f"  round {round_number + 1}/{ROUNDS}: tilecache {ours[-1]:.1f} MP/s, tjbench {theirs[-1]:.1f} MP/s")
+    ratio = median(ours) / median(theirs)
+    results.append((4, f"Decode throughput, {size[0]}×{size[1]} photo, one thread", f"{median(ours):.1f} MP/s",
+                    f"tjbench {median(theirs):.1f} MP/s", f"{ratio:.2f}× tjbench", "≥ 0.9× tjbench", ratio >= 0.9))
+    sections.append(f"### 4. Decode throughput against tjbench\n\nTileCache: `tilecache inspect -j 1` over 300 copies of the"
+                    f" {size[0]}×{size[1]} photo (process start, file reads, sniffing, header and full decode included);"
+                    f" tjbench: `tjbench photo.jpg -rgb -benchtime 2 -warmup 1` (decode only, in memory).\n\n" + table(
+                        ["round", "TileCache MP/s", "tjbench MP/s"],
+                        [[i + 1, f"{a:.1f}", f"{b:.1f}"] for i, (a, b) in enumerate(zip(ours, theirs))]))
+    commands += ["tilecache inspect <300 copies of the photo> -j 1", "tjbench photo.jpg -rgb -benchtime 2 -warmup 1"]
+
+    # --- 5. MemoryCache against NSCache.
+    log("5. MemoryCache against NSCache")
+    cache = json.loads(subprocess.run([CACHE_COMPARISON], capture_output=True, text=True, check=True).stdout)
+    rows, all_faster = [], True
+    for operation in ["get", "set"]:
+        for threads in [1, 2]:
+            ours_rate = cache[f"{operation}_{threads}_memorycache"]
+            theirs_rate = cache[f"{operation}_{threads}_nscache"]
+            all_faster &= ours_rate > theirs_rate
+            rows.append([operation, threads, f"{ours_rate / 1e6:.2f} M/s", f"{theirs_rate / 1e6:.2f} M/s", f"{ours_rate / theirs_rate:.2f}×"])
+    get1 = cache["get_1_memorycache"] / cache["get_1_nscache"]
+    results.append((5, "Memory cache get and set, 1 and 2 threads", f"get {cache['get_1_memorycache'] / 1e6:.1f} M/s",
+                    f"NSCache {cache['get_1_nscache'] / 1e6:.1f} M/s", f"{get1:.1f}× (get, 1 thread)", "faster at all four",
+                    all_faster))
+    sections.append("### 5. MemoryCache against Foundation's NSCache (count 100, cost 10 MiB)\n\n" + table(
+        ["operation", "threads", "MemoryCache", "NSCache", "ratio"], rows)
+        + "\n\nMedians of 5 alternating rounds of 1,000,000 operations (`Benchmarks/CacheComparison`).")
+    commands += ["Benchmarks/.build/release/CacheComparison"]
+
+    # --- 6. The service against nginx serving the same bytes.
+    log("6. the service against nginx")
+    service_port = free_port()
+    start([TILECACHE, "serve", "--port", str(service_port), "--cache-dir", fresh(os.path.join(WORK, "service-cache")),
+           "--db", os.path.join(WORK, "favorites.sqlite"), "--tiles-base", tiles_base, "--images-base", images_base])
+    service = f"http://127.0.0.1:{service_port}"
+    wait_http(service + "/healthz")
+    static = fresh(os.path.join(WORK, "static"))
+    subprocess.run(["curl", "-s", "-o", os.path.join(static, "thumb.jpg"), service + "/api/v1/elements/26/thumbnail"], check=True)
+    subprocess.run(["curl", "-s", "-o", os.path.join(static, "thumb-64.jpg"), service + "/api/v1/elements/26/thumbnail?w=64"], check=True)
+    nginx_port = free_port()
+    nginx_conf = os.path.join(WORK, "nginx.conf")
+    with open(nginx_conf, "w") as file:
+        file.write(f"""worker_processes 2; pid {WORK}/nginx.pid; error_log {WORK}/nginx-error.log; daemon off;
+events {{ worker_connections 1024; }}
+http {{ access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000;
+  types {{ image/jpeg jpg; }}
+  server {{ listen 127.0.0.1:{nginx_port}; root {static}; etag on; }} }}
+""")
+    start(["nginx", "-c", nginx_conf])
+    wait_http(f"http://127.0.0.1:{nginx_port}/thumb.jpg")
+    wrk_rows = []
+    for label, ours_url, theirs_url in [("cached thumbnail", "/api/v1/elements/26/thumbnail", "/thumb.jpg"),
+                                        ("resized variant (w=64)", "/api/v1/elements/26/thumbnail?w=64", "/thumb-64.jpg")]:
+        ours_rps, theirs_rps, ours_p99, theirs_p99 = [], [], [], []
+        for round_number in range(ROUNDS):
+            rps, p99, errors = wrk(service + ours_url)
+            ours_rps.append(rps); ours_p99.append(p99)
+            rps, p99, _ = wrk(f"http://127.0.0.1:{nginx_port}{theirs_url}")
+            theirs_rps.append(rps); theirs_p99.append(p99)
+            log(f"  {label} round {round_number + 1}/{ROUNDS}: tilecache {ours_rps[-1]:.0f} req/s, nginx {theirs_rps[-1]:.0f} req/s")
+        ratio = median(ours_rps) / median(theirs_rps)
+        results.append((6, f"Service: {label}", f"{median(ours_rps):,.0f} req/s (p99 {median(ours_p99):.2f} ms)",
+                        f"nginx {median(theirs_rps):,.0f} req/s (p99 {median(theirs_p99):.2f} ms)", f"{ratio:.2f}× nginx",
+                        "≥ 0.7× nginx", ratio >= 0.7))
+        wrk_rows.append([label, f"{median(ours_rps):,.0f}", f"{median(ours_p99):.2f}", f"{median(theirs_rps):,.0f}",
+                         f"{median(theirs_p99):.2f}", f"{ratio:.2f}"])
+    sections.append(f"### 6. The service against nginx serving the same bytes as static files\n\n`wrk -t2 -c32 -d{WRK_SECONDS}s"
+                    f" --latency`, {ROUNDS} alternating rounds (medians); wrk, nginx (2 workers) and TileCache share the 2 cores.\n\n"
+                    + table(["target", "TileCache req/s", "p99 ms", "nginx req/s", "p99 ms", "ratio"], wrk_rows))
+    commands += [f"wrk -t2 -c32 -d{WRK_SECONDS}s --latency http://127.0.0.1:PORT/api/v1/elements/26/thumbnail[?w=64]",
+                 f"wrk -t2 -c32 -d{WRK_SECONDS}s --latency http://127.0.0.1:NGINX/thumb[-64].jpg"]
+
+    # --- 7. Resized thumbnails against thumbor with file result storage.
+    log("7. resized thumbnails against thumbor")
+    thumbor_port = free_port()
+    thumbor_conf = os.path.join(WORK, "thumbor.conf")
+    with open(thumbor_conf, "w") as file:
+        file.write(f"""ALLOW_UNSAFE_URL = True
+RESULT_STORAGE = 'thumbor.result_storages.file_storage'
+RESULT_STORAGE_FILE_STORAGE_ROOT_PATH = '{WORK}/thumbor-results'
+RESULT_STORAGE_STORES_UNSAFE = True
+STORAGE = 'thumbor.storages.file_storage'
+FILE_STORAGE_ROOT_PATH = '{WORK}/thumbor-storage'
+QUALITY = 85
+""")
+    thumbor = os.path.join(os.path.dirname(PYTHON), "thumbor")
+    start([thumbor, "--port", str(thumbor_port), "--conf", thumbor_conf, "--ip", "127.0.0.1"])
+    thumbor_url = f"http://127.0.0.1:{thumbor_port}/unsafe/128x0/{origin_host}/periodictable/Tiles/026/s7.JPG"
+    wait_http(thumbor_url)
+    ours_url = service + "/api/v1/elements/26/thumbnail?w=128"
+    subprocess.run(["curl", "-s", "-o", "/dev/null", ours_url])
+    ours_rps, theirs_rps = [], []
+    for round_number in range(ROUNDS):
+        ours_rps.append(wrk(ours_url)[0])
+        theirs_rps.append(wrk(thumbor_url)[0])
+        log(f"  round {round_number + 1}/{ROUNDS}: tilecache {ours_rps[-1]:.0f} req/s, thumbor {theirs_rps[-1]:.0f} req/s")
+    ratio = median(ours_rps) / median(theirs_rps)
+    results.append((7, "Resized thumbnail (w=128), both warm", f"{median(ours_rps):,.0f} req/s", f"thumbor {median(theirs_rps):,.0f} req/s",
+                    f"{ratio:.1f}× thumbor", "≥ 5× thumbor", ratio >= 5))
+    sections.append("### 7. Resized thumbnails against thumbor (file result storage on, both warm)\n\n" + table(
+        ["round", "TileCache req/s", "thumbor req/s"], [[i + 1, f"{a:,.0f}", f"{b:,.0f}"] for i, (a, b) in enumerate(zip(ours_rps, theirs_rps))]))
+    commands += [f"thumbor --port P --conf thumbor.conf   # RESULT_STORAGE file_storage; wrk on /unsafe/128x0/<origin>/periodictable/Tiles/026/s7.JPG"]
+
+    # --- 8. Peak resident memory of a full prefetch with the default limits.
+    log("8. peak resident memory of a full prefetch")
+    peaks = []
+    for round_number in range(ROUNDS):
+        output = subprocess.run(["/usr/bin/time", "-v", TILECACHE, "prefetch", "--urls", urls_file, "--cache-dir", fresh(cold_cache)],
+                                capture_output=True, text=True).stderr
+        peaks.append(int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", output).group(1)) / 1024)
+    limit = 10 + 64
+    results.append((8, "Peak RSS, full cold prefetch, default limits (10 MiB memory cache)", f"{median(peaks):.1f} MiB", "-",
+                    f"{median(peaks):.1f} / {limit} MiB", f"≤ {limit} MiB", median(peaks) <= limit))
+    sections.append("### 8. Peak resident memory\n\n`/usr/bin/time -v tilecache prefetch` (cold, defaults): "
+                    + ", ".join(f"{p:.1f}" for p in peaks) + " MiB.")
+    commands += ["/usr/bin/time -v tilecache prefetch --urls urls.txt --cache-dir <fresh>"]
+finally:
+    for process in reversed(processes):
+        process.terminate()
+    for process in processes:
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+# --- Report.
+def svg(rows):
+    width, row_height = 760, 34
+    height = 40 + row_height * len(rows)
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">',
+             '<rect width="100%" height="100%" fill="white"/>',
+             '<text x="10" y="20" font-size="14" font-weight="bold">TileCache against its peers: target met (green) or missed (red)</text>']
+    for index, row in enumerate(rows):
+        y = 40 + index * row_height
+        color = "#2e9e5b" if row[6] else "#d64545"
+        parts.append(f'<rect x="10" y="{y}" width="16" height="16" fill="{color}"/>')
+        parts.append(f'<text x="34" y="{y + 12}">{row[0]}. {row[1][:62]}</text>')
+        parts.append(f'<text x="500" y="{y + 12}" font-weight="bold">{row[4]}</text>')
+        parts.append(f'<text x="640" y="{y + 12}" fill="#555">{row[5][:24]}</text>')
+    parts.append("</svg>")
+    return "\n".join(parts)
+
+
+os.makedirs(os.path.join(ROOT, "docs", "images"), exist_ok=True)
+with open(os.path.join(ROOT, "docs", "images", "benchmarks.svg"), "w") as file:
+    file.write(svg(results))
+cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "unknown")
+versions = {
+    "tilecache": subprocess.run([TILECACHE, "--version"], capture_output=True, text=True).stdout.strip(),
+    "curl": subprocess.run(["curl", "--version"], capture_output=True, text=True).stdout.split("\n")[0],
+    "aria2c": subprocess.run(["aria2c", "--version"], capture_output=True, text=True).stdout.split("\n")[0],
+    "nginx": subprocess.run(["nginx", "-v"], capture_output=True, text=True).stderr.strip(),
+    "ImageMagick": subprocess.run(["identify", "--version"], capture_output=True, text=True).stdout.split("\n")[0],
+    "Python": platform.python_version(),
+}
+report = f"""# Benchmarks
+
+Performance targets are checked here, never by timed unit tests. This file is written by `make bench-compare`
+(`Benchmarks/compare/run.sh`), which installs the peers, starts the built-in origin with 20 ms latency per response,
+runs every comparison in {ROUNDS} alternating rounds and reports medians measured in one run. Micro-benchmarks
+(`make bench`) are in [benchmarks-micro.md](benchmarks-micro.md).
+
+Run: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} on {os.cpu_count()} cores ({cpu}), {platform.platform()}.
+Versions: {'; '.join(f'{k} {v}' for k, v in versions.items())}.
+
+![Targets met and missed](images/benchmarks.svg)
+
+## Summary
+
+{table(["#", "comparison", "TileCache", "peer", "result", "target", "met"], [[r[0], r[1], r[2], r[3], r[4], r[5], "yes" if r[6] else "**no**"] for r in results])}
+
+## Details
+
+""" + "\n\n".join(sections) + """
+
+## Commands
+
+""" + "\n".join(f"- `{c}`" for c in commands) + "\n"
+with open(os.path.join(ROOT, "docs", "benchmarks.md"), "w") as file:
+    file.write(report)
+log("wrote docs/benchmarks.md and docs/images/benchmarks.svg")
+for row in results:
+    log(f"{row[0]}. {row[1]}: {row[4]} (target {row[5]}): {'met' if row[6] else 'MISSED'}")

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# TileCache side by side with its peers (issue 5): installs them, builds release binaries, runs compare.py.
+# Usage: make bench-compare   (ROUNDS=5 WRK_SECONDS=6 by default). Writes docs/benchmarks.md.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROUNDS=${ROUNDS:-5}
+packages=(curl aria2 nginx-light wrk libjpeg-turbo-progs imagemagick time)
+missing=()
+for package in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "bench-compare: installing ${missing[*]}" >&2
+    if [ "$(id -u)" -eq 0 ]; then apt_get=(apt-get); else apt_get=(sudo apt-get); fi
+    DEBIAN_FRONTEND=noninteractive "${apt_get[@]}" update -qq
+    DEBIAN_FRONTEND=noninteractive "${apt_get[@]}" install -y -qq "${missing[@]}" >/dev/null
+fi
+venv=.build/compare-venv
+if [ ! -x "$venv/bin/thumbor" ]; then
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q Pillow aiohttp thumbor
+fi
+swift build -c release --product tilecache
+(cd Benchmarks && swift build -c release --product CacheComparison)
+work=$(mktemp -d /tmp/tilecache-compare.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+"$venv/bin/python" Benchmarks/compare/compare.py "$(swift build -c release --show-bin-path)/tilecache" \
+    "$(cd Benchmarks && swift build -c release --show-bin-path)/CacheComparison" "$work" "$ROUNDS"
