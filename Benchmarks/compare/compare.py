@@ -160,7 +160,7 @@ try:
             shutil.copy(source, os.path.join(files_dir, f"{index:04d}.jpg"))
     subprocess.run([TILECACHE, "prefetch", "--urls", urls_file, "--cache-dir", fresh(cold_cache)], stdout=subprocess.DEVNULL)
     runs = [("tilecache warm", lambda: timed([TILECACHE, "prefetch", "--urls", urls_file, "--cache-dir", cold_cache, "--format", "json"])),
-            ("decode only", lambda: timed([TILECACHE, "inspect", files_dir, "--format", "json"]))]
+            ("decode only", lambda: timed([TILECACHE, "inspect", files_dir, "--full-decode", "--format", "json"]))]
     times = alternate(runs)
     medians = {name: median(values) for name, values in times.items()}
     ratio = medians["tilecache warm"] / medians["decode only"]
@@ -169,10 +169,10 @@ try:
                     "≤ 1.3× the decode floor", ratio <= 1.3))
     sections.append("### 2. Warm prefetch from the disk cache, new process\n\n" + table(
         ["run", "median", "runs (s)"], [[n, f"{medians[n]:.3f} s", ", ".join(f"{v:.3f}" for v in values)] for n, values in times.items()])
-        + f"\n\nThe floor is `tilecache inspect` on the same {len(os.listdir(files_dir))} files (read and fully decode, same"
+        + f"\n\nThe floor is `tilecache inspect --full-decode` on the same {len(os.listdir(files_dir))} files (read and fully decode, same"
         " process start-up). The warm prefetch also asks the origin once for the catalogue's one broken URL (cesium, a 404,"
         " 20 ms) because failures are not cached.")
-    commands += ["tilecache prefetch --urls urls.txt --cache-dir <warm>   # after one cold run", "tilecache inspect <the same files>"]
+    commands += ["tilecache prefetch --urls urls.txt --cache-dir <warm>   # after one cold run", "tilecache inspect --full-decode <the same files>"]
 
     # --- 3. Validation of 1000 images.
     log("3. validating a directory of 1000 images")
@@ -215,7 +215,7 @@ try:
         shutil.copy(photo, os.path.join(copies, f"{index:03d}.jpg"))
     ours, theirs = [], []
     for round_number in range(ROUNDS):
-        seconds = timed([TILECACHE, "inspect", copies, "-j", "1", "--format", "json"])
+        seconds = timed([TILECACHE, "inspect", copies, "-j", "1", "--full-decode", "--format", "json"])
         ours.append(300 * megapixels / seconds)
         output = subprocess.run(["tjbench", photo, "-rgb", "-benchtime", "2", "-warmup", "1"], capture_output=True, text=True).stdout
         theirs.append(float(re.search(r"Decompress.*?Throughput:\s+([\d.]+) Megapixels/sec", output, re.S).group(1)))
@@ -223,12 +223,12 @@ try:
     ratio = median(ours) / median(theirs)
     results.append((4, f"Decode throughput, {size[0]}×{size[1]} photo, one thread", f"{median(ours):.1f} MP/s",
                     f"tjbench {median(theirs):.1f} MP/s", f"{ratio:.2f}× tjbench", "≥ 0.9× tjbench", ratio >= 0.9))
-    sections.append(f"### 4. Decode throughput against tjbench\n\nTileCache: `tilecache inspect -j 1` over 300 copies of the"
+    sections.append(f"### 4. Decode throughput against tjbench\n\nTileCache: `tilecache inspect -j 1 --full-decode` over 300 copies of the"
                     f" {size[0]}×{size[1]} photo (process start, file reads, sniffing, header and full decode included);"
                     f" tjbench: `tjbench photo.jpg -rgb -benchtime 2 -warmup 1` (decode only, in memory).\n\n" + table(
                         ["round", "TileCache MP/s", "tjbench MP/s"],
                         [[i + 1, f"{a:.1f}", f"{b:.1f}"] for i, (a, b) in enumerate(zip(ours, theirs))]))
-    commands += ["tilecache inspect <300 copies of the photo> -j 1", "tjbench photo.jpg -rgb -benchtime 2 -warmup 1"]
+    commands += ["tilecache inspect <300 copies of the photo> -j 1 --full-decode", "tjbench photo.jpg -rgb -benchtime 2 -warmup 1"]
 
     # --- 5. MemoryCache against NSCache.
     log("5. MemoryCache against NSCache")

@@ -23,6 +23,7 @@ fi
 swift build -c release --product tilecache
 (cd Benchmarks && swift build -c release --product CacheComparison)
 work=$(mktemp -d /tmp/tilecache-compare.XXXXXX)
+chmod 755 "$work"  # nginx workers run as www-data and must read the static files
 trap 'rm -rf "$work"' EXIT
 "$venv/bin/python" Benchmarks/compare/compare.py "$(swift build -c release --show-bin-path)/tilecache" \
     "$(cd Benchmarks && swift build -c release --show-bin-path)/CacheComparison" "$work" "$ROUNDS"

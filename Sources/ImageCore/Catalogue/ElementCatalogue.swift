@@ -10,20 +10,26 @@ public struct ElementCatalogue: Sendable {
 
     /// All elements, in atomic-number order.
     public let elements: [Element]
+    /// Index into `elements` by lowercased number, symbol and name.
+    private let index: [String: Int]
 
     /// A catalogue over the given elements.
     public init(elements: [Element]) {
         self.elements = elements.sorted { $0.number < $1.number }
+        var index: [String: Int] = [:]
+        for (position, element) in self.elements.enumerated() {
+            index[String(element.number)] = position
+            index[element.symbol.lowercased()] = position
+            index[element.name.lowercased()] = position
+        }
+        self.index = index
     }
 
-    /// The element with this atomic number, symbol or name (case-insensitive), or nil.
+    /// The element with this atomic number, symbol or name (case-insensitive), or nil. O(1).
     public func element(matching identifier: String) -> Element? {
         let trimmed = identifier.trimmingWhitespace()
-        if let number = Int(trimmed) {
-            return elements.first { $0.number == number }
-        }
-        let lowered = trimmed.lowercased()
-        return elements.first { $0.symbol.lowercased() == lowered || $0.name.lowercased() == lowered }
+        if let number = Int(trimmed) { return element(number: number) }
+        return index[trimmed.lowercased()].map { elements[$0] }
     }
 
     /// The element with this atomic number, or nil.

@@ -50,6 +50,21 @@ public struct ImageInspector: Sendable {
     /// - Parameter contentType: the Content-Type the bytes were served with, if any; a mismatch is a warning.
     /// - Throws: as `inspectHeader`, plus `.truncated`/`.corrupt` found while decoding.
     public func validate(_ bytes: [UInt8], subject: String, contentType: String? = nil) throws(ImageCoreError) -> ValidatedImage {
+        try decode(bytes, subject: subject, contentType: contentType, scaledDown: false)
+    }
+
+    /// The same checks and verdict as `validate`, without keeping pixels: for validation only (inspect, validate).
+    ///
+    /// A JPEG is decoded at TurboJPEG's smallest DCT scale: every entropy-coded block is still decoded, so truncation
+    /// and corrupt data are found exactly as by a full decode, while the inverse DCT, upsampling and colour
+    /// conversion shrink to about 1/64 of the work. A PNG is decoded in full (libpng has no cheaper way to read
+    /// every row). `header` carries the full dimensions.
+    public func check(_ bytes: [UInt8], subject: String, contentType: String? = nil) throws(ImageCoreError) -> ImageCheck {
+        let validated = try decode(bytes, subject: subject, contentType: contentType, scaledDown: true)
+        return ImageCheck(header: validated.header, warnings: validated.warnings)
+    }
+
+    private func decode(_ bytes: [UInt8], subject: String, contentType: String?, scaledDown: Bool) throws(ImageCoreError) -> ValidatedImage {
         let format = try sniffDecodable(bytes, subject: subject)
         var warnings: [String] = []
         if let contentType, ImageFormat(contentType: contentType) != format {
@@ -61,8 +76,10 @@ public struct ImageInspector: Sendable {
             case .jpeg:
                 let header = try JPEGCodec.readHeader(raw, subject: subject)
                 try checkDimensions(header.width, header.height, subject: subject)
+                let size = scaledDown ? ImageResizer.scaledSize(width: header.width, height: header.height, atLeast: 1)
+                                      : (width: header.width, height: header.height)
                 return try JPEGCodec.decode(
-                    raw, width: header.width, height: header.height, colorspace: header.colorspace,
+                    raw, width: size.width, height: size.height, colorspace: header.colorspace,
                     strict: strict, subject: subject)
             default:
                 return try PNGCodec.decode(raw, subject: subject) { width, height throws(ImageCoreError) in
@@ -71,7 +88,13 @@ public struct ImageInspector: Sendable {
             }
         }
         warnings += decoded.warnings
-        let header = ImageHeader(format: format, width: decoded.image.width, height: decoded.image.height, byteCount: bytes.count)
+        let (width, height) = format == .jpeg && scaledDown
+            ? try bytes.withRawBytes { raw throws(ImageCoreError) in
+                let header = try JPEGCodec.readHeader(raw, subject: subject)
+                return (header.width, header.height)
+            }
+            : (decoded.image.width, decoded.image.height)
+        let header = ImageHeader(format: format, width: width, height: height, byteCount: bytes.count)
         return ValidatedImage(header: header, image: decoded.image, warnings: warnings)
     }
 
@@ -122,6 +145,17 @@ public struct ValidatedImage: Sendable {
     /// The decoded pixels.
     public var image: DecodedImage
     /// Non-fatal findings: content-type mismatch, harmless decoder warnings.
+    public var warnings: [String]
+
+    /// The verdict without the pixels.
+    public var asCheck: ImageCheck { ImageCheck(header: header, warnings: warnings) }
+}
+
+/// The verdict of `ImageInspector.check`: the image is valid; its header and any warnings.
+public struct ImageCheck: Sendable {
+    /// Format, full dimensions and encoded size.
+    public var header: ImageHeader
+    /// Non-fatal findings.
     public var warnings: [String]
 }
 

@@ -40,12 +40,14 @@ public struct PrefetchRun: Sendable {
 
 extension ImagePipeline {
     /// Loads every URL through the pipeline with a bounded task group: at most `concurrency` loads at once
-    /// (default: the downloader's transfer limit). Failures are collected, never thrown.
+    /// (default: twice the downloader's transfer limit, so that while some loads decode and store, the transfer limit
+    /// is still used in full; the downloader never has more transfers in flight than its limit). Failures are
+    /// collected, never thrown.
     ///
     /// - Parameter progress: called after each URL finishes, from the collecting task.
     public func prefetch(_ urls: [String], concurrency: Int? = nil,
                          progress: (@Sendable (PrefetchProgress) -> Void)? = nil) async -> PrefetchRun {
-        let limit = max(1, concurrency ?? configuration.downloader.maxConcurrentTransfers)
+        let limit = max(1, concurrency ?? 2 * configuration.downloader.maxConcurrentTransfers)
         let runStatistics = PipelineStatistics()
         let started = ContinuousClock.now
         var results = [PrefetchResult?](repeating: nil, count: urls.count)

@@ -24,6 +24,9 @@ extension TileCacheCommand {
         @Flag(help: "Accept images the decoders return pixels for despite damage (report the warnings).")
         var lenient = false
 
+        @Flag(help: "Decode every pixel at full size, as the pipeline does (slower; the verdict is the same).")
+        var fullDecode = false
+
         @Option(name: [.customShort("j"), .long], help: "Files validated at once (default: the number of cores).")
         var concurrency = ProcessInfo.processInfo.activeProcessorCount
 
@@ -38,7 +41,7 @@ extension TileCacheCommand {
         func run() async throws {
             let files = try FileInspection.expand(paths)
             let inspector = ImageInspector(maxPixels: maxPixels, strictness: lenient ? .lenient : .strict)
-            let results = await FileInspection.inspect(files, inspector: inspector, concurrency: concurrency)
+            let results = await FileInspection.inspect(files, inspector: inspector, concurrency: concurrency, fullDecode: fullDecode)
             Console.current.out(render(results))
             if results.contains(where: { !$0.valid }) { throw brokenFound }
         }

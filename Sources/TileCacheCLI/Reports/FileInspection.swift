@@ -77,7 +77,8 @@ public enum FileInspection {
     }
 
     /// Validates every path, `concurrency` files at a time; results come back in the order given.
-    public static func inspect(_ paths: [String], inspector: ImageInspector, concurrency: Int = 4) async -> [FileInspectionResult] {
+    public static func inspect(_ paths: [String], inspector: ImageInspector, concurrency: Int = 4,
+                               fullDecode: Bool = false) async -> [FileInspectionResult] {
         var results = [FileInspectionResult?](repeating: nil, count: paths.count)
         await withTaskGroup(of: (Int, FileInspectionResult).self) { group in
             var next = 0
@@ -85,7 +86,7 @@ public enum FileInspection {
                 guard next < paths.count else { return }
                 let index = next
                 next += 1
-                group.addTask { (index, inspect(paths[index], inspector: inspector)) }
+                group.addTask { (index, inspect(paths[index], inspector: inspector, fullDecode: fullDecode)) }
             }
             for _ in 0..<max(1, concurrency) { addNext() }
             for await (index, result) in group {
@@ -97,7 +98,7 @@ public enum FileInspection {
     }
 
     /// Validates one file.
-    public static func inspect(_ path: String, inspector: ImageInspector) -> FileInspectionResult {
+    public static func inspect(_ path: String, inspector: ImageInspector, fullDecode: Bool = false) -> FileInspectionResult {
         var result = FileInspectionResult(path: path, valid: false, warnings: [])
         guard let data = FileManager.default.contents(atPath: path) else {
             result.reason = ImageCoreError.Reason.io.rawValue
@@ -108,11 +109,13 @@ public enum FileInspection {
         result.bytes = bytes.count
         result.format = ImageFormat.sniff(bytes)?.rawValue
         do {
-            let validated = try inspector.validate(bytes, subject: path)
+            let checked = fullDecode
+                ? try inspector.validate(bytes, subject: path).asCheck
+                : try inspector.check(bytes, subject: path)
             result.valid = true
-            result.width = validated.header.width
-            result.height = validated.header.height
-            result.warnings = validated.warnings
+            result.width = checked.header.width
+            result.height = checked.header.height
+            result.warnings = checked.warnings
         } catch {
             result.reason = error.reason.rawValue
             result.message = error.message

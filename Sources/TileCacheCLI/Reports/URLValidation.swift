@@ -147,7 +147,7 @@ public struct URLValidator: Sendable {
         result.bytes = response.body.count
         result.format = ImageFormat.sniff(response.body)?.rawValue
         do {
-            let validated = try inspector.validate(response.body, subject: image.url, contentType: response.contentType)
+            let validated = try inspector.check(response.body, subject: image.url, contentType: response.contentType)
             result.ok = true
             result.width = validated.header.width
             result.height = validated.header.height

@@ -47,13 +47,15 @@ struct ElementsController: Sendable {
             .eTag: served.etag, .lastModified: served.lastModified,
             .cacheControl: "public, max-age=\(dependencies.configuration.maxAgeSeconds)",
         ]
-        headers[HTTPField.Name("X-TileCache-Source")!] = served.source
+        headers[Self.sourceHeader] = served.source
         if Self.isNotModified(request, etag: served.etag, lastModified: served.lastModified) {
             return Response(status: .notModified, headers: headers)
         }
         headers[.contentType] = served.contentType
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: served.bytes)))
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: served.body))
     }
+
+    static let sourceHeader = HTTPField.Name("X-TileCache-Source")!
 
     /// If-None-Match wins over If-Modified-Since (RFC 9110 13.2.2).
     static func isNotModified(_ request: Request, etag: String, lastModified: String) -> Bool {

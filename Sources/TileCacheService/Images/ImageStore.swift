@@ -1,12 +1,13 @@
 import Foundation
 import ImageCore
 import Logging
+import NIOCore
 import Synchronization
 
 /// Bytes ready to send: an original image or a resized variant.
 public struct ServedImage: Sendable {
-    /// The encoded bytes.
-    public var bytes: [UInt8]
+    /// The encoded bytes, kept as the buffer responses send, so serving one shares its storage instead of copying.
+    public var body: ByteBuffer
     /// `image/jpeg` or `image/png`.
     public var contentType: String
     /// A strong ETag derived from the bytes' SHA-256 (and the width, for variants).
@@ -102,19 +103,19 @@ public final class ImageStore: Sendable {
         if original.bytesDownloaded > 0 { metrics.upstreamBytes(original.bytesDownloaded) }
         let lastModified = original.metadata.lastModified ?? HTTPDate.string(from: original.metadata.storedAt)
         let etagBase = String(original.metadata.checksum.prefix(32))
-        var served = ServedImage(bytes: original.bytes, contentType: original.metadata.format.mimeType,
+        var served = ServedImage(body: ByteBuffer(bytes: original.bytes), contentType: original.metadata.format.mimeType,
                                  etag: "\"\(etagBase)\"", lastModified: lastModified, source: original.outcome.rawValue)
         if let width {
             do {
                 let resized = try ImageResizer.resizedJPEG(original.bytes, width: width, subject: url)
-                served = ServedImage(bytes: resized.bytes, contentType: "image/jpeg", etag: "\"\(etagBase)-w\(width)\"",
+                served = ServedImage(body: ByteBuffer(bytes: resized.bytes), contentType: "image/jpeg", etag: "\"\(etagBase)-w\(width)\"",
                                      lastModified: lastModified, source: "resized")
             } catch {
                 logger.error("resize failed", metadata: ["url": "\(url)", "width": "\(width)", "message": "\(error.message)"])
                 throw ServiceError(.internalServerError, reason: "resize-failed", message: "the image could not be resized")
             }
         }
-        bytesCache.set(served, forKey: key, cost: served.bytes.count)
+        bytesCache.set(served, forKey: key, cost: served.body.readableBytes)
         return served
     }
 }

@@ -1,5 +1,6 @@
 import Metrics
 import Prometheus
+import Synchronization
 
 /// The service's metrics: swift-metrics objects made by a Prometheus factory over this instance's own registry
 /// (no global bootstrap, so tests can build many apps in one process).
@@ -8,6 +9,29 @@ public final class ServiceMetrics: Sendable {
     public let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
     private let inFlight: Meter
+    /// Handles by label and dimensions: making one walks the registry (locks, name validation), so each is made once.
+    private let counters = Mutex<[String: Metrics.Counter]>([:])
+    private let timers = Mutex<[String: Metrics.Timer]>([:])
+
+    private func counter(_ label: String, _ dimensions: [(String, String)] = []) -> Metrics.Counter {
+        let key = label + dimensions.map { "|\($0.0)=\($0.1)" }.joined()
+        return counters.withLock { cache in
+            if let counter = cache[key] { return counter }
+            let counter = Metrics.Counter(label: label, dimensions: dimensions, factory: factory)
+            cache[key] = counter
+            return counter
+        }
+    }
+
+    private func timer(_ label: String, _ dimensions: [(String, String)]) -> Metrics.Timer {
+        let key = label + dimensions.map { "|\($0.0)=\($0.1)" }.joined()
+        return timers.withLock { cache in
+            if let timer = cache[key] { return timer }
+            let timer = Metrics.Timer(label: label, dimensions: dimensions, factory: factory)
+            cache[key] = timer
+            return timer
+        }
+    }
 
     /// Metrics with the service's histogram buckets.
     public init() {
@@ -24,26 +48,26 @@ public final class ServiceMetrics: Sendable {
     func requestFinished(route: String, method: String, status: Int, duration: Duration) {
         inFlight.decrement()
         let dimensions = [("route", route), ("method", method), ("status", String(status))]
-        Counter(label: "tilecache_http_requests_total", dimensions: dimensions, factory: factory).increment()
-        Timer(label: "tilecache_http_request_duration_seconds", dimensions: [("route", route)], factory: factory)
+        counter("tilecache_http_requests_total", dimensions).increment()
+        timer("tilecache_http_request_duration_seconds", [("route", route)])
             .recordNanoseconds(Int64(duration.components.seconds) * 1_000_000_000 + Int64(duration.components.attoseconds / 1_000_000_000))
     }
 
     /// A lookup answered by a cache layer (`memory`, `diskHit`, `revalidated`) or the network (`networkFetch`).
     func cacheLookup(layer: String) {
-        Counter(label: "tilecache_image_lookups_total", dimensions: [("layer", layer)], factory: factory).increment()
+        counter("tilecache_image_lookups_total", [("layer", layer)]).increment()
     }
 
     func upstreamFailure(reason: String) {
-        Counter(label: "tilecache_upstream_failures_total", dimensions: [("reason", reason)], factory: factory).increment()
+        counter("tilecache_upstream_failures_total", [("reason", reason)]).increment()
     }
 
     func upstreamBytes(_ bytes: Int) {
-        Counter(label: "tilecache_upstream_bytes_total", factory: factory).increment(by: bytes)
+        counter("tilecache_upstream_bytes_total").increment(by: bytes)
     }
 
     func rejected() {
-        Counter(label: "tilecache_overload_rejections_total", factory: factory).increment()
+        counter("tilecache_overload_rejections_total").increment()
     }
 
     /// The Prometheus text exposition.

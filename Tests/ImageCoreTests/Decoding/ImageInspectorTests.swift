@@ -79,6 +79,25 @@ struct ImageInspectorTests {
         #expect(reason { try inspector.validate(garbage, subject: "corrupt") } != nil)
     }
 
+    @Test("check (scaled-down decode) reaches the same verdicts as a full decode")
+    func checkMatchesValidate() throws {
+        let photo = Fixtures.synthesizer.jpeg(ElementCatalogue.standard.element(number: 79)!, kind: .full)
+        let full = try inspector.validate(photo, subject: "p")
+        let checked = try inspector.check(photo, subject: "p")
+        #expect(checked.header == full.header)
+        let cut = Array(photo.prefix(photo.count * 2 / 3))
+        #expect(reason { try inspector.check(cut, subject: "cut") } == .truncated)
+        var corrupt = photo
+        for index in stride(from: corrupt.count / 3, to: corrupt.count / 2, by: 7) { corrupt[index] = 0xFF; corrupt[index - 1] = 0xD0 }
+        #expect(reason { try inspector.check(corrupt, subject: "c") } == reason { try inspector.validate(corrupt, subject: "c") })
+        #expect(reason { try inspector.check(corrupt, subject: "c") } != nil)
+        for file in try Fixtures.pngSuiteFiles() {
+            let bytes = try Fixtures.bytes(file)
+            let expected = file.lastPathComponent.hasPrefix("x")
+            #expect((reason { try inspector.check(bytes, subject: file.path) } != nil) == expected, "\(file.lastPathComponent)")
+        }
+    }
+
     @Test("extraneous bytes before the EOI marker are a warning, not a failure")
     func extraneousBytes() throws {
         var bytes = Fixtures.thumbnailJPEG
