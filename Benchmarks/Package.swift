@@ -25,6 +25,12 @@ let package = Package(
             path: "Benchmarks/ImageCoreBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // Full-decode throughput of one JPEG in memory, the way tjbench measures (used by compare/run.sh).
+        .executableTarget(
+            name: "DecodeThroughput",
+            dependencies: [.product(name: "ImageCore", package: rootPackage)],
+            path: "DecodeThroughput"
+        ),
         // MemoryCache against Foundation's NSCache with the same limits (used by compare/run.sh).
         .executableTarget(
             name: "CacheComparison",

@@ -21,7 +21,7 @@ if [ ! -x "$venv/bin/thumbor" ]; then
     "$venv/bin/pip" install -q Pillow aiohttp thumbor
 fi
 swift build -c release --product tilecache
-(cd Benchmarks && swift build -c release --product CacheComparison)
+(cd Benchmarks && swift build -c release --product CacheComparison && swift build -c release --product DecodeThroughput)
 work=$(mktemp -d /tmp/tilecache-compare.XXXXXX)
 chmod 755 "$work"  # nginx workers run as www-data and must read the static files
 trap 'rm -rf "$work"' EXIT
