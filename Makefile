@@ -14,10 +14,12 @@ demo: deps
 	$(SWIFT) build -c release --product tilecache
 	.build/release/tilecache demo
 
-## Checks the web front end in headless Chromium (installed if missing), then runs the whole test suite
-## (swift test last, so its summary closes the output).
+## Checks the web front end in headless Chromium (installed if missing), kills prefetches at random and verifies the
+## disk cache (short form; `scripts/crash-test.sh 50` for the long one), then runs the whole test suite (swift test
+## last, so its summary closes the output).
 test: deps
 	scripts/browser-check.sh
+	scripts/crash-test.sh 3
 	$(SWIFT) test
 
 ## Regenerates the embedded element catalogue from ../shared/data (dev-time only).

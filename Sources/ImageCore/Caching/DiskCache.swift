@@ -187,6 +187,42 @@ public final class DiskCache: Sendable {
         }
     }
 
+    /// The outcome of `verifyAll`.
+    public struct Verification: Sendable, Hashable, Codable {
+        /// Entries whose checksum matched and whose bytes decoded.
+        public var valid = 0
+        /// Entries removed because their file was damaged or their bytes no longer decode.
+        public var removed = 0
+        /// Temp files left in the entries directory (a writer is running, or one crashed).
+        public var tempFiles = 0
+        /// Total size of the entries after verification.
+        public var totalBytes = 0
+    }
+
+    /// Reads every entry file, verifies its checksum and decodes it with `inspector`; removes what fails.
+    public func verifyAll(inspector: ImageInspector = ImageInspector()) -> Verification {
+        var verification = Verification()
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: entriesDirectory)) ?? []
+        verification.tempFiles = names.filter { $0.hasPrefix(".tmp-") }.count
+        for name in names where name.hasSuffix(".tce") {
+            let path = entriesDirectory + "/" + name
+            guard let data = FileManager.default.contents(atPath: path) else { continue }  // removed meanwhile
+            let file = [UInt8](data)
+            let metadataLength = file.count >= 8 ? Int(file[4]) | Int(file[5]) << 8 | Int(file[6]) << 16 | Int(file[7]) << 24 : 0
+            guard file.count >= 8 + metadataLength,
+                  let metadata = DiskCacheFile.decodeMetadata(Array(file[0..<(8 + metadataLength)])),
+                  case .success(let entry) = DiskCacheFile.decode(file, expectedURL: metadata.url),
+                  (try? inspector.validate(entry.bytes, subject: metadata.url, contentType: metadata.contentType)) != nil else {
+                removeFile(named: name)
+                verification.removed += 1
+                continue
+            }
+            verification.valid += 1
+        }
+        verification.totalBytes = totalBytes
+        return verification
+    }
+
     /// Removes every entry.
     public func removeAll() throws(ImageCoreError) {
         try withLock { () throws(ImageCoreError) in

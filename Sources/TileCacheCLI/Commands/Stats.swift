@@ -10,6 +10,7 @@ extension TileCacheCommand {
             discussion: """
                 Example:
                   tilecache stats --cache-dir cache --last 5
+                  tilecache stats --verify
                 """)
 
         @Option(help: "Disk cache directory (default: $TILECACHE_CACHE_DIR, else cache/).")
@@ -18,6 +19,9 @@ extension TileCacheCommand {
         @Option(help: "How many of the latest runs to show.")
         var last = 10
 
+        @Flag(help: "Read every entry, check its checksum and decode it; remove damaged ones (exit code 2 if any).")
+        var verify = false
+
         @OptionGroup var output: OutputOptions
 
         func validate() throws {
@@ -25,8 +29,18 @@ extension TileCacheCommand {
         }
 
         func run() async throws {
-            let summary = try CacheSummary(cacheDirectory: cacheDir, lastRuns: last)
+            var verification: DiskCache.Verification?
+            if verify, FileManager.default.fileExists(atPath: cacheDir + "/entries") {
+                do {
+                    verification = try DiskCache(directory: cacheDir, sizeLimit: .max).verifyAll()
+                } catch {
+                    throw ValidationError("\(error.subject): \(error.message)")
+                }
+            }
+            var summary = try CacheSummary(cacheDirectory: cacheDir, lastRuns: last)
+            summary.verification = verification
             Console.current.out(output.format == .json ? ReportJSON.encode(summary) : summary.render(output.format))
+            if let verification, verification.removed > 0 { throw brokenFound }
         }
     }
 

@@ -45,6 +45,8 @@ public struct CacheSummary: Sendable, Encodable {
     public var newest: Date?
     /// The latest runs, oldest first.
     public var runs: [RunLine]
+    /// The result of `--verify`, when asked for.
+    public var verification: DiskCache.Verification?
 
     /// Reads the cache at `cacheDirectory` (creating nothing when there is none) and its run log.
     public init(cacheDirectory: String, lastRuns: Int) throws {
@@ -89,6 +91,9 @@ public struct CacheSummary: Sendable, Encodable {
     func render(_ format: OutputFormat) -> String {
         let dateFormatter = ISO8601DateFormatter()
         var text = "disk cache \(directory): \(entries) entries, \(ByteSize.format(bytes))\n"
+        if let verification {
+            text += "verified: \(verification.valid) valid, \(verification.removed) damaged and removed, \(verification.tempFiles) temp files\n"
+        }
         if let oldest, let newest {
             text += "oldest \(dateFormatter.string(from: oldest)), newest \(dateFormatter.string(from: newest))\n"
         }
