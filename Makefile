@@ -1,7 +1,7 @@
 # TileCache: `make demo` and `make test` work on a fresh Debian 12 machine with Swift 6.3.
 SWIFT ?= swift
 
-.PHONY: deps build demo test clean catalogue bench bench-compare
+.PHONY: deps build demo test test-sanitize clean catalogue bench bench-compare
 
 deps:
 	@scripts/install-deps.sh
@@ -37,3 +37,9 @@ bench: deps
 ## and writes docs/benchmarks.md. About 10-15 minutes.
 bench-compare: deps
 	Benchmarks/compare/run.sh
+
+## Runs the Swift test suite under ThreadSanitizer, then AddressSanitizer (separate build folders; a first run
+## builds everything twice, about 10-15 minutes on 2 cores).
+test-sanitize: deps
+	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan
+	$(SWIFT) test --sanitize=address --scratch-path .build-asan
