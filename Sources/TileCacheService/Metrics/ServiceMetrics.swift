@@ -14,22 +14,22 @@ public final class ServiceMetrics: Sendable {
     private let timers = Mutex<[String: Metrics.Timer]>([:])
 
     private func counter(_ label: String, _ dimensions: [(String, String)] = []) -> Metrics.Counter {
-        let key = label + dimensions.map { "|\($0.0)=\($0.1)" }.joined()
-        return counters.withLock { cache in
-            if let counter = cache[key] { return counter }
-            let counter = Metrics.Counter(label: label, dimensions: dimensions, factory: factory)
-            cache[key] = counter
-            return counter
-        }
+        Self.handle(in: counters, label, dimensions) { Metrics.Counter(label: label, dimensions: dimensions, factory: factory) }
     }
 
     private func timer(_ label: String, _ dimensions: [(String, String)]) -> Metrics.Timer {
+        Self.handle(in: timers, label, dimensions) { Metrics.Timer(label: label, dimensions: dimensions, factory: factory) }
+    }
+
+    /// The cached handle for a label and dimensions, made on first use.
+    private static func handle<Handle>(in cache: borrowing Mutex<[String: Handle]>, _ label: String, _ dimensions: [(String, String)],
+                                       make: () -> Handle) -> Handle {
         let key = label + dimensions.map { "|\($0.0)=\($0.1)" }.joined()
-        return timers.withLock { cache in
-            if let timer = cache[key] { return timer }
-            let timer = Metrics.Timer(label: label, dimensions: dimensions, factory: factory)
-            cache[key] = timer
-            return timer
+        return cache.withLock { handles in
+            if let handle = handles[key] { return handle }
+            let handle = make()
+            handles[key] = handle
+            return handle
         }
     }
 
