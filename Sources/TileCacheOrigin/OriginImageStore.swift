@@ -27,18 +27,11 @@ final class OriginImageStore: Sendable {
 
     /// A JPEG whose SOF claims 65500x65500 pixels (the real, small image underneath).
     func hugeDimensionsImage() -> [UInt8] {
-        var bytes = synthesizer.jpeg(catalogue.element(number: 1)!, kind: .thumbnail)
-        var index = 2
-        while index + 9 < bytes.count, bytes[index] == 0xFF {
-            let marker = bytes[index + 1]
-            let length = Int(bytes[index + 2]) << 8 | Int(bytes[index + 3])
-            if marker == 0xC0 || marker == 0xC2 {
-                bytes[index + 5] = 0xFF; bytes[index + 6] = 0xDC; bytes[index + 7] = 0xFF; bytes[index + 8] = 0xDC
-                break
-            }
-            index += 2 + length
+        let bytes = synthesizer.jpeg(catalogue.element(number: 1)!, kind: .thumbnail)
+        guard let patched = JPEGDeclaredSize.claiming(width: 65500, height: 65500, in: bytes) else {
+            fatalError("the encoder's JPEG has no SOF marker")
         }
-        return bytes
+        return patched
     }
 
     private func resolve(_ path: String) -> (Element, ImageKind)? {

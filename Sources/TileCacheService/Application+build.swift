@@ -57,9 +57,7 @@ public func buildApplication(_ dependencies: ServiceDependencies, logger: Logger
     if configuration.prefetchAtStart { services.append(PrefetchService(dependencies: dependencies, logger: logger)) }
     return Application(
         router: buildRouter(dependencies),
-        server: .http1(configuration: .init(idleTimeout: .nanoseconds(
-            Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000
-                + Int64(configuration.idleTimeout.components.attoseconds / 1_000_000_000)))),
+        server: .http1(configuration: .init(idleTimeout: .nanoseconds(configuration.idleTimeout.nanoseconds))),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "TileCache/\(TileCacheVersion.string)"),
         services: services,
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },

@@ -179,9 +179,7 @@ public final class DiskCache: Sendable {
         return names.compactMap { name in
             guard let handle = FileHandle(forReadingAtPath: entriesDirectory + "/" + name) else { return nil }
             defer { try? handle.close() }
-            guard let prefix = try? handle.read(upToCount: 8), prefix.count == 8 else { return nil }
-            let length = Int(prefix[prefix.startIndex + 4]) | Int(prefix[prefix.startIndex + 5]) << 8
-                | Int(prefix[prefix.startIndex + 6]) << 16 | Int(prefix[prefix.startIndex + 7]) << 24
+            guard let prefix = try? handle.read(upToCount: 8), let length = DiskCacheFile.metadataLength(prefix) else { return nil }
             guard let json = try? handle.read(upToCount: length), json.count == length else { return nil }
             return DiskCacheFile.decodeMetadata([UInt8](prefix) + [UInt8](json))
         }
@@ -207,12 +205,8 @@ public final class DiskCache: Sendable {
         for name in names where name.hasSuffix(".tce") {
             let path = entriesDirectory + "/" + name
             guard let data = FileManager.default.contents(atPath: path) else { continue }  // removed meanwhile
-            let file = [UInt8](data)
-            let metadataLength = file.count >= 8 ? Int(file[4]) | Int(file[5]) << 8 | Int(file[6]) << 16 | Int(file[7]) << 24 : 0
-            guard file.count >= 8 + metadataLength,
-                  let metadata = DiskCacheFile.decodeMetadata(Array(file[0..<(8 + metadataLength)])),
-                  case .success(let entry) = DiskCacheFile.decode(file, expectedURL: metadata.url),
-                  (try? inspector.validate(entry.bytes, subject: metadata.url, contentType: metadata.contentType)) != nil else {
+            guard case .success(let entry) = DiskCacheFile.decode([UInt8](data), expectedURL: nil),
+                  (try? inspector.validate(entry.bytes, subject: entry.metadata.url, contentType: entry.metadata.contentType)) != nil else {
                 removeFile(named: name)
                 verification.removed += 1
                 continue

@@ -90,21 +90,28 @@ enum DiskCacheFile {
         return file
     }
 
+    /// The length of the JSON metadata, from bytes 4..<8 of a file (little-endian), or nil when the file is too short.
+    static func metadataLength(_ header: some RandomAccessCollection<UInt8>) -> Int? {
+        guard header.count >= 8 else { return nil }
+        let start = header.startIndex
+        func byte(_ offset: Int) -> Int { Int(header[header.index(start, offsetBy: offset)]) }
+        return byte(4) | byte(5) << 8 | byte(6) << 16 | byte(7) << 24
+    }
+
     /// The metadata of a file's header, without its bytes; nil when the header is damaged.
     static func decodeMetadata(_ header: [UInt8]) -> DiskCacheMetadata? {
         guard header.count >= 8, Array(header[0..<4]) == magic else { return nil }
         return try? decoder.decode(DiskCacheMetadata.self, from: Data(header[8...]))
     }
 
-    /// Parses and verifies a file; the reason is given when it is damaged.
-    static func decode(_ file: [UInt8], expectedURL: String) -> Result<DiskCacheEntry, DamageReason> {
-        guard file.count >= 8, Array(file[0..<4]) == magic else { return .failure(.damaged("bad magic")) }
-        let length = Int(file[4]) | Int(file[5]) << 8 | Int(file[6]) << 16 | Int(file[7]) << 24
+    /// Parses and verifies a file; the reason is given when it is damaged. With `expectedURL` nil, any URL is accepted.
+    static func decode(_ file: [UInt8], expectedURL: String?) -> Result<DiskCacheEntry, DamageReason> {
+        guard Array(file.prefix(4)) == magic, let length = metadataLength(file) else { return .failure(.damaged("bad magic")) }
         guard 8 + length <= file.count,
               let metadata = try? decoder.decode(DiskCacheMetadata.self, from: Data(file[8..<(8 + length)])) else {
             return .failure(.damaged("unreadable metadata"))
         }
-        guard metadata.url == expectedURL else { return .failure(.otherURL) }
+        if let expectedURL, metadata.url != expectedURL { return .failure(.otherURL) }
         let bytes = Array(file[(8 + length)...])
         guard bytes.count == metadata.byteCount else {
             return .failure(.damaged("\(bytes.count) bytes stored, \(metadata.byteCount) expected"))

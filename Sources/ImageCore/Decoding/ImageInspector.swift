@@ -71,30 +71,27 @@ public struct ImageInspector: Sendable {
             warnings.append("content-type mismatch: served as '\(contentType)' but the bytes are \(format.rawValue.uppercased())")
         }
         let strict = strictness == .strict
-        let decoded: (image: DecodedImage, warnings: [String]) = try bytes.withRawBytes { raw throws(ImageCoreError) in
+        // The full dimensions come back beside the pixels: a scaled-down JPEG decode is smaller than its header says.
+        let decoded: (image: DecodedImage, warnings: [String], width: Int, height: Int) = try bytes.withRawBytes { raw throws(ImageCoreError) in
             switch format {
             case .jpeg:
                 let header = try JPEGCodec.readHeader(raw, subject: subject)
                 try checkDimensions(header.width, header.height, subject: subject)
                 let size = scaledDown ? ImageResizer.scaledSize(width: header.width, height: header.height, atLeast: 1)
                                       : (width: header.width, height: header.height)
-                return try JPEGCodec.decode(
+                let (image, warnings) = try JPEGCodec.decode(
                     raw, width: size.width, height: size.height, colorspace: header.colorspace,
                     strict: strict, subject: subject)
+                return (image, warnings, header.width, header.height)
             default:
-                return try PNGCodec.decode(raw, subject: subject) { width, height throws(ImageCoreError) in
+                let (image, warnings) = try PNGCodec.decode(raw, subject: subject) { width, height throws(ImageCoreError) in
                     try checkDimensions(width, height, subject: subject)
                 }
+                return (image, warnings, image.width, image.height)
             }
         }
         warnings += decoded.warnings
-        let (width, height) = format == .jpeg && scaledDown
-            ? try bytes.withRawBytes { raw throws(ImageCoreError) in
-                let header = try JPEGCodec.readHeader(raw, subject: subject)
-                return (header.width, header.height)
-            }
-            : (decoded.image.width, decoded.image.height)
-        let header = ImageHeader(format: format, width: width, height: height, byteCount: bytes.count)
+        let header = ImageHeader(format: format, width: decoded.width, height: decoded.height, byteCount: bytes.count)
         return ValidatedImage(header: header, image: decoded.image, warnings: warnings)
     }
 
@@ -112,7 +109,8 @@ public struct ImageInspector: Sendable {
         return format
     }
 
-    private func checkDimensions(_ width: Int, _ height: Int, subject: String) throws(ImageCoreError) {
+    /// Fails with `.dimensions` for a zero size or more than `maxPixels`.
+    func checkDimensions(_ width: Int, _ height: Int, subject: String) throws(ImageCoreError) {
         guard width > 0, height > 0 else {
             throw ImageCoreError(.dimensions, subject: subject, message: "image is \(width)x\(height): zero size")
         }

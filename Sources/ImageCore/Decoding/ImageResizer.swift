@@ -22,7 +22,7 @@ public enum ImageResizer {
         if ImageFormat.sniff(bytes) == .jpeg {
             source = try bytes.withRawBytes { raw throws(ImageCoreError) in
                 let header = try JPEGCodec.readHeader(raw, subject: subject)
-                _ = try inspector.inspectHeader(bytes, subject: subject)  // pixel limit before any allocation
+                try inspector.checkDimensions(header.width, header.height, subject: subject)  // before any allocation
                 let scaled = scaledSize(width: header.width, height: header.height, atLeast: width)
                 return try JPEGCodec.decode(raw, width: scaled.width, height: scaled.height, colorspace: header.colorspace,
                                             strict: false, subject: subject).0

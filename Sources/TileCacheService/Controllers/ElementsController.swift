@@ -20,19 +20,19 @@ struct ElementsController: Sendable {
     }
 
     private func list(_ request: Request) throws -> Response {
-        try rejectQuery(request, allowed: [])
+        try rejectUnknownQueryParameters(request, allowed: [])
         let base = Self.baseURL(of: request)
         let body = ["elements": dependencies.catalogue.elements.map { ElementResource($0, baseURL: base) }]
         return try JSONResponse.make(body)
     }
 
     private func one(_ request: Request, _ context: BasicRequestContext) throws -> Response {
-        try rejectQuery(request, allowed: [])
+        try rejectUnknownQueryParameters(request, allowed: [])
         return try JSONResponse.make(ElementResource(try element(context), baseURL: Self.baseURL(of: request)))
     }
 
     private func image(_ request: Request, _ context: BasicRequestContext, kind: ImageKind) async throws -> Response {
-        try rejectQuery(request, allowed: ["w"])
+        try rejectUnknownQueryParameters(request, allowed: ["w"])
         let element = try element(context)
         var width: Int?
         if let text = request.uri.queryParameters.get("w") {
@@ -76,13 +76,6 @@ struct ElementsController: Sendable {
                                message: "no element '\(id.prefix(64))': use an atomic number (1-118), a symbol or a name")
         }
         return element
-    }
-
-    private func rejectQuery(_ request: Request, allowed: Set<String>) throws {
-        for (name, _) in request.uri.queryParameters where !allowed.contains(String(name)) {
-            throw ServiceError(.badRequest, reason: "unknown-parameter",
-                               message: "unknown query parameter '\(String(name).prefix(64))'" + (allowed.isEmpty ? "" : " (allowed: \(allowed.sorted().joined(separator: ", ")))"))
-        }
     }
 
     /// `http://<Host>` of the request, so catalogue URLs point back at this service; empty when there is no Host.
@@ -131,6 +124,14 @@ struct ElementResource: Encodable {
         try container.encode("\(baseURL)/api/v1/elements/\(element.number)/thumbnail", forKey: .thumbnail_url)
         try container.encode("\(baseURL)/api/v1/elements/\(element.number)/image", forKey: .image_url)
         try container.encode(!element.hasKnownMissingPhoto, forKey: .has_image)
+    }
+}
+
+/// Refuses query parameters a route does not know, so a typo never silently changes the answer (400).
+func rejectUnknownQueryParameters(_ request: Request, allowed: Set<String>) throws {
+    for (name, _) in request.uri.queryParameters where !allowed.contains(String(name)) {
+        throw ServiceError(.badRequest, reason: "unknown-parameter",
+                           message: "unknown query parameter '\(String(name).prefix(64))'" + (allowed.isEmpty ? "" : " (allowed: \(allowed.sorted().joined(separator: ", ")))"))
     }
 }
 

@@ -53,9 +53,7 @@ struct FavoritesController: Sendable {
     }
 
     private func list(_ request: Request) throws -> Response {
-        for (name, _) in request.uri.queryParameters where name != "favoritedBy" {
-            throw ServiceError(.badRequest, reason: "unknown-parameter", message: "unknown query parameter '\(String(name).prefix(64))' (allowed: favoritedBy)")
-        }
+        try rejectUnknownQueryParameters(request, allowed: ["favoritedBy"])
         let person = request.uri.queryParameters.get("favoritedBy")
         return try JSONResponse.make(["favorites": try store.list(favoritedBy: person)])
     }

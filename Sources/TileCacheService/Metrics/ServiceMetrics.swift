@@ -50,7 +50,7 @@ public final class ServiceMetrics: Sendable {
         let dimensions = [("route", route), ("method", method), ("status", String(status))]
         counter("tilecache_http_requests_total", dimensions).increment()
         timer("tilecache_http_request_duration_seconds", [("route", route)])
-            .recordNanoseconds(Int64(duration.components.seconds) * 1_000_000_000 + Int64(duration.components.attoseconds / 1_000_000_000))
+            .recordNanoseconds(duration.nanoseconds)
     }
 
     /// A lookup answered by a cache layer (`memory`, `diskHit`, `revalidated`) or the network (`networkFetch`).
@@ -72,4 +72,9 @@ public final class ServiceMetrics: Sendable {
 
     /// The Prometheus text exposition.
     public func render() -> String { registry.emitToString() }
+}
+
+extension Duration {
+    /// Whole nanoseconds.
+    var nanoseconds: Int64 { components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000 }
 }

@@ -29,19 +29,6 @@ enum Fixtures {
 
     /// `bytes` with the SOF marker's height and width replaced.
     static func jpeg(_ bytes: [UInt8], claimingWidth width: Int, height: Int) -> [UInt8] {
-        var bytes = bytes
-        var index = 2
-        while index + 9 < bytes.count {
-            guard bytes[index] == 0xFF else { index += 1; continue }
-            let marker = bytes[index + 1]
-            let length = Int(bytes[index + 2]) << 8 | Int(bytes[index + 3])
-            if marker == 0xC0 || marker == 0xC2 {
-                bytes[index + 5] = UInt8(height >> 8); bytes[index + 6] = UInt8(height & 0xFF)
-                bytes[index + 7] = UInt8(width >> 8); bytes[index + 8] = UInt8(width & 0xFF)
-                return bytes
-            }
-            index += 2 + length
-        }
-        fatalError("no SOF marker")
+        JPEGDeclaredSize.claiming(width: width, height: height, in: bytes)!
     }
 }
