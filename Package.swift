@@ -55,10 +55,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The origin's extra encoders (progressive/gray/CMYK JPEG, 16-bit/interlaced PNG, gzip): C, so libpng's
+        // longjmp stays in C.
+        .target(
+            name: "COriginCodecs",
+            dependencies: ["CTurboJPEG", "CPNG"],
+            linkerSettings: [.linkedLibrary("z")]
+        ),
         .target(
             name: "TileCacheOrigin",
             dependencies: [
-                "ImageCore",
+                "ImageCore", "COriginCodecs",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

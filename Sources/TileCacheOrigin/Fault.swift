@@ -26,9 +26,16 @@ public enum Fault: Sendable, Hashable {
     case noResponse
     /// Add this delay before answering (on top of the server-wide latency).
     case delay(Duration)
+    /// Serve the requested image in another form, or damaged (see `BodyForm`), always as `image/jpeg`.
+    case body(BodyForm)
+    /// Serve a body of this many bytes (a real JPEG, then zero padding): with Content-Length, or chunked without it.
+    case oversized(bytes: Int, chunked: Bool)
+    /// Redirect (302) through this many hops before the real image.
+    case redirectChain(hops: Int)
 
     /// Parses the command-line form: `404`, `fail-first:2:503`, `429:1:2`, `content-type:text/plain`, `html`,
-    /// `truncate:0.5`, `reset`, `redirect:/path`, `drip:2000`, `huge`, `chunked`, `hang`, `delay-ms:200`.
+    /// `truncate:0.5`, `reset`, `redirect:/path`, `drip:2000`, `huge`, `chunked`, `hang`, `delay-ms:200`,
+    /// `body:FORM` (a `BodyForm` name, e.g. `body:png`), `oversize:BYTES`, `oversize-chunked:BYTES`, `redirect-chain:3`.
     public init?(argument: String) {
         let parts = argument.split(separator: ":", maxSplits: 2).map(String.init)
         switch parts.first {
@@ -55,9 +62,42 @@ public enum Fault: Sendable, Hashable {
         case "delay-ms":
             guard parts.count == 2, let milliseconds = Int(parts[1]) else { return nil }
             self = .delay(.milliseconds(milliseconds))
+        case "body":
+            guard parts.count == 2, let form = BodyForm(rawValue: parts[1]) else { return nil }
+            self = .body(form)
+        case "oversize", "oversize-chunked":
+            guard parts.count == 2, let bytes = Int(parts[1]), bytes > 0 else { return nil }
+            self = .oversized(bytes: bytes, chunked: parts[0] == "oversize-chunked")
+        case "redirect-chain":
+            guard parts.count == 2, let hops = Int(parts[1]), (1...50).contains(hops) else { return nil }
+            self = .redirectChain(hops: hops)
         default: return nil
         }
     }
+}
+
+/// Other forms of the requested image (each decodes to the same picture) and damaged ones, for `Fault.body`.
+public enum BodyForm: String, Sendable, Hashable, CaseIterable {
+    /// The image as an 8-bit RGB PNG (served at its `.jpg` path as `image/jpeg`).
+    case png
+    /// Status 200 with an empty body.
+    case empty
+    /// The JPEG gzip-compressed, with `Content-Encoding: gzip`.
+    case gzip
+    /// A progressive JPEG.
+    case progressive
+    /// A grayscale (one-component) JPEG.
+    case gray
+    /// A four-component Adobe CMYK JPEG.
+    case cmyk
+    /// A PNG with 16 bits per sample.
+    case png16 = "png-16"
+    /// An Adam7-interlaced PNG.
+    case pngInterlaced = "png-interlaced"
+    /// A PNG whose first IDAT chunk has a wrong CRC.
+    case pngBadCRC = "png-bad-crc"
+    /// A PNG whose image data stops halfway through its first IDAT chunk (chunk lengths and CRCs consistent).
+    case pngTruncatedIDAT = "png-truncated-idat"
 }
 
 /// Which requests a fault applies to.

@@ -25,6 +25,16 @@ final class OriginImageStore: Sendable {
         return image
     }
 
+    /// The image at `path` in another form (nil when there is no image at `path`), rendered once and kept.
+    func image(forPath path: String, as form: BodyForm) -> [UInt8]? {
+        guard let (element, kind) = resolve(path) else { return nil }
+        let key = "\(kind.rawValue)/\(element.number)/\(form.rawValue)"
+        if let image = cache.withLock({ $0[key] }) { return image.bytes }
+        let bytes = BodyForms.encode(synthesizer.render(element, kind: kind), as: form, quality: synthesizer.quality)
+        cache.withLock { $0[key] = Image(bytes: bytes, etag: "") }
+        return bytes
+    }
+
     /// A JPEG whose SOF claims 65500x65500 pixels (the real, small image underneath).
     func hugeDimensionsImage() -> [UInt8] {
         let bytes = synthesizer.jpeg(catalogue.element(number: 1)!, kind: .thumbnail)

@@ -41,14 +41,16 @@ struct OriginResponder: Sendable {
     /// Answers one request; returns false when the connection must close.
     private func answer(_ head: HTTPRequestHead, outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>,
                         channel: any Channel) async throws -> Bool {
-        let path = head.uri
+        let hop = RedirectHop(path: head.uri)
+        let path = hop?.target ?? head.uri
         let (fault, attempt) = state.withLock { state -> (Fault?, Int) in
-            state.requestCounts[path, default: 0] += 1
+            state.requestCounts[head.uri, default: 0] += 1
             if let agent = head.headers["User-Agent"].first { state.userAgents.insert(agent) }
             state.inFlight += 1
             state.maxInFlight = max(state.maxInFlight, state.inFlight)
-            let rule = state.faults.first { $0.pathContains.isEmpty || path.contains($0.pathContains) }
-            return (rule?.fault, state.requestCounts[path]!)
+            // The hops of a redirect chain are never faulted again; the last one serves the target plainly.
+            let rule = hop != nil ? nil : state.faults.first { $0.pathContains.isEmpty || path.contains($0.pathContains) }
+            return (rule?.fault, state.requestCounts[head.uri]!)
         }
         defer { state.withLock { $0.inFlight -= 1 } }
 
@@ -74,6 +76,24 @@ struct OriginResponder: Sendable {
         case .redirect(let target)?:
             try await send(status: 302, body: [], type: "text/plain", extra: ["Location: \(target)"], to: outbound, head: isHead)
             return keepAlive
+        case .redirectChain(let hops)?:
+            try await send(status: 302, body: [], type: "text/plain", extra: ["Location: \(RedirectHop.path(hops - 1, path))"],
+                           to: outbound, head: isHead)
+            return keepAlive
+        case .body(let form)?:
+            guard let body = images.image(forPath: path, as: form) else { break }
+            try await send(status: 200, body: body, type: "image/jpeg", extra: form == .gzip ? ["Content-Encoding: gzip"] : [],
+                           to: outbound, head: isHead)
+            return keepAlive
+        case .oversized(let bytes, let chunked)?:
+            if let hop, hop.remaining > 0 {
+            try await send(status: 302, body: [], type: "text/plain", extra: ["Location: \(RedirectHop.path(hop.remaining - 1, path))"],
+                           to: outbound, head: isHead)
+            return keepAlive
+        }
+        guard let image = images.image(forPath: path) else { break }
+            try await sendOversized(image.bytes, total: bytes, chunked: chunked, to: outbound, head: isHead)
+            return keepAlive
         case .hugeDimensions?:
             try await send(status: 200, body: images.hugeDimensionsImage(), type: "image/jpeg", to: outbound, head: isHead)
             return keepAlive
@@ -86,6 +106,11 @@ struct OriginResponder: Sendable {
             break
         }
 
+        if let hop, hop.remaining > 0 {
+            try await send(status: 302, body: [], type: "text/plain", extra: ["Location: \(RedirectHop.path(hop.remaining - 1, path))"],
+                           to: outbound, head: isHead)
+            return keepAlive
+        }
         guard let image = images.image(forPath: path) else {
             try await send(status: 404, body: Array("not found: \(path)\n".utf8), type: "text/plain", to: outbound, head: isHead)
             return keepAlive
@@ -139,6 +164,28 @@ struct OriginResponder: Sendable {
         }
     }
 
+    /// `image`, then zeros up to `total` bytes, in 64 KiB writes; stops early when the client goes away.
+    private func sendOversized(_ image: [UInt8], total: Int, chunked: Bool,
+                               to outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, head: Bool) async throws {
+        try await outbound.write(responseHead(status: 200, type: "image/jpeg", length: chunked ? nil : total,
+                                              extra: chunked ? ["Transfer-Encoding: chunked"] : []))
+        if head { return }
+        let block = 64 * 1024
+        var sent = 0
+        while sent < total {
+            let count = min(block, total - sent)
+            var buffer = ByteBuffer()
+            if chunked { buffer.writeString(String(count, radix: 16) + "\r\n") }
+            let fromImage = max(0, min(count, image.count - sent))
+            if fromImage > 0 { buffer.writeBytes(image[sent..<sent + fromImage]) }
+            buffer.writeRepeatingByte(0, count: count - fromImage)
+            if chunked { buffer.writeString("\r\n") }
+            try await outbound.write(buffer)
+            sent += count
+        }
+        if chunked { try await outbound.write(ByteBuffer(string: "0\r\n\r\n")) }
+    }
+
     private func send(status: Int, body: [UInt8], type: String?, extra: [String] = [],
                       to outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, head: Bool,
                       announcedLength: Int? = nil) async throws {
@@ -154,4 +201,23 @@ struct OriginResponder: Sendable {
         lines += extra
         return ByteBuffer(string: lines.joined(separator: "\r\n") + "\r\n\r\n")
     }
+}
+
+/// A hop of a redirect chain: `/hop/K/<path>` redirects to `/hop/K-1/<path>`, and `/hop/0/<path>` serves `<path>`.
+struct RedirectHop {
+    /// Hops still to go.
+    var remaining: Int
+    /// The path the chain ends at.
+    var target: String
+
+    init?(path: String) {
+        let parts = path.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].isEmpty, parts[1] == "hop" else { return nil }
+        let rest = parts[2].split(separator: "/", maxSplits: 1)
+        guard rest.count == 2, let remaining = Int(rest[0]), remaining >= 0 else { return nil }
+        self.remaining = remaining
+        target = "/" + rest[1]
+    }
+
+    static func path(_ remaining: Int, _ target: String) -> String { "/hop/\(remaining)\(target)" }
 }
