@@ -1,6 +1,13 @@
 import COriginCodecs
 import ImageCore
 
+extension BodyForm {
+    /// `image` (RGB pixels) encoded in this form, as `Fault.body(self)` serves it.
+    public func encode(_ image: DecodedImage, quality: Int = 85) -> [UInt8] {
+        BodyForms.encode(image, as: self, quality: quality)
+    }
+}
+
 /// Renders the origin's images in the forms of `BodyForm`.
 ///
 /// Thread-safety: stateless; the C encoders allocate per call.

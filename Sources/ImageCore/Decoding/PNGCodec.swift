@@ -47,6 +47,9 @@ enum PNGCodec {
         let width = Int(image.width), height = Int(image.height)
         var pixels = [UInt8](repeating: 0, count: width * height * pixelFormat.bytesPerPixel)
         image.warning_or_error = 0
+        // A 16-bit PNG without gAMA/sRGB is sRGB-encoded, as every viewer shows it; libpng's default would treat its
+        // samples as linear and darken them on the way to 8 bits. (begin_read clears `flags`, so it is set here.)
+        image.flags |= UInt32(PNG_IMAGE_FLAG_16BIT_sRGB)
         let ok = pixels.withUnsafeMutableBytes { out in
             png_image_finish_read(&image, nil, out.baseAddress, 0, nil)
         }

@@ -1,6 +1,7 @@
 import Foundation
 import ImageCore
 import Testing
+import TileCacheOrigin
 
 @Suite("ImageInspector")
 struct ImageInspectorTests {
@@ -156,6 +157,44 @@ struct ImageInspectorTests {
             return error.reason
         } catch {
             return nil
+        }
+    }
+}
+
+/// The origin's other forms of one image (docs/reliability.md, fault matrix) decode to that image.
+@Suite("origin body forms")
+struct BodyFormDecodingTests {
+    static let picture = ImageSynthesizer().render(ElementCatalogue.standard.element(number: 26)!, kind: .thumbnail)
+
+    /// Mean absolute difference per sample between two RGB pixel arrays.
+    static func meanDifference(_ a: [UInt8], _ b: [UInt8]) -> Double {
+        Double(zip(a, b).reduce(0) { $0 + abs(Int($1.0) - Int($1.1)) }) / Double(max(1, a.count))
+    }
+
+    @Test("each valid form decodes to the generated picture", arguments: [
+        (BodyForm.png, 0.0), (.png16, 0.0), (.pngInterlaced, 0.0), (.progressive, 6.0), (.cmyk, 6.0), (.gray, 40.0),
+    ])
+    func decodesToThePicture(form: BodyForm, tolerance: Double) throws {
+        let picture = Self.picture
+        let bytes = form.encode(picture)
+        var decoded = try ImageInspector().validate(bytes, subject: form.rawValue).image
+        #expect(decoded.width == picture.width && decoded.height == picture.height)
+        if decoded.pixelFormat == .gray {  // compare with the picture's luma
+            decoded = DecodedImage(width: decoded.width, height: decoded.height, pixelFormat: .rgb,
+                                   pixels: decoded.pixels.flatMap { [$0, $0, $0] })
+        }
+        let difference = Self.meanDifference(decoded.pixels, picture.pixels)
+        #expect(difference <= tolerance, "\(form.rawValue): mean difference \(difference)")
+    }
+
+    @Test("gzip is the baseline JPEG, gzip-compressed; the broken PNG forms fail with their reasons")
+    func gzipAndBrokenForms() throws {
+        let gzip = BodyForm.gzip.encode(Self.picture)
+        #expect(gzip.starts(with: [0x1F, 0x8B]))
+        for (form, reason) in [(BodyForm.pngBadCRC, ImageCoreError.Reason.corrupt), (.pngTruncatedIDAT, .truncated), (.empty, .notAnImage)] {
+            let bytes = form.encode(Self.picture)
+            let error = #expect(throws: ImageCoreError.self) { try ImageInspector().validate(bytes, subject: form.rawValue) }
+            #expect(error?.reason == reason, "\(form.rawValue)")
         }
     }
 }

@@ -1,0 +1,81 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import ImageCore
+import Testing
+import TileCacheOrigin
+
+/// The hardening fault matrix (docs/reliability.md) through `tilecache serve`'s thumbnail endpoint.
+@Suite("fault matrix through the service")
+struct FaultMatrixServiceTests {
+    @Test("every case gets its status; only valid images are cached; failures are not; the statistics add up")
+    func matrix() async throws {
+        var origin = OriginServer.Configuration()
+        origin.faults = FaultMatrix.rules
+        let harness = try await ServiceHarness.start(origin: origin) {
+            $0.pipeline.downloader.retryPolicy.maxAttempts = 2
+            $0.pipeline.downloader.transferOptions.totalTimeout = .milliseconds(1500)
+        }
+        let cases = FaultMatrix.cases
+        let valid = cases.filter(\.isValid).count
+        try await withService(harness) { client, dependencies in
+            /// Requests every case's thumbnail at once: (status, source header, sniffed format, Content-Type, reason).
+            func requestAll() async throws -> [(Int, String?, ImageFormat?, String?, String?)] {
+                try await withThrowingTaskGroup(of: (Int, (Int, String?, ImageFormat?, String?, String?)).self) { group in
+                    for index in cases.indices {
+                        group.addTask {
+                            let response = try await client.execute(
+                                uri: "/api/v1/elements/\(FaultMatrix.elementNumber(ofCase: index))/thumbnail", method: .get)
+                            let ok = response.status == .ok
+                            return (index, (Int(response.status.code), response.headers[HTTPField.Name("X-TileCache-Source")!],
+                                            ok ? ImageFormat.sniff(response.bytes) : nil, response.headers[.contentType],
+                                            ok ? nil : response.errorReason))
+                        }
+                    }
+                    var results = [(Int, String?, ImageFormat?, String?, String?)?](repeating: nil, count: cases.count)
+                    for try await (index, result) in group { results[index] = result }
+                    return results.map { $0! }
+                }
+            }
+
+            let first = try await requestAll()
+            for (result, testCase) in zip(first, cases) {
+                #expect(result.0 == testCase.serviceStatus, "\(testCase.name): \(result.4 ?? "")")
+                if testCase.isValid {
+                    #expect(result.2?.rawValue == testCase.format && result.3 == result.2?.mimeType, "\(testCase.name)")
+                } else if testCase.serviceStatus == 502 {
+                    #expect(result.4 == "upstream-" + testCase.outcome, "\(testCase.name)")
+                }
+            }
+            /// `/api/v1/stats`: (network fetches, failures, byte-cache entries, disk entries).
+            func stats() async throws -> (Int?, Int, Int?, Int?) {
+                let json = try await client.execute(uri: "/api/v1/stats", method: .get).json
+                return ((json?["outcomes"] as? [String: Int])?["networkFetch"],
+                        (json?["failures"] as? [String: Int])?.values.reduce(0, +) ?? 0,
+                        (json?["byteCache"] as? [String: Any])?["count"] as? Int, json?["diskEntries"] as? Int)
+            }
+            let afterFirst = try await stats()
+            #expect(afterFirst.0 == valid && afterFirst.1 == cases.count - valid)
+            #expect(afterFirst.2 == valid && afterFirst.3 == valid)
+            let storedURLs = Set(dependencies.pipeline.diskCache?.allMetadata().map(\.url) ?? [])
+            let validURLs = Set(cases.indices.filter { cases[$0].isValid }.map {
+                harness.origin.urlBuilder.thumbnailURL(for: ElementCatalogue.standard.element(number: FaultMatrix.elementNumber(ofCase: $0))!)
+            })
+            #expect(storedURLs == validURLs)
+
+            // Again: valid images come from memory; failures were not cached, so they fail the same way again.
+            harness.origin.resetStatistics()
+            let second = try await requestAll()
+            for (result, testCase) in zip(second, cases) {
+                #expect(result.0 == testCase.serviceStatus, "again: \(testCase.name)")
+                if testCase.isValid { #expect(result.1 == "memory", "again: \(testCase.name)") }
+            }
+            #expect(harness.origin.statistics.requestsByPath.keys.allSatisfy { path in
+                !validURLs.contains { $0.hasSuffix(path) } })
+            let afterSecond = try await stats()
+            #expect(afterSecond.0 == valid && afterSecond.1 == 2 * (cases.count - valid))
+            #expect(afterSecond.2 == valid && afterSecond.3 == valid)
+        }
+    }
+}
