@@ -1,5 +1,5 @@
 import ImageCore
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// The origin's generated images, rendered on first request and kept.
 final class OriginImageStore: Sendable {
@@ -9,7 +9,7 @@ final class OriginImageStore: Sendable {
     }
 
     let synthesizer: ImageSynthesizer
-    private let cache = Mutex<[String: Image]>([:])
+    private let cache = NIOLockedValueBox<[String: Image]>([:])
     private let catalogue = ElementCatalogue.standard
 
     init(synthesizer: ImageSynthesizer) { self.synthesizer = synthesizer }
@@ -18,10 +18,10 @@ final class OriginImageStore: Sendable {
     func image(forPath path: String) -> Image? {
         guard let (element, kind) = resolve(path) else { return nil }
         let key = "\(kind.rawValue)/\(element.number)"
-        if let image = cache.withLock({ $0[key] }) { return image }
+        if let image = cache.withLockedValue({ $0[key] }) { return image }
         let bytes = synthesizer.jpeg(element, kind: kind)
         let image = Image(bytes: bytes, etag: "\"\(synthesizer.seed)-\(kind.rawValue)-\(element.number)-\(bytes.count)\"")
-        cache.withLock { $0[key] = image }
+        cache.withLockedValue { $0[key] = image }
         return image
     }
 
@@ -29,9 +29,9 @@ final class OriginImageStore: Sendable {
     func image(forPath path: String, as form: BodyForm) -> [UInt8]? {
         guard let (element, kind) = resolve(path) else { return nil }
         let key = "\(kind.rawValue)/\(element.number)/\(form.rawValue)"
-        if let image = cache.withLock({ $0[key] }) { return image.bytes }
+        if let image = cache.withLockedValue({ $0[key] }) { return image.bytes }
         let bytes = BodyForms.encode(synthesizer.render(element, kind: kind), as: form, quality: synthesizer.quality)
-        cache.withLock { $0[key] = Image(bytes: bytes, etag: "") }
+        cache.withLockedValue { $0[key] = Image(bytes: bytes, etag: "") }
         return bytes
     }
 

@@ -3,7 +3,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// A real HTTP/1.1 server on loopback that plays both upstream image hosts, with injectable latency and faults.
 ///
@@ -165,9 +165,9 @@ public struct OriginStatistics: Sendable {
 
 /// The origin's mutable state, shared by the server and its connections.
 final class SharedOriginState: Sendable {
-    private let mutex: Mutex<OriginState>
-    init(_ state: OriginState) { mutex = Mutex(state) }
-    func withLock<T>(_ body: (inout OriginState) -> T) -> T { mutex.withLock { body(&$0) } }
+    private let mutex: NIOLockedValueBox<OriginState>
+    init(_ state: OriginState) { mutex = NIOLockedValueBox(state) }
+    func withLock<T>(_ body: (inout OriginState) -> T) -> T { mutex.withLockedValue { body(&$0) } }
 }
 
 struct OriginState {

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import Synchronization
+import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
 import Glibc
@@ -55,7 +55,7 @@ public final class DiskCache: Sendable {
     public let sizeLimit: Int
     private let entriesDirectory: String
     private let lockPath: String
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
     private let logger: Logger
 
     /// Opens (creating if needed) the cache at `directory`, removes temp files left by crashed writers, and indexes
@@ -79,17 +79,17 @@ public final class DiskCache: Sendable {
         }
         removeAbandonedTempFiles()
         try withLock { () throws(ImageCoreError) in
-            self.state.withLock { self.rescan(&$0) }
-            self.state.withLock { self.evict(&$0) }
+            self.state.withLockedValue { self.rescan(&$0) }
+            self.state.withLockedValue { self.evict(&$0) }
         }
     }
 
     /// A snapshot of the counters.
-    public var statistics: Statistics { state.withLock { $0.statistics } }
+    public var statistics: Statistics { state.withLockedValue { $0.statistics } }
     /// Entries indexed.
-    public var count: Int { state.withLock { $0.index.count } }
+    public var count: Int { state.withLockedValue { $0.index.count } }
     /// Total size of the indexed entry files.
-    public var totalBytes: Int { state.withLock { $0.totalBytes } }
+    public var totalBytes: Int { state.withLockedValue { $0.totalBytes } }
 
     /// The path of the entry file for `url`.
     public func path(for url: String) -> String { entriesDirectory + "/" + Self.sha256Hex(Array(url.utf8)) + ".tce" }
@@ -99,7 +99,7 @@ public final class DiskCache: Sendable {
         let path = path(for: url)
         let name = (path as NSString).lastPathComponent
         guard let data = FileManager.default.contents(atPath: path) else {
-            state.withLock { state in
+            state.withLockedValue { state in
                 state.statistics.misses += 1
                 if let gone = state.index.removeValue(forKey: name) { state.totalBytes -= gone.size }
             }
@@ -108,18 +108,18 @@ public final class DiskCache: Sendable {
         switch DiskCacheFile.decode([UInt8](data), expectedURL: url) {
         case .success(let entry):
             touch(path)
-            state.withLock { state in
+            state.withLockedValue { state in
                 state.statistics.hits += 1
                 state.index[name]?.lastAccess = Date().timeIntervalSince1970
             }
             return entry
         case .failure(.otherURL):
-            state.withLock { $0.statistics.misses += 1 }
+            state.withLockedValue { $0.statistics.misses += 1 }
             return nil
         case .failure(.damaged(let why)):
             logger.warning("removing damaged cache entry", metadata: ["url": "\(url)", "path": "\(path)", "reason": "\(why)"])
             removeFile(named: name)
-            state.withLock { state in
+            state.withLockedValue { state in
                 state.statistics.misses += 1
                 state.statistics.damagedRemoved += 1
             }
@@ -144,7 +144,7 @@ public final class DiskCache: Sendable {
         let temp = entriesDirectory + "/.tmp-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
         try write(file, to: temp)
         try withLock { () throws(ImageCoreError) in
-            try self.state.withLock { state throws(ImageCoreError) in
+            try self.state.withLockedValueTyped { state throws(ImageCoreError) in
                 if self.directoryChanged(since: state.directoryStamp) { self.rescan(&state) }
                 guard rename(temp, path) == 0 else {
                     let reason = String(cString: strerror(errno))
@@ -175,7 +175,7 @@ public final class DiskCache: Sendable {
 
     /// The metadata of every entry, read from each file's header (the bytes are not read or verified).
     public func allMetadata() -> [DiskCacheMetadata] {
-        let names = state.withLock { Array($0.index.keys) }
+        let names = state.withLockedValue { Array($0.index.keys) }
         return names.compactMap { name in
             guard let handle = FileHandle(forReadingAtPath: entriesDirectory + "/" + name) else { return nil }
             defer { try? handle.close() }
@@ -220,7 +220,7 @@ public final class DiskCache: Sendable {
     /// Removes every entry.
     public func removeAll() throws(ImageCoreError) {
         try withLock { () throws(ImageCoreError) in
-            self.state.withLock { state in
+            self.state.withLockedValue { state in
                 self.rescan(&state)
                 for name in state.index.keys { unlink(self.entriesDirectory + "/" + name) }
                 state.index.removeAll()
@@ -234,7 +234,7 @@ public final class DiskCache: Sendable {
 
     private func removeFile(named name: String) {
         unlink(entriesDirectory + "/" + name)
-        state.withLock { state in
+        state.withLockedValue { state in
             if let gone = state.index.removeValue(forKey: name) { state.totalBytes -= gone.size }
         }
     }

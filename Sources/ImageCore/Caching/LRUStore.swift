@@ -188,3 +188,6 @@ struct LRUStore<Key: Hashable, Value> {
         linkAtHead(slot)
     }
 }
+
+extension LRUStore: Sendable where Key: Sendable, Value: Sendable {}
+extension LRUStore.Slot: Sendable where Key: Sendable, Value: Sendable {}

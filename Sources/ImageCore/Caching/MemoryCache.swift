@@ -1,4 +1,4 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// A thread-safe LRU memory cache with an exact count limit and an exact cost limit (bytes).
 ///
@@ -29,7 +29,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     }
 
     @usableFromInline
-    struct State {
+    struct State: Sendable {
         @usableFromInline var store: LRUStore<Key, Value>
         @usableFromInline var statistics = Statistics()
 
@@ -39,7 +39,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
     // Inlinable so callers in other modules (the service's byte cache, benchmarks) get code specialized for their
     // key and value types instead of generic dispatch on every hit.
-    @usableFromInline let state: Mutex<State>
+    @usableFromInline let state: NIOLockedValueBox<State>
 
     /// The seed app's `NSCache` limits: 100 entries.
     public static var defaultCountLimit: Int { 100 }
@@ -48,13 +48,13 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
     /// A cache holding at most `countLimit` entries and `costLimit` total cost (both > 0).
     public init(countLimit: Int = defaultCountLimit, costLimit: Int = defaultCostLimit) {
-        state = Mutex(State(store: LRUStore(countLimit: countLimit, costLimit: costLimit)))
+        state = NIOLockedValueBox(State(store: LRUStore(countLimit: countLimit, costLimit: costLimit)))
     }
 
     /// The value for `key`, marking it most recently used; counts a hit or a miss.
     @inlinable
     public func value(forKey key: Key) -> Value? {
-        state.withLock { state in
+        state.withLockedValue { state in
             if let value = state.store.value(forKey: key) {
                 state.statistics.hits += 1
                 return value
@@ -69,7 +69,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// - Returns: false when the entry was refused because its cost exceeds the whole cost limit.
     @inlinable @discardableResult
     public func set(_ value: Value, forKey key: Key, cost: Int) -> Bool {
-        state.withLock { state in
+        state.withLockedValue { state in
             guard cost <= state.store.costLimit else {
                 state.store.removeValue(forKey: key)
                 state.statistics.rejections += 1
@@ -84,42 +84,42 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// Removes the entry for `key`, returning it.
     @inlinable @discardableResult
     public func removeValue(forKey key: Key) -> Value? {
-        state.withLock { $0.store.removeValue(forKey: key) }
+        state.withLockedValue { $0.store.removeValue(forKey: key) }
     }
 
     /// Whether `key` is cached, without counting a lookup or touching recency.
     @inlinable
     public func contains(_ key: Key) -> Bool {
-        state.withLock { $0.store.contains(key) }
+        state.withLockedValue { $0.store.contains(key) }
     }
 
     /// Removes every entry (statistics are kept).
     public func removeAll() {
-        state.withLock { $0.store.removeAll() }
+        state.withLockedValue { $0.store.removeAll() }
     }
 
     /// Number of entries held.
-    public var count: Int { state.withLock { $0.store.count } }
+    public var count: Int { state.withLockedValue { $0.store.count } }
     /// Total cost held.
-    public var totalCost: Int { state.withLock { $0.store.totalCost } }
+    public var totalCost: Int { state.withLockedValue { $0.store.totalCost } }
     /// The count limit.
-    public var countLimit: Int { state.withLock { $0.store.countLimit } }
+    public var countLimit: Int { state.withLockedValue { $0.store.countLimit } }
     /// The cost limit.
-    public var costLimit: Int { state.withLock { $0.store.costLimit } }
+    public var costLimit: Int { state.withLockedValue { $0.store.costLimit } }
 
     /// Changes both limits, evicting at once as needed.
     public func setLimits(countLimit: Int, costLimit: Int) {
-        state.withLock { state in
+        state.withLockedValue { state in
             state.statistics.evictions += state.store.setLimits(countLimit: countLimit, costLimit: costLimit)
         }
     }
 
     /// Keys from most to least recently used (O(n); for tests and diagnostics).
-    public var keysByRecency: [Key] { state.withLock { $0.store.keysByRecency } }
+    public var keysByRecency: [Key] { state.withLockedValue { $0.store.keysByRecency } }
 
     /// A snapshot of the counters.
     public var statistics: Statistics {
-        state.withLock { state in
+        state.withLockedValue { state in
             var statistics = state.statistics
             statistics.count = state.store.count
             statistics.totalCost = state.store.totalCost
@@ -129,6 +129,6 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
     /// Zeroes the counters (entries are kept).
     public func resetStatistics() {
-        state.withLock { $0.statistics = Statistics() }
+        state.withLockedValue { $0.statistics = Statistics() }
     }
 }

@@ -1,5 +1,5 @@
 import CTurboJPEG
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// JPEG header reading, decoding and encoding through TurboJPEG (libjpeg-turbo 2.1's `tj*` API).
 ///
@@ -162,19 +162,19 @@ final class TurboJPEGHandlePool: Sendable {
     /// Handles are opaque C pointers; the mutex hands each one to a single caller at a time, so sharing the pool
     /// between threads is safe even though the pointer type is not Sendable.
     private struct Handles: @unchecked Sendable { var free: [tjhandle] = [] }
-    private let handles = Mutex(Handles())
+    private let handles = NIOLockedValueBox(Handles())
     private let make: @Sendable () -> tjhandle?
     private let maximumIdle = 8
 
     init(make: @escaping @Sendable () -> tjhandle?) { self.make = make }
 
     func withHandle<T>(_ body: (tjhandle) throws(ImageCoreError) -> T) throws(ImageCoreError) -> T {
-        let pooled = handles.withLock { $0.free.popLast() }
+        let pooled = handles.withLockedValue { $0.free.popLast() }
         guard let handle = pooled ?? make() else {
             throw ImageCoreError(.io, subject: "turbojpeg", message: "could not create a TurboJPEG handle (out of memory?)")
         }
         defer {
-            let kept = handles.withLock { state -> Bool in
+            let kept = handles.withLockedValue { state -> Bool in
                 guard state.free.count < maximumIdle else { return false }
                 state.free.append(handle)
                 return true

@@ -1,4 +1,4 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// A counting semaphore for tasks: `acquire` suspends (in FIFO order) while `limit` holders are inside.
 ///
@@ -15,15 +15,15 @@ final class AsyncSemaphore: Sendable {
         var cancelledEarly: Set<UInt64> = []
     }
 
-    private let state: Mutex<State>
+    private let state: NIOLockedValueBox<State>
 
     init(limit: Int) {
         precondition(limit > 0, "semaphore limit must be positive")
-        state = Mutex(State(available: limit))
+        state = NIOLockedValueBox(State(available: limit))
     }
 
     func acquire() async throws {
-        let id: UInt64? = state.withLock { state in
+        let id: UInt64? = state.withLockedValue { state in
             if state.available > 0 {
                 state.available -= 1
                 return nil
@@ -35,7 +35,7 @@ final class AsyncSemaphore: Sendable {
         guard let id else { return }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let cancelled = state.withLock { state in
+                let cancelled = state.withLockedValue { state in
                     state.unregistered.remove(id)
                     if state.cancelledEarly.remove(id) != nil { return true }
                     state.waiters.append((id, continuation))
@@ -44,7 +44,7 @@ final class AsyncSemaphore: Sendable {
                 if cancelled { continuation.resume(throwing: CancellationError()) }
             }
         } onCancel: {
-            let continuation = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+            let continuation = state.withLockedValue { state -> CheckedContinuation<Void, any Error>? in
                 if let index = state.waiters.firstIndex(where: { $0.id == id }) {
                     return state.waiters.remove(at: index).continuation
                 }
@@ -57,7 +57,7 @@ final class AsyncSemaphore: Sendable {
     }
 
     func release() {
-        let next = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+        let next = state.withLockedValue { state -> CheckedContinuation<Void, any Error>? in
             if state.waiters.isEmpty {
                 state.available += 1
                 return nil

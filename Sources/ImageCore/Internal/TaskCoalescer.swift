@@ -1,4 +1,4 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Runs at most one operation per key at a time; concurrent callers for the same key share its result.
 ///
@@ -18,27 +18,27 @@ public final class TaskCoalescer<Key: Hashable & Sendable, Value: Sendable>: Sen
         var cancelledEarly: Set<UInt64> = []
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     /// An idle coalescer.
     public init() {}
 
     /// Number of keys with an operation in flight.
-    public var inFlightCount: Int { state.withLock { $0.groups.count } }
+    public var inFlightCount: Int { state.withLockedValue { $0.groups.count } }
 
     /// The result of `operation` for `key`, run once for all concurrent callers.
     ///
     /// - Returns: the value, and whether this caller joined an operation another caller had started.
     public func run(_ key: Key, operation: @escaping @Sendable () async throws -> Value) async throws -> (Value, joined: Bool) {
-        let id = state.withLock { state in
+        let id = state.withLockedValue { state in
             state.nextID += 1
             state.unregistered.insert(state.nextID)
             return state.nextID
         }
-        let joined = Mutex(false)
+        let joined = NIOLockedValueBox(false)
         let value = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
-                let start: UInt64? = state.withLock { state in
+                let start: UInt64? = state.withLockedValue { state in
                     state.unregistered.remove(id)
                     if state.cancelledEarly.remove(id) != nil {
                         continuation.resume(throwing: CancellationError())
@@ -46,7 +46,7 @@ public final class TaskCoalescer<Key: Hashable & Sendable, Value: Sendable>: Sen
                     }
                     if state.groups[key] != nil {
                         state.groups[key]!.waiters[id] = continuation
-                        joined.withLock { $0 = true }
+                        joined.withLockedValue { $0 = true }
                         return nil
                     }
                     state.groups[key] = Group(generation: id, waiters: [id: continuation])
@@ -58,7 +58,7 @@ public final class TaskCoalescer<Key: Hashable & Sendable, Value: Sendable>: Sen
                     do { result = .success(try await operation()) } catch { result = .failure(error) }
                     self.finish(key, generation: generation, with: result)
                 }
-                let orphaned = state.withLock { state in
+                let orphaned = state.withLockedValue { state in
                     guard state.groups[key]?.generation == generation else { return true }
                     state.groups[key]!.task = task
                     return false
@@ -66,7 +66,7 @@ public final class TaskCoalescer<Key: Hashable & Sendable, Value: Sendable>: Sen
                 if orphaned { task.cancel() }
             }
         } onCancel: {
-            let (continuation, task) = state.withLock { state -> (CheckedContinuation<Value, any Error>?, Task<Void, Never>?) in
+            let (continuation, task) = state.withLockedValue { state -> (CheckedContinuation<Value, any Error>?, Task<Void, Never>?) in
                 if state.unregistered.contains(id) {
                     state.cancelledEarly.insert(id)
                     return (nil, nil)
@@ -84,11 +84,11 @@ public final class TaskCoalescer<Key: Hashable & Sendable, Value: Sendable>: Sen
             continuation?.resume(throwing: CancellationError())
             task?.cancel()
         }
-        return (value, joined.withLock { $0 })
+        return (value, joined.withLockedValue { $0 })
     }
 
     private func finish(_ key: Key, generation: UInt64, with result: Result<Value, any Error>) {
-        let waiters = state.withLock { state -> [CheckedContinuation<Value, any Error>] in
+        let waiters = state.withLockedValue { state -> [CheckedContinuation<Value, any Error>] in
             guard let group = state.groups[key], group.generation == generation else { return [] }
             state.groups[key] = nil
             return Array(group.waiters.values)

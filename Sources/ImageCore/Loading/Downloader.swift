@@ -1,4 +1,4 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Fetches URLs over the transfer engine: at most N transfers in flight, identical concurrent requests coalesced
 /// into one transfer, transient failures retried with backoff.
@@ -37,7 +37,7 @@ public final class Downloader: Sendable {
     public let configuration: Configuration
     private let slots: AsyncSemaphore
     private let coalescer = TaskCoalescer<HTTPRequest, HTTPResponse>()
-    private let counters = Mutex(Statistics())
+    private let counters = NIOLockedValueBox(Statistics())
 
     /// A downloader over `engine` (a new engine with default limits if none is given).
     public init(engine: TransferEngine = TransferEngine(), configuration: Configuration = Configuration()) {
@@ -47,7 +47,7 @@ public final class Downloader: Sendable {
     }
 
     /// A snapshot of the counters.
-    public var statistics: Statistics { counters.withLock { $0 } }
+    public var statistics: Statistics { counters.withLockedValue { $0 } }
 
     /// GETs `url` with the configured options.
     public func fetch(_ url: String) async throws(ImageCoreError) -> HTTPResponse {
@@ -62,7 +62,7 @@ public final class Downloader: Sendable {
             let (response, joined) = try await coalescer.run(request) { [self] in
                 try await fetchWithRetries(request)
             }
-            if joined { counters.withLock { $0.coalesced += 1 } }
+            if joined { counters.withLockedValue { $0.coalesced += 1 } }
             return response
         } catch let error as ImageCoreError {
             throw error
@@ -90,7 +90,7 @@ public final class Downloader: Sendable {
             guard let delay = configuration.retryPolicy.delay(after: error, attempt: attempt, retryAfter: retryAfter, using: &random) else {
                 throw attempt > 1 ? error.afterAttempts(attempt) : error
             }
-            counters.withLock { $0.retries += 1 }
+            counters.withLockedValue { $0.retries += 1 }
             do {
                 try await Task.sleep(for: delay)
             } catch {
@@ -108,9 +108,9 @@ public final class Downloader: Sendable {
             throw ImageCoreError(.cancelled, subject: request.url, message: "request cancelled while queued")
         }
         defer { slots.release() }
-        counters.withLock { $0.transfers += 1 }
+        counters.withLockedValue { $0.transfers += 1 }
         let response = try await engine.perform(request)
-        counters.withLock { $0.bytesDownloaded += response.downloadedBytes }
+        counters.withLockedValue { $0.bytesDownloaded += response.downloadedBytes }
         return response
     }
 

@@ -1,6 +1,6 @@
 import CCurl
 import Logging
-import Synchronization
+import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
 import Glibc
@@ -66,9 +66,9 @@ public final class TransferEngine: Sendable {
     }
 
     /// Transfers currently added to the multi handle (for tests and metrics).
-    public var activeTransferCount: Int { core.counters.withLock { $0.active } }
+    public var activeTransferCount: Int { core.counters.withLockedValue { $0.active } }
     /// Transfers waiting for a connection slot.
-    public var queuedTransferCount: Int { core.counters.withLock { $0.queued } }
+    public var queuedTransferCount: Int { core.counters.withLockedValue { $0.queued } }
 }
 
 /// The version reported in the User-Agent and by the tools.
@@ -97,8 +97,8 @@ final class EngineCore: @unchecked Sendable {
 
     let configuration: TransferEngine.Configuration
     let logger: Logger
-    let commands = Mutex(Commands())
-    let counters = Mutex(Counters())
+    let commands = NIOLockedValueBox(Commands())
+    let counters = NIOLockedValueBox(Counters())
     private let multi: UnsafeMutableRawPointer
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     private var queued: [CurlTransfer] = []
@@ -129,12 +129,12 @@ final class EngineCore: @unchecked Sendable {
     }
 
     func stop() {
-        commands.withLock { $0.stopping = true }
+        commands.withLockedValue { $0.stopping = true }
         curl_multi_wakeup(multi)
     }
 
     func submit(_ command: Command) {
-        commands.withLock { $0.pending.append(command) }
+        commands.withLockedValue { $0.pending.append(command) }
         curl_multi_wakeup(multi)
     }
 
@@ -142,7 +142,7 @@ final class EngineCore: @unchecked Sendable {
 
     private func run() {
         while true {
-            let (batch, stopping) = commands.withLock { state in
+            let (batch, stopping) = commands.withLockedValue { state in
                 let batch = state.pending
                 state.pending.removeAll(keepingCapacity: true)
                 return (batch, state.stopping)
@@ -162,7 +162,7 @@ final class EngineCore: @unchecked Sendable {
             curl_multi_perform(multi, &running)
             collectFinished()
             admitQueued()
-            counters.withLock { $0 = Counters(active: active.count, queued: queued.count) }
+            counters.withLockedValue { $0 = Counters(active: active.count, queued: queued.count) }
             curl_multi_poll(multi, nil, 0, 1000, nil)
         }
     }

@@ -1,5 +1,5 @@
 import Histogram
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Counts per outcome, failures per reason, bytes, and latency histograms (HdrHistogram) over a run.
 ///
@@ -13,7 +13,7 @@ public final class PipelineStatistics: Sendable {
         var histograms: [ImageOutcome?: Histogram<UInt64>] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     /// Empty statistics.
     public init() {}
@@ -25,7 +25,7 @@ public final class PipelineStatistics: Sendable {
 
     /// Records a success by its parts (for layers above the pipeline, such as the service's byte cache).
     public func record(outcome: ImageOutcome, latency: Duration, bytesDownloaded: Int = 0) {
-        state.withLock { state in
+        state.withLockedValue { state in
             state.counts[outcome, default: 0] += 1
             state.bytesDownloaded += bytesDownloaded
             Self.record(latency, as: outcome, in: &state)
@@ -34,7 +34,7 @@ public final class PipelineStatistics: Sendable {
 
     /// Records a failure and the time it took.
     public func record(_ error: ImageCoreError, latency: Duration, bytesDownloaded: Int = 0) {
-        state.withLock { state in
+        state.withLockedValue { state in
             state.failures[error.reason, default: 0] += 1
             state.bytesDownloaded += bytesDownloaded
             Self.record(latency, as: nil, in: &state)
@@ -43,7 +43,7 @@ public final class PipelineStatistics: Sendable {
 
     /// A snapshot.
     public var snapshot: PipelineReport {
-        state.withLock { state in
+        state.withLockedValue { state in
             var latencies: [String: LatencySummary] = [:]
             for (outcome, histogram) in state.histograms {
                 func milliseconds(_ microseconds: UInt64) -> Double { Double(microseconds) / 1000 }

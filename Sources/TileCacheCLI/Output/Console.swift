@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
 import Glibc
@@ -40,13 +40,13 @@ public struct Console: Sendable {
 
 /// Text a capturing console received.
 public final class CapturedOutput: Sendable {
-    private let buffers = Mutex<(out: String, err: String)>(("", ""))
+    private let buffers = NIOLockedValueBox<(out: String, err: String)>(("", ""))
 
     /// Everything written to stdout.
-    public var out: String { buffers.withLock { $0.out } }
+    public var out: String { buffers.withLockedValue { $0.out } }
     /// Everything written to stderr.
-    public var err: String { buffers.withLock { $0.err } }
+    public var err: String { buffers.withLockedValue { $0.err } }
 
-    func appendOut(_ text: String) { buffers.withLock { $0.out += text } }
-    func appendErr(_ text: String) { buffers.withLock { $0.err += text } }
+    func appendOut(_ text: String) { buffers.withLockedValue { $0.out += text } }
+    func appendErr(_ text: String) { buffers.withLockedValue { $0.err += text } }
 }

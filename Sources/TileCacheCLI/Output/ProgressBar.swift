@@ -1,11 +1,11 @@
 import Foundation
 import ImageCore
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// A live progress line on stderr (only when stderr is a terminal): done/total, rate, hits, failures, ETA.
 final class ProgressBar: Sendable {
     private let console: Console
-    private let lastDraw = Mutex<ContinuousClock.Instant?>(nil)
+    private let lastDraw = NIOLockedValueBox<ContinuousClock.Instant?>(nil)
 
     init(console: Console) { self.console = console }
 
@@ -14,7 +14,7 @@ final class ProgressBar: Sendable {
     func update(_ progress: PrefetchProgress) {
         guard isEnabled else { return }
         let now = ContinuousClock.now
-        let due = lastDraw.withLock { last -> Bool in
+        let due = lastDraw.withLockedValue { last -> Bool in
             if progress.done < progress.total, let last, now - last < .milliseconds(100) { return false }
             last = now
             return true

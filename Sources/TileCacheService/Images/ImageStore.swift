@@ -2,7 +2,7 @@ import Foundation
 import ImageCore
 import Logging
 import NIOCore
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Bytes ready to send: an original image or a resized variant.
 public struct ServedImage: Sendable {
@@ -31,7 +31,7 @@ public final class ImageStore: Sendable {
     let requestTimeout: Duration
     let metrics: ServiceMetrics
     private let loads = TaskCoalescer<String, ServedImage>()
-    private let pending = Mutex(0)
+    private let pending = NIOLockedValueBox(0)
     private let logger: Logger
 
     init(pipeline: ImagePipeline, builder: ImageURLBuilder, byteLimit: Int, maxPendingLoads: Int, requestTimeout: Duration,
@@ -59,7 +59,7 @@ public final class ImageStore: Sendable {
             hit.source = "memory"
             return hit
         }
-        let admitted = pending.withLock { count -> Bool in
+        let admitted = pending.withLockedValue { count -> Bool in
             guard count < maxPendingLoads else { return false }
             count += 1
             return true
@@ -69,7 +69,7 @@ public final class ImageStore: Sendable {
             throw ServiceError(.serviceUnavailable, reason: "overloaded", message: "too many images are being fetched; retry shortly",
                                headers: [.retryAfter: "1"])
         }
-        defer { pending.withLock { $0 -= 1 } }
+        defer { pending.withLockedValue { $0 -= 1 } }
         do {
             // The caller stops waiting at the deadline; the shared load goes on for other callers (or the cache).
             return try await withThrowingTaskGroup(of: ServedImage.self) { group in
@@ -129,8 +129,8 @@ enum HTTPDate {
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
         return formatter
     }()
-    private static let lock = Mutex(())
+    private static let lock = NIOLockedValueBox(())
 
-    static func string(from date: Date) -> String { lock.withLock { _ in formatter.string(from: date) } }
-    static func date(from string: String) -> Date? { lock.withLock { _ in formatter.date(from: string) } }
+    static func string(from date: Date) -> String { lock.withLockedValue { _ in formatter.string(from: date) } }
+    static func date(from string: String) -> Date? { lock.withLockedValue { _ in formatter.date(from: string) } }
 }

@@ -1,6 +1,6 @@
 import Metrics
 import Prometheus
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// The service's metrics: swift-metrics objects made by a Prometheus factory over this instance's own registry
 /// (no global bootstrap, so tests can build many apps in one process).
@@ -10,8 +10,8 @@ public final class ServiceMetrics: Sendable {
     private let factory: PrometheusMetricsFactory
     private let inFlight: Meter
     /// Handles by label and dimensions: making one walks the registry (locks, name validation), so each is made once.
-    private let counters = Mutex<[String: Metrics.Counter]>([:])
-    private let timers = Mutex<[String: Metrics.Timer]>([:])
+    private let counters = NIOLockedValueBox<[String: Metrics.Counter]>([:])
+    private let timers = NIOLockedValueBox<[String: Metrics.Timer]>([:])
 
     private func counter(_ label: String, _ dimensions: [(String, String)] = []) -> Metrics.Counter {
         Self.handle(in: counters, label, dimensions) { Metrics.Counter(label: label, dimensions: dimensions, factory: factory) }
@@ -22,10 +22,10 @@ public final class ServiceMetrics: Sendable {
     }
 
     /// The cached handle for a label and dimensions, made on first use.
-    private static func handle<Handle>(in cache: borrowing Mutex<[String: Handle]>, _ label: String, _ dimensions: [(String, String)],
+    private static func handle<Handle>(in cache: borrowing NIOLockedValueBox<[String: Handle]>, _ label: String, _ dimensions: [(String, String)],
                                        make: () -> Handle) -> Handle {
         let key = label + dimensions.map { "|\($0.0)=\($0.1)" }.joined()
-        return cache.withLock { handles in
+        return cache.withLockedValue { handles in
             if let handle = handles[key] { return handle }
             let handle = make()
             handles[key] = handle
