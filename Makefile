@@ -1,7 +1,7 @@
 # TileCache: `make demo` and `make test` work on a fresh Debian 12 machine with Swift 6.3.
 SWIFT ?= swift
 
-.PHONY: deps build demo test test-sanitize clean catalogue bench bench-compare
+.PHONY: deps build demo test test-sanitize fuzz soak clean catalogue bench bench-compare
 
 deps:
 	@scripts/install-deps.sh
@@ -43,3 +43,15 @@ bench-compare: deps
 test-sanitize: deps
 	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan
 	$(SWIFT) test --sanitize=address --scratch-path .build-asan
+
+## Fuzzes the JPEG/PNG inspector and decoders with libFuzzer under AddressSanitizer for FUZZ_SECONDS (default 120),
+## seeded with the origin's images, every fault-matrix body and PngSuite. A crash input lands in Fuzz/crashes/.
+FUZZ_SECONDS ?= 120
+fuzz: deps
+	scripts/fuzz.sh $(FUZZ_SECONDS)
+
+## Runs the service for SOAK_SECONDS (default 600) under wrk with cached, resized, missing and failing requests while
+## the origin injects faults; reports statuses, upstream failures and resident memory every 10 s.
+SOAK_SECONDS ?= 600
+soak: deps
+	scripts/soak.sh $(SOAK_SECONDS)

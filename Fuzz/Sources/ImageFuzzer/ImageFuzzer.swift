@@ -1,0 +1,29 @@
+import ImageCore
+
+/// libFuzzer's entry point: every input goes through what TileCache does with downloaded bytes. Sniffing, header
+/// inspection, the validation check (scaled decode), the full strict and lenient decodes, and, for an image that
+/// decodes, a resize. Any outcome is fine except a crash, a sanitizer report, a hang or a verdict that disagrees
+/// between the check and the full decode.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
+    let bytes = Array(UnsafeBufferPointer(start: data, count: count))
+    // A small pixel limit keeps each input fast; the limit itself is part of what is fuzzed.
+    let inspector = ImageInspector(maxPixels: 4_000_000)
+    _ = ImageFormat.sniff(bytes)
+    _ = try? inspector.inspectHeader(bytes, subject: "fuzz")
+    let checked = Result { () throws(ImageCoreError) in try inspector.check(bytes, subject: "fuzz") }
+    let validated = Result { () throws(ImageCoreError) in try inspector.validate(bytes, subject: "fuzz") }
+    let lenient = ImageInspector(maxPixels: inspector.maxPixels, strictness: .lenient)
+    _ = try? lenient.validate(bytes, subject: "fuzz")
+    // The service's resize path (DCT-scaled decode, resample, encode) on anything the lenient decoder accepts.
+    _ = try? ImageResizer.resizedJPEG(bytes, width: 32, subject: "fuzz", inspector: lenient)
+    switch (checked, validated) {
+    case (.success, .success):
+        break
+    case (.failure, .failure):
+        break
+    case (.success, .failure(let error)), (.failure(let error), .success):
+        fatalError("check and validate disagree on this input: \(error)")
+    }
+    return 0
+}
