@@ -41,8 +41,8 @@ bench-compare: deps
 ## Runs the Swift test suite under ThreadSanitizer, then AddressSanitizer (separate build folders; a first run
 ## builds everything twice, about 10-15 minutes on 2 cores).
 test-sanitize: deps
-	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan
-	$(SWIFT) test --sanitize=address --scratch-path .build-asan
+	TILECACHE_TEST_TIME_SCALE=4 $(SWIFT) test --no-parallel --sanitize=thread --scratch-path .build-tsan
+	TILECACHE_TEST_TIME_SCALE=4 $(SWIFT) test --no-parallel --sanitize=address --scratch-path .build-asan
 
 ## Fuzzes the JPEG/PNG inspector and decoders with libFuzzer under AddressSanitizer for FUZZ_SECONDS (default 120),
 ## seeded with the origin's images, every fault-matrix body and PngSuite. A crash input lands in Fuzz/crashes/.

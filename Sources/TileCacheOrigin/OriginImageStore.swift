@@ -1,7 +1,11 @@
 import ImageCore
 import NIOConcurrencyHelpers
 
-/// The origin's generated images, rendered on first request and kept.
+/// The origin's generated images, rendered on first request and kept for the life of the process.
+///
+/// The cache is shared by every origin in the process (keyed by seed and quality too): rendering is deterministic, so
+/// a second origin, as every test starts, serves the same bytes without paying for them again. All the images of a
+/// seed take about 10 MB.
 final class OriginImageStore: Sendable {
     struct Image: Sendable {
         var bytes: [UInt8]
@@ -9,7 +13,8 @@ final class OriginImageStore: Sendable {
     }
 
     let synthesizer: ImageSynthesizer
-    private let cache = NIOLockedValueBox<[String: Image]>([:])
+    private var cache: NIOLockedValueBox<[String: Image]> { Self.rendered }
+    private static let rendered = NIOLockedValueBox<[String: Image]>([:])
     private let catalogue = ElementCatalogue.standard
 
     init(synthesizer: ImageSynthesizer) { self.synthesizer = synthesizer }
@@ -17,7 +22,7 @@ final class OriginImageStore: Sendable {
     /// The image at `path`, or nil when the hosts have none (unknown element, photo for 90 and up, wrong spelling).
     func image(forPath path: String) -> Image? {
         guard let (element, kind) = resolve(path) else { return nil }
-        let key = "\(kind.rawValue)/\(element.number)"
+        let key = "\(synthesizer.seed)/\(synthesizer.quality)/\(kind.rawValue)/\(element.number)"
         if let image = cache.withLockedValue({ $0[key] }) { return image }
         let bytes = synthesizer.jpeg(element, kind: kind)
         let image = Image(bytes: bytes, etag: "\"\(synthesizer.seed)-\(kind.rawValue)-\(element.number)-\(bytes.count)\"")
@@ -28,7 +33,8 @@ final class OriginImageStore: Sendable {
     /// The image at `path` in another form (nil when there is no image at `path`), rendered once and kept.
     func image(forPath path: String, as form: BodyForm) -> [UInt8]? {
         guard let (element, kind) = resolve(path) else { return nil }
-        let key = "\(kind.rawValue)/\(element.number)/\(form.rawValue)"
+        if form == .empty { return [] }
+        let key = "\(synthesizer.seed)/\(synthesizer.quality)/\(kind.rawValue)/\(element.number)/\(form.rawValue)"
         if let image = cache.withLockedValue({ $0[key] }) { return image.bytes }
         let bytes = BodyForms.encode(synthesizer.render(element, kind: kind), as: form, quality: synthesizer.quality)
         cache.withLockedValue { $0[key] = Image(bytes: bytes, etag: "") }

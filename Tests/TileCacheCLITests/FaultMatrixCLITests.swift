@@ -14,7 +14,7 @@ struct FaultMatrixCLITests {
         let urls = FaultMatrix.cases.indices.map { origin.urlBuilder.thumbnailURL(for: ElementCatalogue.standard.element(number: FaultMatrix.elementNumber(ofCase: $0))!) }
         let arguments = ["--tiles-base", origin.tilesBase, "--images-base", origin.imagesBase,
                          "--elements", "1-\(FaultMatrix.cases.count)", "--kind", "thumbnails",
-                         "--timeout", "1.5", "--retries", "1", "--format", "json"]
+                         "--timeout", String(1.5 * TestTime.scale), "--retries", "1", "--format", "json"]
         return (origin, urls, arguments)
     }
 

@@ -100,7 +100,7 @@ struct ElementsEndpointTests {
     func requestTimeout() async throws {
         var origin = OriginServer.Configuration()
         origin.faults = [FaultRule(pathContains: "/Tiles/", fault: .noResponse)]
-        let harness = try await ServiceHarness.start(origin: origin) { $0.requestTimeout = .milliseconds(300) }
+        let harness = try await ServiceHarness.start(origin: origin) { $0.requestTimeout = TestTime.scaled(.milliseconds(300)) }
         try await withService(harness) { client, _ in
             let response = try await client.execute(uri: "/api/v1/elements/1/thumbnail", method: .get)
             #expect(response.status == .gatewayTimeout && response.errorReason == "timeout")
@@ -117,7 +117,7 @@ struct ElementsEndpointTests {
         origin.faults = [FaultRule(pathContains: "/Tiles/", fault: fault)]
         let harness = try await ServiceHarness.start(origin: origin) {
             $0.pipeline.downloader.retryPolicy = RetryPolicy(maxAttempts: 1)
-            $0.pipeline.downloader.transferOptions.totalTimeout = .milliseconds(500)
+            $0.pipeline.downloader.transferOptions.totalTimeout = TestTime.scaled(.milliseconds(500))
         }
         try await withService(harness) { client, dependencies in
             let response = try await client.execute(uri: "/api/v1/elements/1/thumbnail", method: .get)

@@ -15,7 +15,7 @@ struct FaultMatrixServiceTests {
         origin.faults = FaultMatrix.rules
         let harness = try await ServiceHarness.start(origin: origin) {
             $0.pipeline.downloader.retryPolicy.maxAttempts = 2
-            $0.pipeline.downloader.transferOptions.totalTimeout = .milliseconds(1500)
+            $0.pipeline.downloader.transferOptions.totalTimeout = TestTime.scaled(.milliseconds(1500))
         }
         let cases = FaultMatrix.cases
         let valid = cases.filter(\.isValid).count

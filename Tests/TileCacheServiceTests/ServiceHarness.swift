@@ -21,7 +21,7 @@ struct ServiceHarness {
         configuration.builder = origin.urlBuilder
         configuration.pipeline.diskDirectory = directory + "/cache"
         configuration.pipeline.downloader.retryPolicy.baseDelay = .milliseconds(10)
-        configuration.pipeline.downloader.transferOptions.totalTimeout = .seconds(5)
+        configuration.pipeline.downloader.transferOptions.totalTimeout = TestTime.scaled(.seconds(5))
         configuration.databasePath = directory + "/favorites.sqlite"
         configure(&configuration)
         return ServiceHarness(origin: origin, directory: directory, configuration: configuration)

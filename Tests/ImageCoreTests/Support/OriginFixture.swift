@@ -25,7 +25,8 @@ extension Downloader.Configuration {
         configuration.retryPolicy = RetryPolicy(maxAttempts: attempts)
         configuration.retryPolicy.baseDelay = .milliseconds(20)
         configuration.retryPolicy.maxDelay = .milliseconds(100)
-        configuration.transferOptions.totalTimeout = .seconds(10)
+        configuration.transferOptions.totalTimeout = TestTime.scaled(.seconds(10))
+        configuration.transferOptions.lowSpeedTime = TestTime.scaled(.seconds(10))
         return configuration
     }
 }
