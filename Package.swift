@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "TileCacheOrigin", targets: ["TileCacheOrigin"]),
         .library(name: "TileCacheService", targets: ["TileCacheService"]),
         .library(name: "TileCacheCLI", targets: ["TileCacheCLI"]),
+        .library(name: "CacheLab", targets: ["CacheLab"]),
         .executable(name: "tilecache", targets: ["TileCacheTool"]),
     ],
     dependencies: [
@@ -27,6 +28,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.1.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
     ],
     targets: [
         // C libraries from Debian, each behind a small shim header.
@@ -76,6 +78,16 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The hit-rate lab: access traces replayed against the real MemoryCache and reference policies.
+        .target(
+            name: "CacheLab",
+            dependencies: [
+                "ImageCore", "TileCacheOrigin",
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "HeapModule", package: "swift-collections"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "TileCacheService",
             dependencies: [
@@ -94,7 +106,7 @@ let package = Package(
         .target(
             name: "TileCacheCLI",
             dependencies: [
-                "ImageCore", "TileCacheOrigin", "TileCacheService",
+                "ImageCore", "TileCacheOrigin", "TileCacheService", "CacheLab",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -119,6 +131,11 @@ let package = Package(
         .testTarget(
             name: "TileCacheCLITests",
             dependencies: ["TileCacheCLI", "ImageCore", "TileCacheOrigin"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CacheLabTests",
+            dependencies: ["CacheLab", "ImageCore"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,0 +1,68 @@
+import Foundation
+import ImageCore
+import TileCacheOrigin
+
+/// The decoded size of each image (what it costs in `MemoryCache`): measured by decoding the disk cache's copy when
+/// there is one, else the size of the image the built-in origin generates for that URL's element and kind.
+public struct ImageSizes: Sendable {
+    /// Where the sizes came from, for reports.
+    public private(set) var source: String
+    private var measured: [String: Int]
+    private let synthesizer: ImageSynthesizer
+    private let catalogue: ElementCatalogue
+
+    /// Sizes from the disk cache at `cacheDirectory` (every entry decoded once), falling back on the origin's images.
+    /// A nil or empty directory uses the origin's images only.
+    public init(cacheDirectory: String?, catalogue: ElementCatalogue = .standard, seed: UInt64 = 1) {
+        self.catalogue = catalogue
+        synthesizer = ImageSynthesizer(seed: seed)
+        measured = [:]
+        source = "the built-in origin's images"
+        guard let cacheDirectory, FileManager.default.fileExists(atPath: cacheDirectory + "/entries"),
+              let disk = try? DiskCache(directory: cacheDirectory) else { return }
+        let inspector = ImageInspector(strictness: .lenient)
+        for metadata in disk.allMetadata() {
+            guard let entry = disk.entry(for: metadata.url),
+                  let validated = try? inspector.validate(entry.bytes, subject: metadata.url) else { continue }
+            measured[metadata.url] = validated.image.cost
+        }
+        if !measured.isEmpty {
+            source = "\(measured.count) images decoded from the disk cache at \(cacheDirectory), the rest the built-in origin's"
+        }
+    }
+
+    /// The decoded size of the image at `url`.
+    ///
+    /// - Throws: `ImageSizes.Unknown` for a URL that is neither in the disk cache nor a catalogue image URL
+    ///   (`…/Tiles/NNN/s7.JPG` or `…/<element name>.jpg`, on any host).
+    public func bytes(of url: String) throws(Unknown) -> Int {
+        if let bytes = measured[url] { return bytes }
+        guard let (element, kind) = catalogueImage(url) else { throw Unknown(url: url) }
+        let (width, height) = synthesizer.size(of: element, kind: kind)
+        return width * height * 3  // the origin's images are RGB, one byte per channel
+    }
+
+    /// A URL whose decoded size is unknown.
+    public struct Unknown: Error, CustomStringConvertible {
+        /// The URL.
+        public var url: String
+        public var description: String {
+            "\(url): not in the disk cache and not a catalogue image URL (…/Tiles/NNN/s7.JPG or …/<element name>.jpg), so its decoded size is unknown"
+        }
+    }
+
+    private func catalogueImage(_ url: String) -> (Element, ImageKind)? {
+        let path = url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
+        let parts = path.split(separator: "/").map(String.init)
+        if parts.count >= 3, parts[parts.count - 1] == "s7.JPG", parts[parts.count - 3] == "Tiles",
+           let number = Int(parts[parts.count - 2]), let element = catalogue.element(number: number) {
+            return (element, .thumbnail)
+        }
+        if let file = parts.last, file.hasSuffix(".jpg") {
+            let name = String(file.dropLast(4))
+            let spelled = OriginServer.photoSpellings.first { $0.value == name }?.key ?? name
+            if let element = catalogue.elements.first(where: { $0.name.lowercased() == spelled }) { return (element, .full) }
+        }
+        return nil
+    }
+}

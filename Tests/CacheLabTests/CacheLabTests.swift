@@ -1,0 +1,151 @@
+@testable import CacheLab
+import ImageCore
+import Testing
+
+/// A trace of single-letter objects with the given sizes (default 1 byte each).
+private func trace(_ letters: String, sizes: [Character: Int] = [:]) -> AccessTrace {
+    AccessTrace(name: "test", urls: letters.map(String.init)) { sizes[Character($0)] ?? 1 }
+}
+
+private func hits(_ letters: String, _ policy: CachePolicy, count: Int? = nil, bytes: Int? = nil,
+                  sizes: [Character: Int] = [:]) -> Int {
+    replay(trace(letters, sizes: sizes), policy: policy, size: CacheSize(countLimit: count, byteLimit: bytes)).hits
+}
+
+@Suite("hit-rate lab: policies")
+struct CachePolicyTests {
+    // A B A C B A with room for 2 (worked by hand in the comments).
+    // LRU:   A- B- A+ C-(out B) B-(out A) A-(out C)                           1 hit
+    // FIFO:  A- B- A+ C-(out A) B+ A-(out B)                                  2 hits
+    // SIEVE: A- B- A+(visited) C-(A spared, out B) B-(out A) A-(out C)        1 hit
+    // MIN:   A- B- A+ C-(never used again: not admitted) B+ A+                3 hits
+    @Test("hand-checked: A B A C B A, two entries", arguments: [
+        (CachePolicy.lru, 1), (.fifo, 2), (.sieve, 1), (.belady, 3),
+    ])
+    func handChecked(policy: CachePolicy, expected: Int) {
+        #expect(hits("ABACBA", policy, count: 2) == expected)
+    }
+
+    // A B A C A B with room for 2: recency pays here.
+    // LRU:  A- B- A+ C-(out B) A+ B-(out C)      2 hits
+    // FIFO: A- B- A+ C-(out A) A-(out B) B-      1 hit
+    // MIN:  A- B- A+ C-(bypass) A+ B+            3 hits
+    @Test("hand-checked: A B A C A B, two entries", arguments: [(CachePolicy.lru, 2), (.fifo, 1), (.belady, 3)])
+    func recencyPays(policy: CachePolicy, expected: Int) {
+        #expect(hits("ABACAB", policy, count: 2) == expected)
+    }
+
+    // Byte limit 5, sizes A=3 B=2 C=4: A B fit together; C needs both out.
+    // LRU: A- B- C-(out A, B) A-(out C) B- A+ B+   2 hits
+    @Test("hand-checked byte limit: LRU evicts until the object fits")
+    func byteLimit() {
+        let sizes: [Character: Int] = ["A": 3, "B": 2, "C": 4]
+        #expect(hits("ABCABAB", .lru, bytes: 5, sizes: sizes) == 2)
+        #expect(hits("ABCABAB", .fifo, bytes: 5, sizes: sizes) == 2)
+        // MIN: C is never used again, so it is not admitted: A B stay, and every later access hits.
+        #expect(hits("ABCABAB", .belady, bytes: 5, sizes: sizes) == 4)
+    }
+
+    @Test("an object larger than the byte limit is never admitted, by any policy")
+    func oversizedObject() {
+        for policy in CachePolicy.allCases {
+            #expect(hits("XXXX", policy, bytes: 5, sizes: ["X": 6]) == 0, "\(policy)")
+            #expect(hits("XXXX", policy, bytes: 6, sizes: ["X": 6]) == 3, "\(policy)")
+        }
+    }
+
+    @Test("no policy ever holds more than its count or byte limit", arguments: CachePolicy.allCases)
+    func limitsHold(policy: CachePolicy) {
+        let urls = TracePattern.zipf(exponent: 0.9).urls(count: 20_000, seed: 7)
+        let sizes = ImageSizes(cacheDirectory: nil)
+        let trace = try! AccessTrace(name: "zipf", urls: urls) { try sizes.bytes(of: $0) }
+        for size in [CacheSize(countLimit: 17), CacheSize(byteLimit: 3 << 20), CacheSize(countLimit: 40, byteLimit: 8 << 20)] {
+            let result = replay(trace, policy: policy, size: size)
+            #expect(result.peakCount <= size.countLimit ?? .max && result.peakBytes <= size.byteLimit ?? .max, "\(size)")
+            #expect(result.peakCount > 0)
+        }
+    }
+
+    @Test("Belady is never below LRU, FIFO or SIEVE", arguments: [
+        TracePattern.scroll(visibleRows: 12, prefetchRows: 8), .detail(visibleRows: 12, prefetchRows: 8, openProbability: 0.3),
+        .zipf(exponent: 1.0), .zipf(exponent: 0.6), .uniform,
+    ])
+    func beladyIsTheBound(pattern: TracePattern) throws {
+        let sizes = ImageSizes(cacheDirectory: nil)
+        for seed: UInt64 in 1...3 {
+            let trace = try AccessTrace(name: pattern.name, urls: pattern.urls(count: 20_000, seed: seed)) { try sizes.bytes(of: $0) }
+            let cacheSizes = [5, 20, 60, 150].map { CacheSize(countLimit: $0) } + [1, 4, 16, 64].map { CacheSize(byteLimit: $0 << 20) }
+            let results = HitRateLab.run(trace, sizes: cacheSizes, policies: CachePolicy.allCases)
+            for size in cacheSizes {
+                let at = results.filter { $0.countLimit == size.countLimit && $0.byteLimit == size.byteLimit }
+                let belady = try #require(at.first { $0.policy == .belady })
+                for other in at where other.policy != .belady {
+                    #expect(belady.hits >= other.hits, "\(pattern.name) seed \(seed) \(size): belady \(belady.hits) < \(other.policy) \(other.hits)")
+                }
+            }
+        }
+    }
+
+    @Test("the LRU policy is the product's MemoryCache: same hits as driving MemoryCache by hand")
+    func lruIsMemoryCache() {
+        let urls = TracePattern.zipf(exponent: 1.0).urls(count: 5_000, seed: 3)
+        let sizes = ImageSizes(cacheDirectory: nil)
+        let trace = try! AccessTrace(name: "zipf", urls: urls) { try sizes.bytes(of: $0) }
+        let cache = MemoryCache<String, Int>(countLimit: 30, costLimit: 6 << 20)
+        var expected = 0
+        for url in urls {
+            if cache.value(forKey: url) != nil { expected += 1 } else { cache.set(0, forKey: url, cost: try! sizes.bytes(of: url)) }
+        }
+        #expect(replay(trace, policy: .lru, size: CacheSize(countLimit: 30, byteLimit: 6 << 20)).hits == expected)
+        #expect(expected > 0)
+    }
+}
+
+@Suite("hit-rate lab: traces")
+struct TraceTests {
+    @Test("a seed gives the same trace every time; another seed another trace", arguments: [
+        TracePattern.scroll(visibleRows: 12, prefetchRows: 8), .detail(visibleRows: 12, prefetchRows: 8, openProbability: 0.3),
+        .zipf(exponent: 1.0), .uniform,
+    ])
+    func deterministic(pattern: TracePattern) {
+        let first = pattern.urls(count: 5_000, seed: 42)
+        #expect(first.count == 5_000)
+        #expect(first == pattern.urls(count: 5_000, seed: 42))
+        #expect(first != pattern.urls(count: 5_000, seed: 43))
+    }
+
+    @Test("scroll shows the first screen, then rows in list order; detail adds photos; zipf is skewed")
+    func shapes() {
+        let builder = ImageURLBuilder()
+        let catalogue = ElementCatalogue.standard
+        let scroll = TracePattern.scroll(visibleRows: 10, prefetchRows: 5).urls(count: 2_000, seed: 1)
+        #expect(Array(scroll.prefix(15)) == (1...15).map { builder.thumbnailURL(for: catalogue.element(number: $0)!) })
+        #expect(scroll.allSatisfy { $0.hasSuffix("s7.JPG") })
+        let detail = TracePattern.detail(visibleRows: 10, prefetchRows: 5, openProbability: 0.5).urls(count: 2_000, seed: 1)
+        #expect(detail.contains { !$0.hasSuffix("s7.JPG") })
+        let zipf = TracePattern.zipf(exponent: 1.2).urls(count: 20_000, seed: 1)
+        let counts = Dictionary(zipf.map { ($0, 1) }, uniquingKeysWith: +).values.sorted(by: >)
+        #expect(counts[0] > 10 * counts[counts.count / 2])
+    }
+
+    @Test("trace files: URLs and elements, comments skipped; a bad line is named")
+    func traceFile() throws {
+        let urls = try TraceFile.urls(in: "# mine\nhttp://x/Tiles/026/s7.JPG\nFe\n\ngold\n", file: "t.txt")
+        #expect(urls == ["http://x/Tiles/026/s7.JPG", ImageURLBuilder().thumbnailURL(for: ElementCatalogue.standard.element(number: 26)!),
+                         ImageURLBuilder().thumbnailURL(for: ElementCatalogue.standard.element(number: 79)!)])
+        let error = #expect(throws: TraceFile.InvalidLine.self) { try TraceFile.urls(in: "Fe\nkryptonite\n", file: "t.txt") }
+        #expect(error?.description.contains("t.txt:2: 'kryptonite'") == true)
+    }
+
+    @Test("sizes: catalogue URLs on any host get the origin's decoded size; other URLs are refused by name")
+    func sizes() throws {
+        let sizes = ImageSizes(cacheDirectory: nil)
+        let hydrogen = try sizes.bytes(of: "http://a/periodictable/Tiles/001/s7.JPG")
+        let caesium = try sizes.bytes(of: "http://x/caesium.jpg")
+        #expect(try sizes.bytes(of: "http://b/Tiles/001/s7.JPG") == hydrogen)
+        #expect(try sizes.bytes(of: "http://y/cesium.jpg") == caesium)
+        #expect(try sizes.bytes(of: "http://x/gold.jpg") > 500 * 300 * 3)
+        let error = #expect(throws: ImageSizes.Unknown.self) { try sizes.bytes(of: "http://x/cat.gif") }
+        #expect(error?.description.contains("http://x/cat.gif") == true)
+    }
+}
