@@ -12,10 +12,13 @@ public struct ServiceDependencies: Sendable {
     public let favorites: FavoritesStore
     public let metrics: ServiceMetrics
     public let web: WebAssets
+    /// Records image requests when `configuration.traceFile` is set.
+    public let trace: TraceRecorder?
 
     /// Builds the pipeline, image store and favourites store a configuration describes.
     ///
-    /// - Throws: when the favourites database cannot be opened (the disk cache degrades with a warning instead).
+    /// - Throws: when the favourites database or the trace file cannot be opened (the disk cache degrades with a
+    ///   warning instead).
     public init(configuration: ServiceConfiguration, logger: Logger) throws {
         self.configuration = configuration
         catalogue = .standard
@@ -26,6 +29,7 @@ public struct ServiceDependencies: Sendable {
                             metrics: metrics, logger: logger)
         favorites = try FavoritesStore(path: configuration.databasePath)
         web = try WebAssets()
+        trace = try configuration.traceFile.map { path throws(TraceRecorderError) in try TraceRecorder(path: path, logger: logger) }
     }
 }
 

@@ -25,6 +25,8 @@ public struct ServiceConfiguration: Sendable {
     public var databasePath: String
     /// Warm every catalogue image in the background at start.
     public var prefetchAtStart = false
+    /// Append the URL of every image request to this file (an access trace for `tilecache bench-cache --trace`).
+    public var traceFile: String?
 
     /// The defaults, with the favourites database beside the default cache directory.
     public init() {

@@ -192,3 +192,34 @@ enum ImageCoreFetch {
         return try await ImageCore.TransferEngine().perform(ImageCore.HTTPRequest(url: url, options: options)).status
     }
 }
+
+@Suite("access trace recording")
+struct TraceRecordingTests {
+    @Test("--record-trace appends the source URL of every image request, resized ones included")
+    func records() async throws {
+        let directory = NSTemporaryDirectory() + "tilecache-trace-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/trace.txt"
+        let harness = try await ServiceHarness.start { $0.traceFile = path }
+        let builder = harness.origin.urlBuilder
+        try await withService(harness) { client, _ in
+            for uri in ["/api/v1/elements/26/thumbnail", "/api/v1/elements/Fe/thumbnail?w=64", "/api/v1/elements/gold/image",
+                        "/api/v1/elements/26/thumbnail?w=5", "/api/v1/elements"] {
+                _ = try await client.execute(uri: uri, method: .get)
+            }
+        }
+        let catalogue = ElementCatalogue.standard
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init)
+        #expect(lines == [builder.thumbnailURL(for: catalogue.element(number: 26)!), builder.thumbnailURL(for: catalogue.element(number: 26)!),
+                          builder.fullImageURL(for: catalogue.element(number: 79)!)])
+    }
+
+    @Test("a trace file that cannot be opened stops the service at start, naming the file")
+    func unopenable() async throws {
+        let harness = try await ServiceHarness.start { $0.traceFile = "/no/such/dir/trace.txt" }
+        let error = #expect(throws: TraceRecorderError.self) { try harness.dependencies() }
+        #expect(error?.description.contains("/no/such/dir/trace.txt") == true)
+        await harness.stop()
+    }
+}

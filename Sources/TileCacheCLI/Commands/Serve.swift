@@ -47,6 +47,9 @@ extension TileCacheCommand {
         @Flag(help: "Warm every catalogue image in the background at start.")
         var prefetch = false
 
+        @Option(help: "Append the URL of every image request to this file (replay it with bench-cache --trace).")
+        var recordTrace: String?
+
         @Flag(name: .shortAndLong, help: "Log every request to stderr.")
         var verbose = false
 
@@ -71,6 +74,7 @@ extension TileCacheCommand {
             configuration.encodedCacheBytes = encodedBytes.bytes
             configuration.databasePath = db ?? ServiceConfiguration.defaultDatabasePath(cacheDirectory: pipeline.cacheDir)
             configuration.prefetchAtStart = prefetch
+            configuration.traceFile = recordTrace
             configuration.requestTimeout = .milliseconds(Int(requestTimeout * 1000))
             var logger = Logger(label: "tilecache.serve") { StreamLogHandler.standardError(label: $0) }
             logger.logLevel = verbose ? .debug : .info

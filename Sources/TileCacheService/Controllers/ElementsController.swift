@@ -42,6 +42,7 @@ struct ElementsController: Sendable {
             }
             width = value
         }
+        dependencies.trace?.record(dependencies.configuration.builder.url(for: element, kind: kind))
         let served = try await dependencies.images.image(element, kind: kind, width: width)
         var headers: HTTPFields = [
             .eTag: served.etag, .lastModified: served.lastModified,

@@ -1,0 +1,77 @@
+import Foundation
+import ImageCore
+import Testing
+
+@Suite("tilecache bench-cache")
+struct BenchCacheCommandTests {
+    @Test("JSON: requests and one result per policy and size, null for the unlimited axis; deterministic for a seed")
+    func json() async throws {
+        let arguments = ["bench-cache", "--pattern", "zipf", "--requests", "20000", "--counts", "10,100", "--bytes", "4MiB",
+                         "--cache-dir", "/nonexistent", "--format", "json", "--seed", "9"]
+        let run = await tilecache(arguments)
+        #expect(run.code == 0, "\(run.err)")
+        let report = try #require(try run.json() as? [String: Any])
+        #expect(report["requests"] as? Int == 20000)
+        let results = try #require(report["results"] as? [[String: Any]])
+        #expect(results.count == 3 * 4)
+        #expect(Set(results.compactMap { $0["policy"] as? String }) == ["lru", "fifo", "sieve", "belady"])
+        for result in results {
+            #expect(Set(result.keys) == ["policy", "countLimit", "byteLimit", "hits", "hitRate", "byteHitRate"])
+            #expect((result["countLimit"] is NSNull) != (result["byteLimit"] is NSNull))
+            let rate = try #require(result["hitRate"] as? Double)
+            #expect(rate > 0 && rate < 1 && abs(rate - Double(result["hits"] as? Int ?? -1) / 20000) < 1e-9)
+        }
+        let again = await tilecache(arguments)
+        #expect((try again.json() as? [String: Any])?["results"] as? NSArray == report["results"] as? NSArray)
+    }
+
+    @Test("table, target line and an SVG plot with one line per policy")
+    func tableAndPlot() async throws {
+        try await withTemporaryDirectory { directory in
+            let plot = directory + "/rates.svg"
+            let run = await tilecache(["bench-cache", "--pattern", "scroll", "--requests", "5000", "--cache-dir", "/nonexistent",
+                                       "--target", "0.5", "--plot", plot])
+            #expect(run.code == 0, "\(run.err)")
+            #expect(run.out.contains("trace: scroll, 5000 accesses of 118 images"))
+            #expect(run.out.contains("smallest size reaching a 50.0% hit rate:") && run.out.contains("  lru: "))
+            let svg = try String(contentsOfFile: plot, encoding: .utf8)
+            #expect(svg.hasPrefix("<svg") && svg.components(separatedBy: "<polyline").count - 1 == 8)  // 4 policies x 2 panels
+            #expect(svg.contains("LRU (TileCache MemoryCache)") && svg.contains("target 50%"))
+        }
+    }
+
+    @Test("a recorded trace file replays; elements and URLs both work")
+    func traceFile() async throws {
+        try await withTemporaryDirectory { directory in
+            let builder = ImageURLBuilder()
+            let gold = builder.fullImageURL(for: ElementCatalogue.standard.element(number: 79)!)
+            try "# recorded\nFe\n\(gold)\nFe\n\(gold)\n".write(toFile: directory + "/t.txt", atomically: true, encoding: .utf8)
+            let run = await tilecache(["bench-cache", "--trace", directory + "/t.txt", "--counts", "1,2", "--bytes", "none",
+                                       "--policies", "lru,belady", "--cache-dir", "/nonexistent", "--format", "json"])
+            #expect(run.code == 0, "\(run.err)")
+            let results = try #require((try run.json() as? [String: Any])?["results"] as? [[String: Any]])
+            // Fe gold Fe gold: one entry thrashes under LRU (0 hits); MIN keeps one of them (1 hit); two entries hit twice.
+            #expect(results.map { $0["hits"] as? Int } == [0, 1, 2, 2])
+        }
+    }
+
+    @Test("bad input exits 1 naming the input", arguments: [
+        (["--counts", "0"], "'0'"), (["--bytes", "10parsecs"], "10parsecs"), (["--policies", "lru,mru"], "mru"),
+        (["--target", "1.5"], "--target"), (["--trace", "/no/such/trace.txt"], "/no/such/trace.txt"),
+        (["--counts", "none", "--bytes", "none"], "nothing to measure"), (["--pattern", "spiral"], "spiral"),
+    ])
+    func badInput(extra: [String], mentions: String) async {
+        let run = await tilecache(["bench-cache", "--cache-dir", "/nonexistent"] + extra)
+        #expect(run.code == 1)
+        #expect(run.err.contains(mentions), "\(run.err)")
+    }
+
+    @Test("a trace line that is neither URL nor element is named with its line number")
+    func badTraceLine() async throws {
+        try await withTemporaryDirectory { directory in
+            try "Fe\nunobtainium\n".write(toFile: directory + "/t.txt", atomically: true, encoding: .utf8)
+            let run = await tilecache(["bench-cache", "--trace", directory + "/t.txt", "--cache-dir", "/nonexistent"])
+            #expect(run.code == 1 && run.err.contains("t.txt:2: 'unobtainium'"), "\(run.err)")
+        }
+    }
+}
