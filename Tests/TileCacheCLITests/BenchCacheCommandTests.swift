@@ -7,20 +7,21 @@ struct BenchCacheCommandTests {
     @Test("JSON: requests and one result per policy and size, null for the unlimited axis; deterministic for a seed")
     func json() async throws {
         let arguments = ["bench-cache", "--pattern", "zipf", "--requests", "20000", "--counts", "10,100", "--bytes", "4MiB",
-                         "--cache-dir", "/nonexistent", "--format", "json", "--seed", "9"]
+                         "--combined", "50:2MiB", "--cache-dir", "/nonexistent", "--format", "json", "--seed", "9"]
         let run = await tilecache(arguments)
         #expect(run.code == 0, "\(run.err)")
         let report = try #require(try run.json() as? [String: Any])
         #expect(report["requests"] as? Int == 20000)
         let results = try #require(report["results"] as? [[String: Any]])
-        #expect(results.count == 3 * 4)
+        #expect(results.count == 4 * 4)
         #expect(Set(results.compactMap { $0["policy"] as? String }) == ["lru", "fifo", "sieve", "belady"])
         for result in results {
             #expect(Set(result.keys) == ["policy", "countLimit", "byteLimit", "hits", "hitRate", "byteHitRate"])
-            #expect((result["countLimit"] is NSNull) != (result["byteLimit"] is NSNull))
+            #expect(!(result["countLimit"] is NSNull && result["byteLimit"] is NSNull))
             let rate = try #require(result["hitRate"] as? Double)
             #expect(rate > 0 && rate < 1 && abs(rate - Double(result["hits"] as? Int ?? -1) / 20000) < 1e-9)
         }
+        #expect(results.filter { $0["countLimit"] as? Int == 50 && $0["byteLimit"] as? Int == 2 << 20 }.count == 4)
         let again = await tilecache(arguments)
         #expect((try again.json() as? [String: Any])?["results"] as? NSArray == report["results"] as? NSArray)
     }
@@ -46,7 +47,7 @@ struct BenchCacheCommandTests {
             let builder = ImageURLBuilder()
             let gold = builder.fullImageURL(for: ElementCatalogue.standard.element(number: 79)!)
             try "# recorded\nFe\n\(gold)\nFe\n\(gold)\n".write(toFile: directory + "/t.txt", atomically: true, encoding: .utf8)
-            let run = await tilecache(["bench-cache", "--trace", directory + "/t.txt", "--counts", "1,2", "--bytes", "none",
+            let run = await tilecache(["bench-cache", "--trace", directory + "/t.txt", "--counts", "1,2", "--bytes", "none", "--combined", "none",
                                        "--policies", "lru,belady", "--cache-dir", "/nonexistent", "--format", "json"])
             #expect(run.code == 0, "\(run.err)")
             let results = try #require((try run.json() as? [String: Any])?["results"] as? [[String: Any]])
@@ -58,7 +59,7 @@ struct BenchCacheCommandTests {
     @Test("bad input exits 1 naming the input", arguments: [
         (["--counts", "0"], "'0'"), (["--bytes", "10parsecs"], "10parsecs"), (["--policies", "lru,mru"], "mru"),
         (["--target", "1.5"], "--target"), (["--trace", "/no/such/trace.txt"], "/no/such/trace.txt"),
-        (["--counts", "none", "--bytes", "none"], "nothing to measure"), (["--pattern", "spiral"], "spiral"),
+        (["--counts", "none", "--bytes", "none", "--combined", "none"], "nothing to measure"), (["--combined", "100"], "COUNT:BYTES"), (["--pattern", "spiral"], "spiral"),
     ])
     func badInput(extra: [String], mentions: String) async {
         let run = await tilecache(["bench-cache", "--cache-dir", "/nonexistent"] + extra)

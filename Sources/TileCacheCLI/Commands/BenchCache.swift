@@ -56,6 +56,9 @@ extension TileCacheCommand {
         @Option(help: "Byte limits to sweep (no count limit), comma-separated, e.g. 1MiB,10MiB; 'none' to skip.")
         var bytes = "1MiB,5MiB,10MiB,50MiB"
 
+        @Option(help: "Sizes limited by both, as COUNT:BYTES, comma-separated (default: the seed app's 100 entries and 10 MiB); 'none' to skip.")
+        var combined = "100:10MiB"
+
         @Option(help: "Policies, comma-separated: lru, fifo, sieve, belady.")
         var policies = "lru,fifo,sieve,belady"
 
@@ -78,7 +81,7 @@ extension TileCacheCommand {
             guard (0...1).contains(openProbability) else { throw ValidationError("--open-probability must be 0...1, got \(openProbability)") }
             guard target > 0, target <= 1 else { throw ValidationError("--target must be more than 0 and at most 1, got \(target)") }
             let sizes = try parsedSizes()
-            guard !sizes.isEmpty else { throw ValidationError("--counts and --bytes are both 'none': nothing to measure") }
+            guard !sizes.isEmpty else { throw ValidationError("--counts, --bytes and --combined are all 'none': nothing to measure") }
             _ = try parsedPolicies()
         }
 
@@ -100,6 +103,15 @@ extension TileCacheCommand {
                     do { size = try ByteSize(parsing: text) } catch { throw ValidationError("--bytes: \(error.message)") }
                     guard size.bytes > 0 else { throw ValidationError("--bytes: '\(text)' is zero bytes") }
                     sizes.append(CacheSize(byteLimit: size.bytes))
+                }
+            }
+            if combined.lowercased() != "none" {
+                for item in combined.split(separator: ",", omittingEmptySubsequences: false) {
+                    let parts = item.split(separator: ":", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+                    guard parts.count == 2, let count = Int(parts[0]), count > 0, let size = try? ByteSize(parsing: parts[1]), size.bytes > 0 else {
+                        throw ValidationError("--combined: '\(item)' is not COUNT:BYTES with both positive, e.g. 100:10MiB")
+                    }
+                    sizes.append(CacheSize(countLimit: count, byteLimit: size.bytes))
                 }
             }
             return sizes.reduce(into: []) { unique, size in if !unique.contains(size) { unique.append(size) } }

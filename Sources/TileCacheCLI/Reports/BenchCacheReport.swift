@@ -82,8 +82,8 @@ struct BenchCacheReport: Encodable {
         lines.append("smallest size reaching a \(percent(target)) hit rate:")
         for policy in policies {
             let smallest = smallestReachingTarget[policy.rawValue]
-            let count = smallest?.countLimit.map { "\($0) entries" } ?? "no count limit tried"
-            let bytes = smallest?.byteLimit.map(HitRatePlot.formatBytes) ?? "no byte limit tried"
+            let count = smallest?.countLimit.map { "\($0) entries" } ?? "no count limit tried reaches it"
+            let bytes = smallest?.byteLimit.map(HitRatePlot.formatBytes) ?? "no byte limit tried reaches it"
             lines.append("  \(policy.rawValue): \(count); \(bytes)")
         }
         lines.append(String(format: "replayed %d accesses at %d sizes x %d policies in %.2f s", requests, sizes.count,
