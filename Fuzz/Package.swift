@@ -12,9 +12,10 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [.package(path: "..")],
     targets: [
+        .target(name: "CFuzzerDriver", path: "Sources/CFuzzerDriver"),
         .executableTarget(
             name: "ImageFuzzer",
-            dependencies: [.product(name: "ImageCore", package: rootPackage)],
+            dependencies: ["CFuzzerDriver", .product(name: "ImageCore", package: rootPackage)],
             path: "Sources/ImageFuzzer",
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]
         ),

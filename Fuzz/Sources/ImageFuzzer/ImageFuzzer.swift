@@ -1,4 +1,14 @@
+import CFuzzerDriver
 import ImageCore
+
+/// The program's entry: SwiftPM links an executable with `main` aliased to `ImageFuzzer_main`, which would shadow
+/// libFuzzer's own `main`, so this one hands over to libFuzzer's driver.
+@_cdecl("ImageFuzzer_main")
+public func fuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> CInt {
+    var argc = argc
+    var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = argv
+    return LLVMFuzzerRunDriver(&argc, &argv) { data, count in fuzz(data!, count) }
+}
 
 /// libFuzzer's entry point: every input goes through what TileCache does with downloaded bytes. Sniffing, header
 /// inspection, the validation check (scaled decode), the full strict and lenient decodes, and, for an image that

@@ -198,3 +198,22 @@ struct BodyFormDecodingTests {
         }
     }
 }
+
+/// The fuzz harness's checks (Fuzz/Sources/ImageFuzzer) on the inputs kept from fuzzing runs.
+@Suite("fuzz regressions")
+struct FuzzRegressionTests {
+    @Test("kept fuzz inputs: no crash, and the validation check agrees with the full decode",
+          arguments: try Fixtures.fuzzRegressionFiles())
+    func keptInput(file: URL) throws {
+        let bytes = try Fixtures.bytes(file)
+        let inspector = ImageInspector(maxPixels: 4_000_000)
+        let checked = Result { () throws(ImageCoreError) in try inspector.check(bytes, subject: file.lastPathComponent) }
+        let validated = Result { () throws(ImageCoreError) in try inspector.validate(bytes, subject: file.lastPathComponent) }
+        switch (checked, validated) {
+        case (.success, .success), (.failure, .failure): break
+        default: Issue.record("check and validate disagree on \(file.lastPathComponent): \(checked) vs \(validated)")
+        }
+        _ = try? ImageInspector(maxPixels: 4_000_000, strictness: .lenient).validate(bytes, subject: "lenient")
+        _ = try? ImageResizer.resizedJPEG(bytes, width: 32, subject: "resize")
+    }
+}

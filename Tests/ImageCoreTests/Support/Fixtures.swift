@@ -14,6 +14,13 @@ enum Fixtures {
             .sorted { $0.lastPathComponent < $1.lastPathComponent }
     }
 
+    /// Inputs kept from `make fuzz`: mutated files that reached new code, and any input that ever crashed.
+    static func fuzzRegressionFiles() throws -> [URL] {
+        try FileManager.default.contentsOfDirectory(at: pngSuiteDirectory.deletingLastPathComponent().appendingPathComponent("fuzz-regressions"),
+                                                    includingPropertiesForKeys: nil)
+            .sorted { $0.lastPathComponent < $1.lastPathComponent }
+    }
+
     static func bytes(_ url: URL) throws -> [UInt8] { [UInt8](try Data(contentsOf: url)) }
 
     static let synthesizer = ImageSynthesizer(seed: 7)

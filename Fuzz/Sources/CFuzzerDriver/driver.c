@@ -1,0 +1,1 @@
+// Declarations only: LLVMFuzzerRunDriver comes from libFuzzer, linked by -sanitize=fuzzer.
