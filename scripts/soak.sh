@@ -50,7 +50,8 @@ add("/api/v1/elements/55/image", 404)   -- the catalogue's "cesium.jpg": the pho
 add("/api/v1/elements/200/thumbnail", 404)
 add("/api/v1/elements/26/thumbnail?w=5", 400)
 add("/api/v1/elements", 200)
-local index, unexpected, counts = 0, 0, {}
+local index = 0
+unexpected, counts = 0, {}   -- globals, so that done() can read them from each thread
 function init(args) index = math.random(#paths) end
 function request()
   index = index % #paths + 1

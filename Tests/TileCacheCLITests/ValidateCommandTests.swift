@@ -74,3 +74,23 @@ struct ValidateCommandTests {
         }
     }
 }
+
+@Suite("validate: URLs a user lists")
+struct ValidateSchemeTests {
+    @Test("a --urls list may point anywhere over http(s), never at another scheme or with credentials")
+    func schemes() async throws {
+        try await withTemporaryDirectory { directory in
+            let origin = try await OriginServer.start()
+            let list = ["file:///etc/passwd", "ftp://127.0.0.1/x.jpg", "gopher://127.0.0.1:\(origin.port)/", "javascript:alert(1)",
+                        "http://user:secret@127.0.0.1:\(origin.port)/periodictable/Tiles/001/s7.JPG",
+                        "\(origin.tilesBase)/Tiles/001/s7.JPG"]
+            try list.joined(separator: "\n").write(toFile: directory + "/list.txt", atomically: true, encoding: .utf8)
+            let run = await tilecache(["validate", "--urls", directory + "/list.txt", "--format", "json"])
+            await origin.shutdown()
+            let results = try #require((try run.json() as? [String: Any])?["results"] as? [[String: Any]])
+            #expect(results.map { $0["reason"] as? String ?? "ok" }
+                    == ["invalid-input", "invalid-input", "invalid-input", "invalid-input", "invalid-url", "ok"])
+            #expect(origin.statistics.requests == 1)
+        }
+    }
+}
