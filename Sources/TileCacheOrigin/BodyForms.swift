@@ -4,7 +4,10 @@ import ImageCore
 extension BodyForm {
     /// `image` (RGB pixels) encoded in this form, as `Fault.body(self)` serves it.
     public func encode(_ image: DecodedImage, quality: Int = 85) -> [UInt8] {
-        BodyForms.encode(image, as: self, quality: quality)
+        BodyForms.encode(image, as: self, quality: quality) {
+            // Encoding generated RGB pixels of a valid size cannot fail short of running out of memory.
+            do { return try JPEGEncoder.encode(image, quality: quality) } catch { fatalError("encoding failed: \(error)") }
+        }
     }
 }
 
@@ -12,8 +15,9 @@ extension BodyForm {
 ///
 /// Thread-safety: stateless; the C encoders allocate per call.
 enum BodyForms {
-    /// The bytes of `image` (the element's generated pixels) in `form`.
-    static func encode(_ image: DecodedImage, as form: BodyForm, quality: Int) -> [UInt8] {
+    /// The bytes of `image` (the element's generated pixels) in `form`; `baseline` gives the image's baseline JPEG
+    /// (the bytes the origin serves without faults), which only `gzip` needs.
+    static func encode(_ image: DecodedImage, as form: BodyForm, quality: Int, baseline: () -> [UInt8]) -> [UInt8] {
         switch form {
         case .empty: return []
         case .png: return png(image, bitDepth: 8, interlaced: false)
@@ -22,25 +26,16 @@ enum BodyForms {
         case .pngBadCRC: return withBadIDATChecksum(png(image, bitDepth: 8, interlaced: false))
         case .pngTruncatedIDAT: return withHalfIDAT(png(image, bitDepth: 8, interlaced: false))
         case .gzip:
-            let plain = jpeg(image, .baseline, quality: quality)
+            let plain = baseline()
             return call { tco_gzip(plain, plain.count, $0, $1) }
-        case .progressive: return jpeg(image, .progressive, quality: quality)
-        case .gray: return jpeg(image, .gray, quality: quality)
-        case .cmyk: return jpeg(image, .cmyk, quality: quality)
+        case .progressive: return jpeg(image, TCO_JPEG_PROGRESSIVE, quality: quality)
+        case .gray: return jpeg(image, TCO_JPEG_GRAY, quality: quality)
+        case .cmyk: return jpeg(image, TCO_JPEG_CMYK, quality: quality)
         }
     }
 
-    private enum JPEGForm { case baseline, progressive, gray, cmyk }
-
-    private static func jpeg(_ image: DecodedImage, _ form: JPEGForm, quality: Int) -> [UInt8] {
-        let cForm: tco_jpeg_form
-        switch form {
-        case .baseline: cForm = TCO_JPEG_BASELINE
-        case .progressive: cForm = TCO_JPEG_PROGRESSIVE
-        case .gray: cForm = TCO_JPEG_GRAY
-        case .cmyk: cForm = TCO_JPEG_CMYK
-        }
-        return call { tco_jpeg_encode(image.pixels, Int32(image.width), Int32(image.height), Int32(quality), cForm, $0, $1) }
+    private static func jpeg(_ image: DecodedImage, _ form: tco_jpeg_form, quality: Int) -> [UInt8] {
+        call { tco_jpeg_encode(image.pixels, Int32(image.width), Int32(image.height), Int32(quality), form, $0, $1) }
     }
 
     private static func png(_ image: DecodedImage, bitDepth: Int32, interlaced: Bool) -> [UInt8] {

@@ -1,3 +1,5 @@
+import ImageCore
+
 /// The hardening fault matrix: every misbehaviour a client of image hosts must survive, each put on one thumbnail
 /// (case 1 on `Tiles/001`, case 2 on `Tiles/002`, ...), with the outcome a correct client reports.
 ///
@@ -63,14 +65,11 @@ public enum FaultMatrix {
         Case(name: "chunked body (no Content-Length)", fault: .chunked, outcome: "valid", format: "jpeg", serviceStatus: 200),
     ]
 
-    /// The atomic number whose thumbnail carries case `index` (0-based).
-    public static func elementNumber(ofCase index: Int) -> Int { index + 1 }
+    /// The element whose thumbnail carries case `index` (0-based): atomic number `index + 1`.
+    public static func element(ofCase index: Int) -> Element { ElementCatalogue.standard.element(number: index + 1)! }
 
     /// The origin rules: case N on `/Tiles/NNN/`.
     public static var rules: [FaultRule] {
-        cases.enumerated().map { index, testCase in
-            let number = String(elementNumber(ofCase: index))
-            return FaultRule(pathContains: "/Tiles/\(String(repeating: "0", count: 3 - number.count) + number)/", fault: testCase.fault)
-        }
+        cases.indices.map { FaultRule(pathContains: "/Tiles/\(element(ofCase: $0).paddedNumber)/", fault: cases[$0].fault) }
     }
 }

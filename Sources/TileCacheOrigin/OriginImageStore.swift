@@ -13,8 +13,7 @@ final class OriginImageStore: Sendable {
     }
 
     let synthesizer: ImageSynthesizer
-    private var cache: NIOLockedValueBox<[String: Image]> { Self.rendered }
-    private static let rendered = NIOLockedValueBox<[String: Image]>([:])
+    private static let cache = NIOLockedValueBox<[String: Image]>([:])
     private let catalogue = ElementCatalogue.standard
 
     init(synthesizer: ImageSynthesizer) { self.synthesizer = synthesizer }
@@ -22,11 +21,11 @@ final class OriginImageStore: Sendable {
     /// The image at `path`, or nil when the hosts have none (unknown element, photo for 90 and up, wrong spelling).
     func image(forPath path: String) -> Image? {
         guard let (element, kind) = resolve(path) else { return nil }
-        let key = "\(synthesizer.seed)/\(synthesizer.quality)/\(kind.rawValue)/\(element.number)"
-        if let image = cache.withLockedValue({ $0[key] }) { return image }
+        let key = cacheKey(element, kind)
+        if let image = Self.cache.withLockedValue({ $0[key] }) { return image }
         let bytes = synthesizer.jpeg(element, kind: kind)
         let image = Image(bytes: bytes, etag: "\"\(synthesizer.seed)-\(kind.rawValue)-\(element.number)-\(bytes.count)\"")
-        cache.withLockedValue { $0[key] = image }
+        Self.cache.withLockedValue { $0[key] = image }
         return image
     }
 
@@ -34,10 +33,12 @@ final class OriginImageStore: Sendable {
     func image(forPath path: String, as form: BodyForm) -> [UInt8]? {
         guard let (element, kind) = resolve(path) else { return nil }
         if form == .empty { return [] }
-        let key = "\(synthesizer.seed)/\(synthesizer.quality)/\(kind.rawValue)/\(element.number)/\(form.rawValue)"
-        if let image = cache.withLockedValue({ $0[key] }) { return image.bytes }
-        let bytes = BodyForms.encode(synthesizer.render(element, kind: kind), as: form, quality: synthesizer.quality)
-        cache.withLockedValue { $0[key] = Image(bytes: bytes, etag: "") }
+        let key = cacheKey(element, kind) + "/" + form.rawValue
+        if let image = Self.cache.withLockedValue({ $0[key] }) { return image.bytes }
+        let bytes = BodyForms.encode(synthesizer.render(element, kind: kind), as: form, quality: synthesizer.quality) {
+            image(forPath: path)!.bytes  // the JPEG already served at `path` (resolve succeeded, so there is one)
+        }
+        Self.cache.withLockedValue { $0[key] = Image(bytes: bytes, etag: "") }
         return bytes
     }
 
@@ -48,6 +49,12 @@ final class OriginImageStore: Sendable {
             fatalError("the encoder's JPEG has no SOF marker")
         }
         return patched
+    }
+
+    /// The key of an image in the process-wide cache, which also holds the images of origins with other seeds and
+    /// qualities.
+    private func cacheKey(_ element: Element, _ kind: ImageKind) -> String {
+        "\(synthesizer.seed)/\(synthesizer.quality)/\(kind.rawValue)/\(element.number)"
     }
 
     private func resolve(_ path: String) -> (Element, ImageKind)? {

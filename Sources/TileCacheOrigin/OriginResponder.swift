@@ -74,11 +74,10 @@ struct OriginResponder: Sendable {
             try await send(status: 200, body: page, type: "image/jpeg", to: outbound, head: isHead)
             return keepAlive
         case .redirect(let target)?:
-            try await send(status: 302, body: [], type: "text/plain", extra: ["Location: \(target)"], to: outbound, head: isHead)
+            try await sendRedirect(to: target, outbound: outbound, head: isHead)
             return keepAlive
         case .redirectChain(let hops)?:
-            try await send(status: 302, body: [], type: "text/plain", extra: ["Location: \(RedirectHop.path(hops - 1, path))"],
-                           to: outbound, head: isHead)
+            try await sendRedirect(to: RedirectHop.path(hops - 1, path), outbound: outbound, head: isHead)
             return keepAlive
         case .body(let form)?:
             guard let body = images.image(forPath: path, as: form) else { break }
@@ -87,8 +86,7 @@ struct OriginResponder: Sendable {
             return keepAlive
         case .oversized(let bytes, let chunked)?:
             if let hop, hop.remaining > 0 {
-            try await send(status: 302, body: [], type: "text/plain", extra: ["Location: \(RedirectHop.path(hop.remaining - 1, path))"],
-                           to: outbound, head: isHead)
+            try await sendRedirect(to: RedirectHop.path(hop.remaining - 1, path), outbound: outbound, head: isHead)
             return keepAlive
         }
         guard let image = images.image(forPath: path) else { break }
@@ -162,6 +160,11 @@ struct OriginResponder: Sendable {
             try await send(status: 200, body: image.bytes, type: type, extra: validators, to: outbound, head: isHead)
             return keepAlive
         }
+    }
+
+    /// A 302 to `location`, with an empty body.
+    private func sendRedirect(to location: String, outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, head: Bool) async throws {
+        try await send(status: 302, body: [], type: "text/plain", extra: ["Location: \(location)"], to: outbound, head: head)
     }
 
     /// `image`, then zeros up to `total` bytes, in 64 KiB writes; stops early when the client goes away.

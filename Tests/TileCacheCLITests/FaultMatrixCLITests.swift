@@ -11,7 +11,7 @@ struct FaultMatrixCLITests {
         var configuration = OriginServer.Configuration()
         configuration.faults = FaultMatrix.rules
         let origin = try await OriginServer.start(configuration)
-        let urls = FaultMatrix.cases.indices.map { origin.urlBuilder.thumbnailURL(for: ElementCatalogue.standard.element(number: FaultMatrix.elementNumber(ofCase: $0))!) }
+        let urls = FaultMatrix.cases.indices.map { origin.urlBuilder.thumbnailURL(for: FaultMatrix.element(ofCase: $0)) }
         let arguments = ["--tiles-base", origin.tilesBase, "--images-base", origin.imagesBase,
                          "--elements", "1-\(FaultMatrix.cases.count)", "--kind", "thumbnails",
                          "--timeout", String(1.5 * TestTime.scale), "--retries", "1", "--format", "json"]

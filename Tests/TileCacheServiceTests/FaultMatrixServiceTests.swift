@@ -26,7 +26,7 @@ struct FaultMatrixServiceTests {
                     for index in cases.indices {
                         group.addTask {
                             let response = try await client.execute(
-                                uri: "/api/v1/elements/\(FaultMatrix.elementNumber(ofCase: index))/thumbnail", method: .get)
+                                uri: "/api/v1/elements/\(FaultMatrix.element(ofCase: index).number)/thumbnail", method: .get)
                             let ok = response.status == .ok
                             return (index, (Int(response.status.code), response.headers[HTTPField.Name("X-TileCache-Source")!],
                                             ok ? ImageFormat.sniff(response.bytes) : nil, response.headers[.contentType],
@@ -60,7 +60,7 @@ struct FaultMatrixServiceTests {
             #expect(afterFirst.2 == valid && afterFirst.3 == valid)
             let storedURLs = Set(dependencies.pipeline.diskCache?.allMetadata().map(\.url) ?? [])
             let validURLs = Set(cases.indices.filter { cases[$0].isValid }.map {
-                harness.origin.urlBuilder.thumbnailURL(for: ElementCatalogue.standard.element(number: FaultMatrix.elementNumber(ofCase: $0))!)
+                harness.origin.urlBuilder.thumbnailURL(for: FaultMatrix.element(ofCase: $0))
             })
             #expect(storedURLs == validURLs)
 

@@ -8,8 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/// JPEG forms: baseline 4:2:0, progressive 4:2:0, grayscale (one component), CMYK (Adobe, four components).
-typedef enum { TCO_JPEG_BASELINE = 0, TCO_JPEG_PROGRESSIVE = 1, TCO_JPEG_GRAY = 2, TCO_JPEG_CMYK = 3 } tco_jpeg_form;
+/// The JPEG forms ImageCore's baseline encoder does not make: progressive 4:2:0, grayscale (one component, from RGB),
+/// CMYK (Adobe, four components).
+typedef enum { TCO_JPEG_PROGRESSIVE = 1, TCO_JPEG_GRAY = 2, TCO_JPEG_CMYK = 3 } tco_jpeg_form;
 
 /// Encodes 8-bit RGB pixels (width*height*3 bytes) as a JPEG of the given form.
 int tco_jpeg_encode(const uint8_t *rgb, int width, int height, int quality, tco_jpeg_form form,
