@@ -154,20 +154,13 @@ extension TileCacheCommand {
             let urls: [String]
             let name: String
             if let trace {
-                let text: String
-                if trace == "-" {
-                    text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
-                } else {
-                    guard let data = FileManager.default.contents(atPath: trace) else {
-                        throw ValidationError("--trace: \(trace): cannot read the trace (no such file, or not readable)")
-                    }
-                    text = String(decoding: data, as: UTF8.self)
-                }
-                do { urls = try TraceFile.urls(in: text, file: trace == "-" ? "stdin" : trace) } catch {
+                let input: InputFile
+                do { input = try InputFile.read(trace, what: "the trace") } catch { throw ValidationError("--trace: \(error.message)") }
+                do { urls = try TraceFile.urls(in: input.text, file: input.name) } catch {
                     throw ValidationError("--trace: \(error)")
                 }
-                guard !urls.isEmpty else { throw ValidationError("--trace: \(trace) has no accesses") }
-                name = "trace \(trace == "-" ? "stdin" : (trace as NSString).lastPathComponent)"
+                guard !urls.isEmpty else { throw ValidationError("--trace: \(input.name) has no accesses") }
+                name = "trace \((input.name as NSString).lastPathComponent)"
             } else {
                 let pattern: TracePattern
                 switch self.pattern {

@@ -31,16 +31,8 @@ public enum ImageList {
     /// Lines that are not absolute http(s) URLs are kept, marked invalid, so reports can name them.
     /// - Throws: `InputError` naming the file when it cannot be read.
     public static func urls(fromFile path: String) throws(InputError) -> [TargetImage] {
-        let text: String
-        if path == "-" {
-            text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
-        } else {
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw InputError("\(path): cannot read the URL list (no such file, or not readable)")
-            }
-            text = String(decoding: data, as: UTF8.self)
-        }
-        return urls(fromText: text, source: path == "-" ? "stdin" : path)
+        let input = try InputFile.read(path, what: "the URL list")
+        return urls(fromText: input.text, source: input.name)
     }
 
     /// Parses the text of a URL list.
@@ -61,5 +53,26 @@ public enum ImageList {
             images.append(image)
         }
         return images
+    }
+}
+
+/// A text input given as a path, or `-` for stdin (`--urls`, `--trace`).
+struct InputFile {
+    /// The text.
+    var text: String
+    /// How reports name it: the path, or `stdin`.
+    var name: String
+
+    /// Reads `path` (`-`: stdin).
+    ///
+    /// - Throws: `InputError` naming the file and `what` it is when it cannot be read.
+    static func read(_ path: String, what: String) throws(InputError) -> InputFile {
+        if path == "-" {
+            return InputFile(text: String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self), name: "stdin")
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw InputError("\(path): cannot read \(what) (no such file, or not readable)")
+        }
+        return InputFile(text: String(decoding: data, as: UTF8.self), name: path)
     }
 }
