@@ -15,11 +15,8 @@ origin_pid=""
 cleanup() { [ -n "$origin_pid" ] && kill "$origin_pid" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 
-"$tilecache" origin --port 0 --latency-ms 20 > "$work/origin.out" 2>/dev/null &
-origin_pid=$!
-for _ in $(seq 100); do grep -q -- "--images-base" "$work/origin.out" 2>/dev/null && break; sleep 0.1; done
-tiles=$(grep -- "--tiles-base" "$work/origin.out" | cut -d' ' -f2)
-images=$(grep -- "--images-base" "$work/origin.out" | cut -d' ' -f2)
+source scripts/origin.sh
+start_origin "$tilecache" "$work" --latency-ms 20
 cache="$work/cache"
 run=("$tilecache" prefetch --tiles-base "$tiles" --images-base "$images" --cache-dir "$cache" --disk-bytes "$limit_bytes" --format json)
 

@@ -16,11 +16,8 @@ cleanup() { [ -n "$origin_pid" ] && kill "$origin_pid" 2>/dev/null; rm -rf "$wor
 trap cleanup EXIT
 
 # Seeds: what the origin serves, including every fault-matrix body, fetched as sent (gzip stays compressed).
-"$tilecache" origin --port 0 --faults matrix > "$work/origin.out" 2>/dev/null &
-origin_pid=$!
-for _ in $(seq 100); do grep -q -- "--images-base" "$work/origin.out" 2>/dev/null && break; sleep 0.1; done
-tiles=$(grep -- "--tiles-base" "$work/origin.out" | cut -d' ' -f2)
-images=$(grep -- "--images-base" "$work/origin.out" | cut -d' ' -f2)
+source scripts/origin.sh
+start_origin "$tilecache" "$work" --faults matrix
 mkdir -p "$work/seeds"
 python3 - "$tiles" "$images" "$work/seeds" <<'PY'
 import sys, urllib.request, urllib.error

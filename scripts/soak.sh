@@ -16,12 +16,9 @@ pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
 
-"$tilecache" origin --port 0 --latency-ms 5 --faults hostile --fault '/Tiles/01=fail-first:1:503' \
-    > "$work/origin.out" 2>/dev/null &
-pids+=($!)
-for _ in $(seq 100); do grep -q -- "--images-base" "$work/origin.out" 2>/dev/null && break; sleep 0.1; done
-tiles=$(grep -- "--tiles-base" "$work/origin.out" | cut -d' ' -f2)
-images=$(grep -- "--images-base" "$work/origin.out" | cut -d' ' -f2)
+source scripts/origin.sh
+start_origin "$tilecache" "$work" --latency-ms 5 --faults hostile --fault '/Tiles/01=fail-first:1:503'
+pids+=("$origin_pid")
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$tilecache" serve --port "$port" --tiles-base "$tiles" --images-base "$images" --cache-dir "$work/cache" \
     --memory-bytes "$memory_bytes" --encoded-bytes "$encoded_bytes" --timeout 5 > "$work/serve.log" 2>&1 &
