@@ -37,8 +37,10 @@ struct ServiceHarness {
     }
 }
 
-/// Runs `body` with a router-level test client over a service built from `harness`, then stops the harness.
-func withService<T: Sendable>(_ harness: ServiceHarness, mode: TestingSetup = .router,
+/// Runs `body` with a test client over a service built from `harness`, then stops the harness. The default client is
+/// AsyncHTTPClient over real loopback sockets, with a connection per concurrent request (`.router` would skip the
+/// HTTP server, and its in-memory channels leak under LeakSanitizer; `.live` sends everything down one connection).
+func withService<T: Sendable>(_ harness: ServiceHarness, mode: TestingSetup = .ahc(.http),
                               _ body: @escaping @Sendable (any TestClientProtocol, ServiceDependencies) async throws -> T) async throws -> T {
     do {
         let dependencies = try harness.dependencies()
