@@ -20,7 +20,8 @@ struct FaultMatrixServiceTests {
         let cases = FaultMatrix.cases
         let valid = cases.filter(\.isValid).count
         try await withService(harness) { client, dependencies in
-            /// Requests every case's thumbnail at once: (status, source header, sniffed format, Content-Type, reason).
+            /// Requests every case's thumbnail together (the client sends 8 at a time): (status, source header, sniffed
+            /// format, Content-Type, reason).
             func requestAll() async throws -> [(Int, String?, ImageFormat?, String?, String?)] {
                 try await withThrowingTaskGroup(of: (Int, (Int, String?, ImageFormat?, String?, String?)).self) { group in
                     for index in cases.indices {

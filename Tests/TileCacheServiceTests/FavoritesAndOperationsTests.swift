@@ -98,21 +98,53 @@ struct FavoritesAndOperationsTests {
 
 @Suite("Service: live sockets")
 struct LiveServiceTests {
-    @Test("N concurrent requests for a cold image make one upstream request")
+    @Test("N concurrent requests for a cold image make one upstream request; the others count as shared loads")
     func coalescing() async throws {
         var origin = OriginServer.Configuration()
-        origin.latency = .milliseconds(200)
+        origin.latency = TestTime.scaled(.milliseconds(300))
         let harness = try await ServiceHarness.start(origin: origin)
-        try await withService(harness, mode: .live) { client, _ in
-            // The test client sends one request at a time; libcurl opens parallel connections.
-            let base = "http://127.0.0.1:\(try #require(client.port))"
-            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
-                for _ in 0..<16 { group.addTask { try await ImageCoreFetch.status(base + "/api/v1/elements/8/image") } }
-                return try await group.reduce(into: []) { $0.append($1) }
-            }
+        try await withService(harness) { client, _ in
+            let statuses = try await Self.statuses(of: 16, "/api/v1/elements/8/image", client)
             #expect(statuses == Array(repeating: 200, count: 16))
             #expect(harness.origin.statistics.requests == 1)
             #expect(harness.origin.statistics.maxInFlight == 1)
+            let stats = try #require(try await client.execute(uri: "/api/v1/stats", method: .get).json)
+            let shared = try #require(stats["sharedLoads"] as? [String: Int])
+            let outcomes = try #require(stats["outcomes"] as? [String: Int])
+            // One request loaded the photo; the rest shared its load (or, arriving late, hit the byte cache).
+            #expect(outcomes["networkFetch"] == 1 && shared["failed"] == 0)
+            #expect((shared["succeeded"] ?? 0) + (outcomes["memory"] ?? 0) == 15)
+            #expect(stats["requests"] as? Int == 16)
+        }
+    }
+
+    @Test("N concurrent requests for a failing image make one load: one failure, the others shared failures, all 502")
+    func coalescedFailure() async throws {
+        var origin = OriginServer.Configuration()
+        origin.latency = TestTime.scaled(.milliseconds(300))
+        origin.faults = [FaultRule(pathContains: "/Tiles/", fault: .status(500))]
+        let harness = try await ServiceHarness.start(origin: origin) { $0.pipeline.downloader.retryPolicy.maxAttempts = 1 }
+        try await withService(harness) { client, _ in
+            // 8: as many as the client sends at once, so all of them arrive while the one load is in flight.
+            let statuses = try await Self.statuses(of: 8, "/api/v1/elements/8/thumbnail", client)
+            #expect(statuses == Array(repeating: 502, count: 8))
+            #expect(harness.origin.statistics.requests == 1)
+            let stats = try #require(try await client.execute(uri: "/api/v1/stats", method: .get).json)
+            #expect(stats["failures"] as? [String: Int] == ["http-status": 1])
+            #expect(stats["sharedLoads"] as? [String: Int] == ["succeeded": 0, "failed": 7])
+            #expect(stats["requests"] as? Int == 8)
+            let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
+            #expect(metrics.contains(#"tilecache_shared_loads_total{result="failed"} 7"#))
+            #expect(metrics.contains(#"tilecache_upstream_failures_total{reason="http-status"} 1"#))
+        }
+    }
+
+    /// The statuses of `count` concurrent GETs of `uri` (the AsyncHTTPClient test client sends up to 8 at once, a
+    /// connection each, and queues the rest).
+    static func statuses(of count: Int, _ uri: String, _ client: any TestClientProtocol) async throws -> [Int] {
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<count { group.addTask { Int(try await client.execute(uri: uri, method: .get).status.code) } }
+            return try await group.reduce(into: []) { $0.append($1) }
         }
     }
 

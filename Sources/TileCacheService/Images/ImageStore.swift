@@ -32,6 +32,7 @@ public final class ImageStore: Sendable {
     let metrics: ServiceMetrics
     private let loads = TaskCoalescer<String, ServedImage>()
     private let pending = NIOLockedValueBox(0)
+    private let shared = NIOLockedValueBox(SharedLoads())
     private let logger: Logger
 
     init(pipeline: ImagePipeline, builder: ImageURLBuilder, byteLimit: Int, maxPendingLoads: Int, requestTimeout: Duration,
@@ -44,6 +45,17 @@ public final class ImageStore: Sendable {
         self.metrics = metrics
         self.logger = logger
     }
+
+    /// Requests answered by a load another request had started (their outcome is counted once, by that load).
+    public struct SharedLoads: Sendable, Equatable, Encodable {
+        /// Requests that got the shared load's image.
+        public var succeeded = 0
+        /// Requests that got the shared load's failure (an upstream 404, 502 or 504, or a 500 when resizing failed).
+        public var failed = 0
+    }
+
+    /// Requests that shared another request's load so far.
+    public var sharedLoads: SharedLoads { shared.withLockedValue { $0 } }
 
     /// The image of `element` of `kind`, resized to `width` when given.
     public func image(_ element: Element, kind: ImageKind, width: Int?) async throws(ServiceError) -> ServedImage {
@@ -74,7 +86,19 @@ public final class ImageStore: Sendable {
             // The caller stops waiting at the deadline; the shared load goes on for other callers (or the cache).
             return try await withThrowingTaskGroup(of: ServedImage.self) { group in
                 group.addTask { [self] in
-                    try await loads.run(key) { [self] in try await load(url: url, width: width, key: key) }.0
+                    // `loads` runs only the first caller's operation, so `led` tells whether this request's load ran.
+                    let led = NIOLockedValueBox(false)
+                    do {
+                        let (image, joined) = try await loads.run(key) { [self] in
+                            led.withLockedValue { $0 = true }
+                            return try await load(url: url, width: width, key: key)
+                        }
+                        if joined { recordShared(failed: false) }
+                        return image
+                    } catch let error as ServiceError {
+                        if !led.withLockedValue({ $0 }) { recordShared(failed: true) }
+                        throw error
+                    }
                 }
                 group.addTask { [requestTimeout] in
                     try await Task.sleep(for: requestTimeout)
@@ -88,6 +112,11 @@ public final class ImageStore: Sendable {
         } catch {
             throw ServiceError(.serviceUnavailable, reason: "cancelled", message: "the request was cancelled")
         }
+    }
+
+    private func recordShared(failed: Bool) {
+        shared.withLockedValue { failed ? ($0.failed += 1) : ($0.succeeded += 1) }
+        metrics.sharedLoad(failed: failed)
     }
 
     private func load(url: String, width: Int?, key: String) async throws(ServiceError) -> ServedImage {

@@ -62,6 +62,11 @@ public final class ServiceMetrics: Sendable {
         counter("tilecache_upstream_failures_total", [("reason", reason)]).increment()
     }
 
+    /// A request answered by a load another request had started: `result` is `ok` or `failed`.
+    func sharedLoad(failed: Bool) {
+        counter("tilecache_shared_loads_total", [("result", failed ? "failed" : "ok")]).increment()
+    }
+
     func upstreamBytes(_ bytes: Int) {
         counter("tilecache_upstream_bytes_total").increment(by: bytes)
     }
