@@ -20,7 +20,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),  // LogHandler.log(event:)
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
@@ -140,7 +140,11 @@ let package = Package(
         ),
         .testTarget(
             name: "ImageCoreTests",
-            dependencies: ["ImageCore", "TileCacheOrigin"],
+            dependencies: [
+                "ImageCore", "TileCacheOrigin",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),

@@ -16,6 +16,9 @@ import Glibc
 /// - The byte limit holds after every write: least recently used entries (by access time, which reads update) are
 ///   evicted under an exclusive `flock` on `.lock`, after re-reading the directory if another process changed it,
 ///   so two processes sharing a directory keep it consistent.
+/// - When the file system refuses a write (full, over quota, read-only, no permission), writing stops with one
+///   warning; entries already stored are still read. A write is tried again every `writeRetryInterval`, and once one
+///   succeeds writing resumes.
 ///
 /// Thread-safety: every method may be called from any thread; I/O runs on the caller's thread.
 public final class DiskCache: Sendable {
@@ -31,6 +34,8 @@ public final class DiskCache: Sendable {
         public var evictions = 0
         /// Damaged entries found and removed.
         public var damagedRemoved = 0
+        /// Entries not written because the file system refused an earlier write (see `writeRefusal`).
+        public var skippedWrites = 0
     }
 
     /// The default byte limit: 256 MiB.
@@ -47,12 +52,22 @@ public final class DiskCache: Sendable {
         var totalBytes = 0
         var directoryStamp: timespec?
         var statistics = Statistics()
+        /// Why the file system refused the last write, and when to try writing again.
+        var refusal: (reason: String, retryAt: ContinuousClock.Instant)?
+    }
+
+    /// How a write failed: the file system refuses writes to the whole directory, or just this one failed.
+    private enum WriteFailure: Error {
+        case refused(String)
+        case failed(ImageCoreError)
     }
 
     /// The cache directory.
     public let directory: String
     /// Largest total size of the entry files.
     public let sizeLimit: Int
+    /// How long writing stays off after the file system refused a write.
+    public let writeRetryInterval: Duration
     private let entriesDirectory: String
     private let lockPath: String
     private let state = NIOLockedValueBox(State())
@@ -61,11 +76,13 @@ public final class DiskCache: Sendable {
     /// Opens (creating if needed) the cache at `directory`, removes temp files left by crashed writers, and indexes
     /// the entries.
     ///
-    /// - Throws: `.io` naming the directory when it cannot be created or read.
+    /// - Throws: `.io` naming the directory when it cannot be created, read or written.
     public init(directory: String = DiskCache.defaultDirectory, sizeLimit: Int = DiskCache.defaultSizeLimit,
+                writeRetryInterval: Duration = .seconds(60),
                 logger: Logger = Logger(label: "tilecache.disk-cache")) throws(ImageCoreError) {
         self.directory = directory
         self.sizeLimit = max(1, sizeLimit)
+        self.writeRetryInterval = writeRetryInterval
         self.logger = logger
         entriesDirectory = directory + "/entries"
         lockPath = directory + "/.lock"
@@ -90,6 +107,8 @@ public final class DiskCache: Sendable {
     public var count: Int { state.withLockedValue { $0.index.count } }
     /// Total size of the indexed entry files.
     public var totalBytes: Int { state.withLockedValue { $0.totalBytes } }
+    /// While writing is off because the file system refused a write: why (for example "No space left on device").
+    public var writeRefusal: String? { state.withLockedValue { $0.refusal?.reason } }
 
     /// The path of the entry file for `url`.
     public func path(for url: String) -> String { entriesDirectory + "/" + Self.sha256Hex(Array(url.utf8)) + ".tce" }
@@ -129,8 +148,9 @@ public final class DiskCache: Sendable {
 
     /// Stores validated `bytes` for `metadata.url`, atomically, then evicts until the byte limit holds.
     ///
-    /// - Returns: false when the entry alone is larger than the whole limit (nothing is stored).
-    /// - Throws: `.io` naming the path when the write fails; the previous entry, if any, is left intact.
+    /// - Returns: false when nothing is stored: the entry alone is larger than the whole limit, or the file system
+    ///   refuses writes (this one, which logs the one warning, or an earlier one: see `writeRefusal`).
+    /// - Throws: `.io` naming the path when the write fails otherwise; the previous entry, if any, is left intact.
     @discardableResult
     public func store(_ bytes: [UInt8], metadata: DiskCacheMetadata) throws(ImageCoreError) -> Bool {
         let file: [UInt8]
@@ -140,9 +160,30 @@ public final class DiskCache: Sendable {
             throw ImageCoreError(.io, subject: metadata.url, message: "cannot encode cache metadata: \(error)")
         }
         guard file.count <= sizeLimit else { return false }
+        let skip = state.withLockedValue { state -> Bool in
+            guard let refusal = state.refusal, ContinuousClock.now < refusal.retryAt else { return false }
+            state.statistics.skippedWrites += 1
+            return true
+        }
+        if skip { return false }
         let path = path(for: metadata.url)
         let temp = entriesDirectory + "/.tmp-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
-        try write(file, to: temp)
+        do {
+            try write(file, to: temp)
+        } catch {
+            switch error {
+            case .refused(let reason):
+                refuseWrites(reason)
+                return false
+            case .failed(let failure):
+                throw failure
+            }
+        }
+        let resumed = state.withLockedValue { state in
+            defer { state.refusal = nil }
+            return state.refusal != nil
+        }
+        if resumed { logger.info("the disk cache is writable again", metadata: ["directory": "\(directory)"]) }
         try withLock { () throws(ImageCoreError) in
             try self.state.withLockedValueTyped { state throws(ImageCoreError) in
                 if self.directoryChanged(since: state.directoryStamp) { self.rescan(&state) }
@@ -284,27 +325,50 @@ public final class DiskCache: Sendable {
         utimensat(AT_FDCWD, path, &times, 0)
     }
 
-    private func write(_ bytes: [UInt8], to path: String) throws(ImageCoreError) {
+    /// Turns writing off until `writeRetryInterval` has passed; the first refusal in a row logs the one warning.
+    private func refuseWrites(_ reason: String) {
+        let first = state.withLockedValue { state in
+            defer { state.refusal = (reason, ContinuousClock.now + writeRetryInterval) }
+            return state.refusal == nil
+        }
+        guard first else { return }
+        logger.warning("""
+            the disk cache cannot be written: running without storing to it (entries already stored are still read), \
+            trying again every \(writeRetryInterval)
+            """, metadata: ["directory": "\(directory)", "reason": "\(reason)"])
+    }
+
+    /// Errors that refuse every write to the directory, not just one file's.
+    private static func refusesAllWrites(_ code: Int32) -> Bool {
+        [ENOSPC, EDQUOT, EROFS, EACCES, EPERM].contains(code)
+    }
+
+    private func write(_ bytes: [UInt8], to path: String) throws(WriteFailure) {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-            throw ImageCoreError(.io, subject: path, message: "cannot create a cache file: \(String(cString: strerror(errno)))")
+            let code = errno
+            let reason = String(cString: strerror(code))
+            if Self.refusesAllWrites(code) { throw .refused(reason) }
+            throw .failed(ImageCoreError(.io, subject: path, message: "cannot create a cache file: \(reason)"))
         }
         var written = 0
-        let failure: String? = bytes.withUnsafeBytes { raw in
+        let failure: Int32? = bytes.withUnsafeBytes { raw in
             while written < raw.count {
                 let result = Glibc.write(descriptor, raw.baseAddress! + written, raw.count - written)
                 if result < 0 {
                     if errno == EINTR { continue }
-                    return String(cString: strerror(errno))
+                    return errno
                 }
                 written += result
             }
             return nil
         }
-        close(descriptor)
-        if let failure {
+        let closeFailure = close(descriptor) == 0 ? nil : errno  // some file systems report a full disk only here
+        if let failure = failure ?? closeFailure {
             unlink(path)
-            throw ImageCoreError(.io, subject: path, message: "cannot write a cache file: \(failure)")
+            let reason = String(cString: strerror(failure))
+            if Self.refusesAllWrites(failure) { throw .refused(reason) }
+            throw .failed(ImageCoreError(.io, subject: path, message: "cannot write a cache file: \(reason)"))
         }
     }
 

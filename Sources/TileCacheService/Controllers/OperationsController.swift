@@ -53,7 +53,11 @@ struct OperationsController: Sendable {
         var checks: [String: String] = [:]
         checks["codecs"] = Self.codecsWork() ? "ok" : "failing"
         if let disk = dependencies.pipeline.diskCache {
-            checks["cache"] = access(disk.directory, W_OK) == 0 ? "ok" : "not writable: \(disk.directory)"
+            if let refusal = disk.writeRefusal {
+                checks["cache"] = "not writable: \(disk.directory): \(refusal)"
+            } else {
+                checks["cache"] = access(disk.directory, W_OK) == 0 ? "ok" : "not writable: \(disk.directory)"
+            }
         } else {
             checks["cache"] = "disabled (could not be opened)"
         }

@@ -1,0 +1,106 @@
+import Foundation
+import ImageCore
+import Testing
+import TileCacheOrigin
+
+/// The disk cache on a real file system that fills up or turns read-only (a small tmpfs).
+@Suite("DiskCache on a full or read-only file system",
+       .enabled(if: SmallFileSystem.canMount, "mounting a tmpfs needs root with CAP_SYS_ADMIN"))
+struct DiskCacheFileSystemTests {
+    let inspector = ImageInspector()
+
+    /// A distinct valid thumbnail per element, with its metadata.
+    func entry(_ number: Int) throws -> (url: String, bytes: [UInt8], metadata: DiskCacheMetadata) {
+        let url = "http://tiles.test/\(number).jpg"
+        let bytes = Fixtures.synthesizer.jpeg(ElementCatalogue.standard.element(number: number)!, kind: .thumbnail)
+        let metadata = DiskCacheMetadata(url: url, header: try inspector.inspectHeader(bytes, subject: url), bytes: bytes,
+                                         contentType: "image/jpeg", etag: nil, lastModified: nil, cacheControl: nil)
+        return (url, bytes, metadata)
+    }
+
+    func tempFiles(_ directory: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory + "/entries")) ?? []).filter { $0.hasPrefix(".tmp-") }
+    }
+
+    @Test("full: writing stops with one warning, stored entries are still read, writing resumes once there is room")
+    func fullFileSystem() async throws {
+        try await SmallFileSystem.with(kilobytes: 96) { mountPoint in
+            let log = CapturedLog()
+            let directory = mountPoint + "/cache"
+            let cache = try DiskCache(directory: directory, writeRetryInterval: .milliseconds(200), logger: log.logger)
+            let entries = try (1...30).map(entry)
+            let stored = try entries.map { try cache.store($0.bytes, metadata: $0.metadata) }
+            let kept = stored.prefix { $0 }.count
+            #expect(kept > 0 && kept < entries.count, "96 KiB holds some of the 30 thumbnails, not all")
+            #expect(stored.dropFirst(kept).allSatisfy { !$0 }, "after the first refusal nothing is written")
+            #expect(log.warnings.count == 1)
+            #expect(log.warnings.first?.text.contains("cannot be written") == true)
+            #expect(log.warnings.first?.metadata["directory"] == directory)
+            #expect(log.warnings.first?.metadata["reason"] == "No space left on device")
+            #expect(cache.writeRefusal == "No space left on device")
+            #expect(cache.statistics.writes == kept && cache.statistics.skippedWrites == entries.count - kept - 1)
+            #expect(tempFiles(directory).isEmpty)
+            for stored in entries.prefix(kept) { #expect(cache.entry(for: stored.url)?.bytes == stored.bytes) }
+
+            // Past the retry interval, a write is tried again; refused again, it stays quiet.
+            let next = entries[kept]
+            try await Task.sleep(for: .milliseconds(250))
+            #expect(try !cache.store(next.bytes, metadata: next.metadata))
+            #expect(log.warnings.count == 1 && cache.writeRefusal == "No space left on device")
+
+            // Room again: the next write after the retry interval succeeds, and writing goes on.
+            try SmallFileSystem.remount(mountPoint, kilobytes: 4096, readOnly: false)
+            try await Task.sleep(for: .milliseconds(250))
+            #expect(try cache.store(next.bytes, metadata: next.metadata))
+            #expect(cache.writeRefusal == nil && cache.entry(for: next.url)?.bytes == next.bytes)
+            #expect(log.messages.contains { $0.level == .info && $0.text.contains("writable again") })
+            #expect(log.warnings.count == 1)
+        }
+    }
+
+    @Test("read-only: an open cache keeps reading with one warning; a pipeline started on it runs without a disk cache")
+    func readOnlyFileSystem() async throws {
+        try await SmallFileSystem.with(kilobytes: 1024) { mountPoint in
+            let log = CapturedLog()
+            let directory = mountPoint + "/cache"
+            let cache = try DiskCache(directory: directory, logger: log.logger)
+            let entries = try (1...4).map(entry)
+            for stored in entries.prefix(2) { #expect(try cache.store(stored.bytes, metadata: stored.metadata)) }
+
+            try SmallFileSystem.remount(mountPoint, kilobytes: 1024, readOnly: true)
+            for stored in entries.dropFirst(2) { #expect(try !cache.store(stored.bytes, metadata: stored.metadata)) }
+            #expect(log.warnings.count == 1 && cache.writeRefusal == "Read-only file system")
+            for stored in entries.prefix(2) { #expect(cache.entry(for: stored.url)?.bytes == stored.bytes) }
+
+            let pipelineLog = CapturedLog()
+            var configuration = ImagePipeline.Configuration()
+            configuration.diskDirectory = directory
+            let pipeline = ImagePipeline(configuration: configuration, logger: pipelineLog.logger)
+            #expect(pipeline.diskCache == nil)
+            #expect(pipelineLog.warnings.count == 1)
+            #expect(pipelineLog.warnings.first?.text == "running without the disk cache")
+            #expect(pipelineLog.warnings.first?.metadata["reason"]?.contains("Read-only file system") == true)
+        }
+    }
+
+    @Test("a pipeline whose disk fills up mid-prefetch gets every image, with one warning")
+    func prefetchIntoFullDisk() async throws {
+        try await SmallFileSystem.with(kilobytes: 128) { mountPoint in
+            try await withOrigin { origin in
+                let log = CapturedLog()
+                var configuration = ImagePipeline.Configuration()
+                configuration.diskDirectory = mountPoint + "/cache"
+                configuration.downloader = .testing()
+                let pipeline = ImagePipeline(configuration: configuration, logger: log.logger)
+                let urls = origin.urlBuilder.images(for: Array(ElementCatalogue.standard.elements.prefix(20))).map(\.url)
+                let run = await pipeline.prefetch(urls)
+                #expect(run.results.allSatisfy { $0.error == nil }, "every image is fetched and validated")
+                let disk = try #require(pipeline.diskCache)
+                #expect(disk.statistics.writes > 0 && disk.statistics.writes < urls.count)
+                #expect(disk.writeRefusal == "No space left on device")
+                #expect(log.warnings.count == 1, "\(log.warnings.map(\.text))")
+                #expect(tempFiles(mountPoint + "/cache").isEmpty)
+            }
+        }
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A small tmpfs mounted on a fresh directory: a real file system that fills up, or turns read-only, on demand.
+///
+/// Mounting needs root with CAP_SYS_ADMIN (as in the project's containers); tests that use it are enabled only
+/// where `canMount` is true.
+enum SmallFileSystem {
+    /// Whether this process may mount a tmpfs (tried once, on a scratch directory).
+    static let canMount: Bool = {
+        let path = NSTemporaryDirectory() + "tilecache-mount-probe-" + UUID().uuidString
+        guard (try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)) != nil else { return false }
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        guard mount("tmpfs", path, "tmpfs", 0, "size=16k") == 0 else { return false }
+        umount2(path, Int32(MNT_DETACH))
+        return true
+    }()
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Runs `body` with a tmpfs of `kilobytes` mounted on a fresh directory, unmounted and removed afterwards.
+    static func with<T>(kilobytes: Int, _ body: (String) async throws -> T) async throws -> T {
+        let path = NSTemporaryDirectory() + "tilecache-tmpfs-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        guard mount("tmpfs", path, "tmpfs", 0, "size=\(kilobytes)k") == 0 else {
+            throw Failure(description: "cannot mount a tmpfs on \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { umount2(path, Int32(MNT_DETACH)) }
+        return try await body(path)
+    }
+
+    /// Remounts the tmpfs at `path` with a new size, read-only or read-write.
+    static func remount(_ path: String, kilobytes: Int, readOnly: Bool) throws {
+        let flags = UInt(MS_REMOUNT) | (readOnly ? UInt(MS_RDONLY) : 0)
+        guard mount("tmpfs", path, "tmpfs", flags, "size=\(kilobytes)k") == 0 else {
+            throw Failure(description: "cannot remount \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+}
