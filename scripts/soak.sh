@@ -2,7 +2,8 @@
 # Soak test of `tilecache serve`: SECONDS (default 600) of wrk with a mix of cached, resized, missing and failing
 # requests while the built-in origin injects faults (the `hostile` and `flaky` profiles), sampling the service's
 # resident memory every 10 s. Passes when every response has the status its request calls for (no error a client
-# did not cause), wrk saw no socket errors, and memory levels off within the cache limits.
+# did not cause), wrk saw no socket errors, the service's counts add up (every failed answer is a failed load or a
+# request that shared one), and memory levels off within the cache limits.
 # Usage: scripts/soak.sh [SECONDS]   (make soak)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -92,7 +92,9 @@ struct DiskCacheFileSystemTests {
                 configuration.diskDirectory = mountPoint + "/cache"
                 configuration.downloader = .testing()
                 let pipeline = ImagePipeline(configuration: configuration, logger: log.logger)
-                let urls = origin.urlBuilder.images(for: Array(ElementCatalogue.standard.elements.prefix(20))).map(\.url)
+                // Thumbnails (a few KB each), so the first to arrive fits whatever the order: the disk fills part way.
+                let urls = origin.urlBuilder.images(for: Array(ElementCatalogue.standard.elements.prefix(40)), kinds: [.thumbnail])
+                    .map(\.url)
                 let run = await pipeline.prefetch(urls)
                 #expect(run.results.allSatisfy { $0.error == nil }, "every image is fetched and validated")
                 let disk = try #require(pipeline.diskCache)
