@@ -86,14 +86,15 @@ public final class ImageStore: Sendable {
             // The caller stops waiting at the deadline; the shared load goes on for other callers (or the cache).
             return try await withThrowingTaskGroup(of: ServedImage.self) { group in
                 group.addTask { [self] in
-                    // `loads` runs only the first caller's operation, so `led` tells whether this request's load ran.
+                    // `loads` runs only the first caller's operation, so `led` tells whether this request's load ran,
+                    // for failures as well as successes.
                     let led = NIOLockedValueBox(false)
                     do {
-                        let (image, joined) = try await loads.run(key) { [self] in
+                        let image = try await loads.run(key) { [self] in
                             led.withLockedValue { $0 = true }
                             return try await load(url: url, width: width, key: key)
-                        }
-                        if joined { recordShared(failed: false) }
+                        }.0
+                        if !led.withLockedValue({ $0 }) { recordShared(failed: false) }
                         return image
                     } catch let error as ServiceError {
                         if !led.withLockedValue({ $0 }) { recordShared(failed: true) }
