@@ -7,15 +7,11 @@ import TileCacheOrigin
 @Suite("DiskCache on a full or read-only file system",
        .enabled(if: SmallFileSystem.canMount, "mounting a tmpfs needs root with CAP_SYS_ADMIN"))
 struct DiskCacheFileSystemTests {
-    let inspector = ImageInspector()
-
     /// A distinct valid thumbnail per element, with its metadata.
     func entry(_ number: Int) throws -> (url: String, bytes: [UInt8], metadata: DiskCacheMetadata) {
         let url = "http://tiles.test/\(number).jpg"
         let bytes = Fixtures.synthesizer.jpeg(ElementCatalogue.standard.element(number: number)!, kind: .thumbnail)
-        let metadata = DiskCacheMetadata(url: url, header: try inspector.inspectHeader(bytes, subject: url), bytes: bytes,
-                                         contentType: "image/jpeg", etag: nil, lastModified: nil, cacheControl: nil)
-        return (url, bytes, metadata)
+        return (url, bytes, try .fixture(url, bytes))
     }
 
     func tempFiles(_ directory: String) -> [String] {

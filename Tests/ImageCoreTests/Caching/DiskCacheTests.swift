@@ -4,12 +4,8 @@ import Testing
 
 @Suite("DiskCache")
 struct DiskCacheTests {
-    let inspector = ImageInspector()
-
     func metadata(_ url: String, _ bytes: [UInt8], etag: String? = "\"e1\"") throws -> DiskCacheMetadata {
-        let header = try inspector.inspectHeader(bytes, subject: url)
-        return DiskCacheMetadata(url: url, header: header, bytes: bytes, contentType: "image/jpeg", etag: etag,
-                                 lastModified: "Sat, 01 Nov 2025 00:00:00 GMT", cacheControl: "public, max-age=60")
+        try DiskCacheMetadata.fixture(url, bytes, etag: etag)
     }
 
     @Test("stores bytes and metadata, and a new instance (a restart) reads them back")

@@ -39,3 +39,12 @@ enum Fixtures {
         JPEGDeclaredSize.claiming(width: width, height: height, in: bytes)!
     }
 }
+
+extension DiskCacheMetadata {
+    /// Metadata for storing `bytes` (a valid image) under `url`, as the pipeline would after a 200.
+    static func fixture(_ url: String, _ bytes: [UInt8], etag: String? = "\"e1\"") throws -> DiskCacheMetadata {
+        let header = try ImageInspector().inspectHeader(bytes, subject: url)
+        return DiskCacheMetadata(url: url, header: header, bytes: bytes, contentType: "image/jpeg", etag: etag,
+                                 lastModified: "Sat, 01 Nov 2025 00:00:00 GMT", cacheControl: "public, max-age=60")
+    }
+}

@@ -24,14 +24,13 @@ enum SmallFileSystem {
 
     /// Runs `body` with a tmpfs of `kilobytes` mounted on a fresh directory, unmounted and removed afterwards.
     static func with<T>(kilobytes: Int, _ body: (String) async throws -> T) async throws -> T {
-        let path = NSTemporaryDirectory() + "tilecache-tmpfs-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        guard mount("tmpfs", path, "tmpfs", 0, "size=\(kilobytes)k") == 0 else {
-            throw Failure(description: "cannot mount a tmpfs on \(path): \(String(cString: strerror(errno)))")
+        try await withTemporaryDirectory { path in
+            guard mount("tmpfs", path, "tmpfs", 0, "size=\(kilobytes)k") == 0 else {
+                throw Failure(description: "cannot mount a tmpfs on \(path): \(String(cString: strerror(errno)))")
+            }
+            defer { umount2(path, Int32(MNT_DETACH)) }
+            return try await body(path)
         }
-        defer { umount2(path, Int32(MNT_DETACH)) }
-        return try await body(path)
     }
 
     /// Remounts the tmpfs at `path` with a new size, read-only or read-write.
