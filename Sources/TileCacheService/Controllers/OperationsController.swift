@@ -36,12 +36,12 @@ struct OperationsController: Sendable {
         let bytes = dependencies.images.bytesCache.statistics
         let outcomes = ["memory": bytes.hits, "diskHit": report.diskHits, "revalidated": report.revalidated,
                         "networkFetch": report.networkFetches]
-        let hits = outcomes.values.reduce(0, +) - report.networkFetches
         // Every image request is answered once: by a cache layer or a load of its own (outcomes, failures), or by
         // another request's load (sharedLoads), which is not a hit.
+        let successes = outcomes.values.reduce(0, +)
         let shared = dependencies.images.sharedLoads
-        let requests = hits + report.networkFetches + report.failed + shared.succeeded + shared.failed
-        return Stats(requests: requests, hitRate: requests == 0 ? 0 : Double(hits) / Double(requests),
+        let requests = successes + report.failed + shared.succeeded + shared.failed
+        return Stats(requests: requests, hitRate: requests == 0 ? 0 : Double(successes - report.networkFetches) / Double(requests),
                      outcomes: outcomes, failures: report.failures, sharedLoads: shared, bytesDownloaded: report.bytesDownloaded,
                      latencyMilliseconds: report.latencyMilliseconds, byteCache: bytes,
                      pixelCache: dependencies.pipeline.memoryCache.statistics, diskCache: dependencies.pipeline.diskCache?.statistics,
