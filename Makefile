@@ -1,7 +1,7 @@
 # TileCache: `make demo` and `make test` work on a fresh Debian 12 machine with Swift 6.3.
 SWIFT ?= swift
 
-.PHONY: deps build demo test test-sanitize fuzz soak clean catalogue bench bench-compare
+.PHONY: deps build demo test verdicts test-sanitize fuzz soak clean catalogue bench bench-compare
 
 deps:
 	@scripts/install-deps.sh
@@ -15,12 +15,18 @@ demo: deps
 	.build/release/tilecache demo
 
 ## Checks the web front end in headless Chromium (installed if missing), kills prefetches at random and verifies the
-## disk cache (short form; `scripts/crash-test.sh 50` for the long one), then runs the whole test suite (swift test
-## last, so its summary closes the output).
+## disk cache (short form; `scripts/crash-test.sh 50` for the long one), checks that verdicts depend only on the bytes
+## and agree with Pillow, libvips, djpeg and Chromium (short form; `make verdicts` for the long one), then runs the
+## whole test suite (swift test last, so its summary closes the output).
 test: deps
 	scripts/browser-check.sh
 	scripts/crash-test.sh 3
+	scripts/verdict-check.sh 3
 	$(SWIFT) test
+
+## The verdict check's long form: 20 rounds of `tilecache inspect` at -j 1 and -j 16 over the verdict corpus.
+verdicts: deps
+	scripts/verdict-check.sh 20
 
 ## Regenerates the embedded element catalogue from ../shared/data (dev-time only).
 catalogue:

@@ -47,10 +47,16 @@ let package = Package(
             pkgConfig: "libpng",
             providers: [.apt(["libpng-dev"])]
         ),
+        // JPEG decoding over libjpeg's own API (libjpeg-turbo): one decoder per image, every warning recorded, and
+        // libjpeg's longjmp kept in C. TurboJPEG still encodes.
+        .target(
+            name: "CJPEGDecoder",
+            linkerSettings: [.linkedLibrary("jpeg")]
+        ),
         .target(
             name: "ImageCore",
             dependencies: [
-                "CCurl", "CTurboJPEG", "CPNG",
+                "CCurl", "CTurboJPEG", "CPNG", "CJPEGDecoder",
                 // pthread-backed locks, which ThreadSanitizer understands (Synchronization.Mutex uses raw futexes).
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -119,10 +125,19 @@ let package = Package(
             dependencies: ["TileCacheCLI"],
             swiftSettings: swiftSettings
         ),
+        // Inputs the test suites share: real photos (with their licences), PngSuite, and the verdict corpus.
+        .target(
+            name: "TileCacheFixtures",
+            dependencies: ["ImageCore", "TileCacheOrigin"],
+            path: "Tests/TileCacheFixtures",
+            exclude: ["photos/LICENSES.md"],
+            resources: [.copy("photos"), .copy("pngsuite")],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "TileCacheServiceTests",
             dependencies: [
-                "TileCacheService", "ImageCore", "TileCacheOrigin",
+                "TileCacheService", "ImageCore", "TileCacheOrigin", "TileCacheFixtures",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -130,7 +145,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TileCacheCLITests",
-            dependencies: ["TileCacheCLI", "ImageCore", "TileCacheOrigin"],
+            dependencies: ["TileCacheCLI", "ImageCore", "TileCacheOrigin", "TileCacheFixtures"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -141,7 +156,7 @@ let package = Package(
         .testTarget(
             name: "ImageCoreTests",
             dependencies: [
-                "ImageCore", "TileCacheOrigin",
+                "ImageCore", "TileCacheOrigin", "TileCacheFixtures",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes ImageCore's inspector and decoders (JPEG and PNG bytes) with libFuzzer under AddressSanitizer for a bounded
-# time. Seeds: the built-in origin's images (every fault-matrix response included) and the PngSuite files of the test
-# fixtures. The corpus grows in Fuzz/.corpus across runs; a crash is saved under Fuzz/crashes/ and the script fails.
+# time. Seeds: the built-in origin's images (every fault-matrix response included), PngSuite and the real photos of
+# the test fixtures. The corpus grows in Fuzz/.corpus across runs; a crash is saved under Fuzz/crashes/ and the script
+# fails.
 # A crash becomes a regression test: copy the file into Tests/ImageCoreTests/Fixtures/fuzz-regressions/.
 # Usage: scripts/fuzz.sh [SECONDS] (default 60).
 set -euo pipefail
@@ -22,7 +23,7 @@ mkdir -p "$work/seeds"
 python3 - "$tiles" "$images" "$work/seeds" <<'PY'
 import sys, urllib.request, urllib.error
 tiles, images, out = sys.argv[1:4]
-urls = [f"{tiles}/Tiles/{n:03d}/s7.JPG" for n in range(1, 30) if n not in (16, 17, 18, 19)]  # skip hang, drip, 21 MiB
+urls = [f"{tiles}/Tiles/{n:03d}/s7.JPG" for n in range(1, 32) if n not in (16, 17, 18, 19)]  # skip hang, drip, 21 MiB
 urls += [f"{tiles}/Tiles/{n:03d}/s7.JPG" for n in (40, 79)] + [f"{images}/{name}.jpg" for name in ("gold", "neon")]
 for index, url in enumerate(urls):
     try:
@@ -35,7 +36,7 @@ for index, url in enumerate(urls):
         open(f"{out}/seed-{index:02d}", "wb").write(body)
 PY
 kill "$origin_pid" 2>/dev/null; origin_pid=""
-cp Tests/ImageCoreTests/Fixtures/pngsuite/*.png "$work/seeds/"
+cp Tests/TileCacheFixtures/pngsuite/*.png Tests/TileCacheFixtures/photos/*.jpg "$work/seeds/"
 echo "fuzz: $(ls "$work/seeds" | wc -l) seeds"
 
 cd Fuzz

@@ -16,7 +16,7 @@ extension BodyForm {
 /// Thread-safety: stateless; the C encoders allocate per call.
 enum BodyForms {
     /// The bytes of `image` (the element's generated pixels) in `form`; `baseline` gives the image's baseline JPEG
-    /// (the bytes the origin serves without faults), which only `gzip` needs.
+    /// (the bytes the origin serves without faults), which `gzip` and the JPEG quirks start from.
     static func encode(_ image: DecodedImage, as form: BodyForm, quality: Int, baseline: () -> [UInt8]) -> [UInt8] {
         switch form {
         case .empty: return []
@@ -31,7 +31,17 @@ enum BodyForms {
         case .progressive: return jpeg(image, TCO_JPEG_PROGRESSIVE, quality: quality)
         case .gray: return jpeg(image, TCO_JPEG_GRAY, quality: quality)
         case .cmyk: return jpeg(image, TCO_JPEG_CMYK, quality: quality)
+        case .jpegJunkBeforeDQT: return quirk("junk-before-dqt", of: baseline())
+        case .jpegBogusDHTLength: return quirk("bogus-dht-length", of: baseline())
         }
+    }
+
+    /// The baseline JPEG with a quirk; its encoder always writes the DQT and DHT segments the quirks change.
+    private static func quirk(_ name: String, of baseline: [UInt8]) -> [UInt8] {
+        guard let bytes = JPEGQuirk.named(name)?.apply(to: baseline) else {
+            fatalError("quirk \(name) does not apply to the origin's JPEG")
+        }
+        return bytes
     }
 
     private static func jpeg(_ image: DecodedImage, _ form: tco_jpeg_form, quality: Int) -> [UInt8] {

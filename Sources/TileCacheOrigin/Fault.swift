@@ -98,6 +98,12 @@ public enum BodyForm: String, Sendable, Hashable, CaseIterable {
     case pngBadCRC = "png-bad-crc"
     /// A PNG whose image data stops halfway through its first IDAT chunk (chunk lengths and CRCs consistent).
     case pngTruncatedIDAT = "png-truncated-idat"
+    /// The baseline JPEG with four junk bytes before its DQT marker (`JPEGQuirk` `junk-before-dqt`): every viewer
+    /// opens it; valid with a warning.
+    case jpegJunkBeforeDQT = "jpeg-junk-before-dqt"
+    /// The baseline JPEG with a DHT segment whose length field says 1 (`JPEGQuirk` `bogus-dht-length`): libjpeg
+    /// stops reading the header, a fatal error.
+    case jpegBogusDHTLength = "jpeg-bogus-dht-length"
 }
 
 /// Which requests a fault applies to.

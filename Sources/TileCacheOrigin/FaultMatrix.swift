@@ -3,7 +3,7 @@ import ImageCore
 /// The hardening fault matrix: every misbehaviour a client of image hosts must survive, each put on one thumbnail
 /// (case 1 on `Tiles/001`, case 2 on `Tiles/002`, ...), with the outcome a correct client reports.
 ///
-/// `tilecache origin --faults matrix` serves it, so `tilecache prefetch --elements 1-29 --kind thumbnails` shows every
+/// `tilecache origin --faults matrix` serves it, so `tilecache prefetch --elements 1-31 --kind thumbnails` shows every
 /// case; the CLI and service tests run it end to end; docs/reliability.md prints it as a table.
 public enum FaultMatrix {
     /// One row of the matrix.
@@ -63,6 +63,9 @@ public enum FaultMatrix {
         Case(name: "16-bit PNG", fault: .body(.png16), outcome: "valid", format: "png", serviceStatus: 200),
         Case(name: "interlaced PNG", fault: .body(.pngInterlaced), outcome: "valid", format: "png", serviceStatus: 200),
         Case(name: "chunked body (no Content-Length)", fault: .chunked, outcome: "valid", format: "jpeg", serviceStatus: 200),
+        Case(name: "JPEG with junk bytes before its DQT marker", fault: .body(.jpegJunkBeforeDQT), outcome: "valid", format: "jpeg",
+             serviceStatus: 200),
+        Case(name: "JPEG with a bogus DHT segment length", fault: .body(.jpegBogusDHTLength), outcome: "corrupt", serviceStatus: 502),
     ]
 
     /// The element whose thumbnail carries case `index` (0-based): atomic number `index + 1`.

@@ -79,4 +79,25 @@ struct FaultMatrixServiceTests {
             #expect(afterSecond.2 == valid && afterSecond.3 == valid)
         }
     }
+
+    @Test("a valid image requested right after one whose JPEG header is damaged is 200, every time")
+    func validAfterDamagedHeader() async throws {
+        var origin = OriginServer.Configuration()
+        origin.faults = FaultMatrix.rules
+        let harness = try await ServiceHarness.start(origin: origin)
+        let damaged = try #require(FaultMatrix.cases.firstIndex { $0.fault == .body(.jpegBogusDHTLength) })
+        try await withService(harness) { client, _ in
+            // Thumbnails past the matrix are served as they are; each is asked once, so each is decoded after the
+            // damaged one (failures are not cached, so that one is fetched and judged every time).
+            for number in (FaultMatrix.cases.count + 1)...(FaultMatrix.cases.count + 12) {
+                let broken = try await client.execute(
+                    uri: "/api/v1/elements/\(FaultMatrix.element(ofCase: damaged).number)/thumbnail", method: .get)
+                #expect(broken.status == .badGateway && broken.errorReason == "upstream-corrupt")
+                let valid = try await client.execute(uri: "/api/v1/elements/\(number)/thumbnail", method: .get)
+                #expect(valid.status == .ok, "element \(number): \(valid.errorReason ?? "")")
+                let resized = try await client.execute(uri: "/api/v1/elements/\(number)/image?w=64", method: .get)
+                #expect(resized.status == .ok, "element \(number) full-size at w=64: \(resized.errorReason ?? "")")
+            }
+        }
+    }
 }

@@ -27,7 +27,8 @@ public struct ImageInspector: Sendable {
         self.strictness = strictness
     }
 
-    /// Reads format and dimensions without decoding pixels.
+    /// Reads format and dimensions without decoding pixels. In strict mode a JPEG header whose markers are damaged
+    /// fails here already; harmless header warnings are left for the decode to report.
     ///
     /// - Throws: `.notAnImage`, `.unsupportedFormat`, `.truncated`, `.corrupt` or `.dimensions`, about `subject`.
     public func inspectHeader(_ bytes: [UInt8], subject: String) throws(ImageCoreError) -> ImageHeader {
@@ -36,7 +37,8 @@ public struct ImageInspector: Sendable {
             let (width, height): (Int, Int)
             switch format {
             case .jpeg:
-                (width, height, _) = try JPEGCodec.readHeader(raw, subject: subject)
+                let header = try JPEGCodec.readHeader(raw, strict: strictness == .strict, subject: subject)
+                (width, height) = (header.width, header.height)
             default:
                 (width, height) = try PNGCodec.readIHDR(raw, subject: subject)
             }
@@ -75,14 +77,10 @@ public struct ImageInspector: Sendable {
         let decoded: (image: DecodedImage, warnings: [String], width: Int, height: Int) = try bytes.withRawBytes { raw throws(ImageCoreError) in
             switch format {
             case .jpeg:
-                let header = try JPEGCodec.readHeader(raw, subject: subject)
-                try checkDimensions(header.width, header.height, subject: subject)
-                let size = scaledDown ? ImageResizer.scaledSize(width: header.width, height: header.height, atLeast: 1)
-                                      : (width: header.width, height: header.height)
-                let (image, warnings) = try JPEGCodec.decode(
-                    raw, width: size.width, height: size.height, colorspace: header.colorspace,
-                    strict: strict, subject: subject)
-                return (image, warnings, header.width, header.height)
+                let decoded = try JPEGCodec.decode(raw, strict: strict, subject: subject, minimumWidth: scaledDown ? 1 : nil) {
+                    width, height throws(ImageCoreError) in try checkDimensions(width, height, subject: subject)
+                }
+                return (decoded.image, decoded.warnings, decoded.fullWidth, decoded.fullHeight)
             default:
                 let (image, warnings) = try PNGCodec.decode(raw, subject: subject) { width, height throws(ImageCoreError) in
                     try checkDimensions(width, height, subject: subject)

@@ -1,8 +1,6 @@
-import CTurboJPEG
-
 /// Makes resized JPEG variants of validated images.
 ///
-/// JPEGs are decoded straight to a reduced size with TurboJPEG's DCT scaling factors (1/2, 1/4, 1/8, ...), choosing
+/// JPEGs are decoded straight to a reduced size with libjpeg's DCT scaling (n/8 for n = 1...8), choosing
 /// the smallest scaled size still at least as wide as the target; the rest is done by an area-averaging (downscale)
 /// or bilinear (upscale) resample, then the result is encoded. PNGs are fully decoded first; alpha is composited over
 /// white. Thread-safety: stateless, callable from any task.
@@ -21,11 +19,9 @@ public enum ImageResizer {
         let source: DecodedImage
         if ImageFormat.sniff(bytes) == .jpeg {
             source = try bytes.withRawBytes { raw throws(ImageCoreError) in
-                let header = try JPEGCodec.readHeader(raw, subject: subject)
-                try inspector.checkDimensions(header.width, header.height, subject: subject)  // before any allocation
-                let scaled = scaledSize(width: header.width, height: header.height, atLeast: width)
-                return try JPEGCodec.decode(raw, width: scaled.width, height: scaled.height, colorspace: header.colorspace,
-                                            strict: false, subject: subject).0
+                try JPEGCodec.decode(raw, strict: false, subject: subject, minimumWidth: width) { width, height throws(ImageCoreError) in
+                    try inspector.checkDimensions(width, height, subject: subject)  // before any allocation
+                }.image
             }
         } else {
             source = try inspector.validate(bytes, subject: subject).image
@@ -34,21 +30,6 @@ public enum ImageResizer {
         let height = max(1, (flattened.height * width + flattened.width / 2) / flattened.width)
         let resized = flattened.resampled(width: width, height: height)
         return ResizedImage(bytes: try JPEGCodec.encode(resized, quality: quality), width: width, height: height)
-    }
-
-    /// The smallest TurboJPEG scaled size whose width is at least `target` (the full size when none is smaller).
-    static func scaledSize(width: Int, height: Int, atLeast target: Int) -> (width: Int, height: Int) {
-        var count: Int32 = 0
-        guard let factors = tjGetScalingFactors(&count) else { return (width, height) }
-        var best = (width: width, height: height)
-        for index in 0..<Int(count) {
-            let factor = factors[index]
-            let num = Int(factor.num), denom = Int(factor.denom)
-            let scaledWidth = (width * num + denom - 1) / denom
-            let scaledHeight = (height * num + denom - 1) / denom
-            if scaledWidth >= target, scaledWidth < best.width { best = (scaledWidth, scaledHeight) }
-        }
-        return best
     }
 }
 

@@ -1,94 +1,128 @@
+import CJPEGDecoder
 import CTurboJPEG
 import NIOConcurrencyHelpers
 
-/// JPEG header reading, decoding and encoding through TurboJPEG (libjpeg-turbo 2.1's `tj*` API).
+/// JPEG header reading and decoding through libjpeg (CJPEGDecoder), encoding through TurboJPEG.
 ///
-/// Thread-safety: every method may be called from any thread. A TurboJPEG handle is not thread-safe, so each call
-/// borrows one from a small pool and returns it afterwards.
+/// Every read uses a decoder of its own, made for that one image and destroyed after it, so nothing a previous image
+/// did can change the verdict on the next. libjpeg's warnings are all recorded, each with what it means
+/// (`tcj_finding`), and judged by `judge(_:strict:subject:)`, the validation rule of docs/architecture.md.
+/// Thread-safety: every method may be called from any thread.
 enum JPEGCodec {
-    /// What to do with a libjpeg warning.
-    enum WarningDisposition: Equatable {
-        /// Every viewer opens such files (e.g. "extraneous bytes before marker"): report, don't fail.
-        case benign
-        /// Data ends early.
-        case truncated
-        /// Damaged entropy-coded data or structure.
-        case corrupt
+    /// The colour spaces a JPEG header can declare.
+    enum ColorSpace: Equatable {
+        case gray, rgb, yCbCr, cmyk, ycck, unknown
     }
 
-    /// Classifies a libjpeg message. The rule is documented in docs/architecture.md ("Validation rule").
-    static func disposition(ofWarning message: String) -> WarningDisposition {
-        let lowered = message.lowercased()
-        if lowered.contains("extraneous bytes before marker") { return .benign }
-        if lowered.contains("premature end") { return .truncated }
-        return .corrupt
+    /// What a JPEG header says, with the warnings met reading it.
+    struct Header {
+        var width: Int
+        var height: Int
+        var colorSpace: ColorSpace
+        var warnings: [String]
     }
 
-    static func readHeader(_ bytes: UnsafeRawBufferPointer, subject: String) throws(ImageCoreError) -> (width: Int, height: Int, colorspace: Int32) {
-        try decompressors.withHandle { handle throws(ImageCoreError) in
-            var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colorspace: Int32 = 0
-            let status = tjDecompressHeader3(
-                handle, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt(bytes.count),
-                &width, &height, &subsampling, &colorspace)
-            if status != 0 {
-                let message = errorMessage(handle)
-                if message.lowercased().contains("empty jpeg image") {
-                    throw ImageCoreError(.dimensions, subject: subject, message: "JPEG declares zero width or height")
-                }
-                let reason: ImageCoreError.Reason = disposition(ofWarning: message) == .truncated ? .truncated : .corrupt
-                throw ImageCoreError(reason, subject: subject, message: "JPEG header unreadable: \(message)")
-            }
-            return (Int(width), Int(height), colorspace)
-        }
+    /// A decoded JPEG: pixels (possibly DCT-scaled), the full size from the header, and every warning.
+    struct Decoded {
+        var image: DecodedImage
+        var fullWidth: Int
+        var fullHeight: Int
+        var warnings: [String]
     }
 
-    /// Decodes to gray (grayscale JPEGs) or RGB (everything else, CMYK converted), applying the warning rule.
+    /// Reads the header (every marker up to the first scan) and applies the warning rule to what it found.
+    static func readHeader(_ bytes: UnsafeRawBufferPointer, strict: Bool, subject: String) throws(ImageCoreError) -> Header {
+        let decoder = try Decoder(bytes, subject: subject)
+        let header = try decoder.readHeader(strict: strict, subject: subject)
+        let exifWarnings = decoder.exifWarnings
+        return Header(width: Int(header.width), height: Int(header.height), colorSpace: ColorSpace(header.color_space),
+                      warnings: try judge(decoder.diagnostics, strict: strict, subject: subject) + exifWarnings)
+    }
+
+    /// Reads the header, lets `checkDimensions` refuse the size before any pixel buffer exists, then decodes every
+    /// scan: at full size, or at the smallest DCT scale at least `minimumWidth` wide. Gray JPEGs decode to one byte
+    /// per pixel, everything else to RGB (CMYK and YCCK converted).
     static func decode(
-        _ bytes: UnsafeRawBufferPointer, width: Int, height: Int, colorspace: Int32, strict: Bool, subject: String
-    ) throws(ImageCoreError) -> (DecodedImage, warnings: [String]) {
-        let isGray = colorspace == Int32(TJCS_GRAY.rawValue)
-        let isCMYK = colorspace == Int32(TJCS_CMYK.rawValue) || colorspace == Int32(TJCS_YCCK.rawValue)
-        let tjFormat: TJPF = isGray ? TJPF_GRAY : (isCMYK ? TJPF_CMYK : TJPF_RGB)
-        let channels = isGray ? 1 : (isCMYK ? 4 : 3)
+        _ bytes: UnsafeRawBufferPointer, strict: Bool, subject: String, minimumWidth: Int? = nil,
+        checkDimensions: (Int, Int) throws(ImageCoreError) -> Void
+    ) throws(ImageCoreError) -> Decoded {
+        let decoder = try Decoder(bytes, subject: subject)
+        let header = try decoder.readHeader(strict: strict, subject: subject)
+        let fullWidth = Int(header.width), fullHeight = Int(header.height)
+        try checkDimensions(fullWidth, fullHeight)
+        let exifWarnings = decoder.exifWarnings
+        let colorSpace = ColorSpace(header.color_space)
+        let format: tcj_pixel_format, pixelFormat: DecodedImage.PixelFormat
+        switch colorSpace {
+        case .gray: (format, pixelFormat) = (TCJ_PIXELS_GRAY, .gray)
+        case .cmyk, .ycck: (format, pixelFormat) = (TCJ_PIXELS_CMYK, .rgb)
+        case .rgb, .yCbCr, .unknown: (format, pixelFormat) = (TCJ_PIXELS_RGB, .rgb)
+        }
+        let numerator = minimumWidth.map { scaleNumerator(width: fullWidth, atLeast: $0) } ?? 8
+        let (width, height) = try decoder.outputSize(scaleNumerator: numerator, subject: subject)
+        let channels = Int(format.rawValue)
         var pixels = [UInt8](repeating: 0, count: width * height * channels)
-        var warnings: [String] = []
+        try decoder.decode(scaleNumerator: numerator, format: format, into: &pixels, subject: subject)
+        let warnings = try judge(decoder.diagnostics, strict: strict, subject: subject) + exifWarnings
+        if channels == 4 { pixels = cmykToRGB(pixels, pixelCount: width * height) }
+        return Decoded(image: DecodedImage(width: width, height: height, pixelFormat: pixelFormat, pixels: pixels),
+                       fullWidth: fullWidth, fullHeight: fullHeight, warnings: warnings)
+    }
 
-        try decompressors.withHandle { handle throws(ImageCoreError) in
-            // First pass stops at the first warning, so a damaged file is caught even when a later, harmless warning
-            // would overwrite libjpeg's single message slot.
-            var flags = strict ? TJFLAG_STOPONWARNING : 0
-            while true {
-                let status = pixels.withUnsafeMutableBufferPointer { out in
-                    tjDecompress2(
-                        handle, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt(bytes.count),
-                        out.baseAddress, Int32(width), 0, Int32(height), Int32(tjFormat.rawValue), flags)
+    /// The smallest n in 1...8 for which a decode scaled by n/8 is at least `target` pixels wide (8: full size).
+    static func scaleNumerator(width: Int, atLeast target: Int) -> Int {
+        (1...8).first { (width * $0 + 7) / 8 >= target } ?? 8
+    }
+
+    /// The validation rule (docs/architecture.md, "Validation rule"): a fatal libjpeg error always fails; in strict
+    /// mode, data that ends early fails as `.truncated` and damaged entropy-coded data (bytes left over once a scan
+    /// decoded included) as `.corrupt`, while junk between header segments and ignored metadata are warnings.
+    /// Returns the warnings to report.
+    static func judge(_ diagnostics: tcj_diagnostics, strict: Bool, subject: String) throws(ImageCoreError) -> [String] {
+        var diagnostics = diagnostics
+        let recorded = recordedWarnings(&diagnostics)
+        let dataEnded = diagnostics.findings_seen & (1 << TCJ_FINDING_DATA_ENDED.rawValue) != 0
+        if diagnostics.error != TCJ_ERROR_NONE {
+            let message = withUnsafeBytes(of: &diagnostics.error_message) { cString($0) }
+            switch diagnostics.error {
+            case TCJ_ERROR_EMPTY_IMAGE:
+                throw ImageCoreError(.dimensions, subject: subject, message: "JPEG declares zero width or height")
+            case TCJ_ERROR_MISUSE:
+                preconditionFailure("CJPEGDecoder misuse: \(message)")
+            default:
+                let stage = diagnostics.error_in_header != 0 ? "JPEG header unreadable" : "JPEG decode failed"
+                // Data that ran out explains whatever libjpeg tripped over next (a fake end marker in a table, say).
+                if dataEnded {
+                    throw ImageCoreError(.truncated, subject: subject, message: "\(stage): the data ends early (\(message))")
                 }
-                if status == 0 { return }
-                let message = errorMessage(handle)
-                let isWarning = tjGetErrorCode(handle) == Int32(TJERR_WARNING.rawValue)
-                let disposition = disposition(ofWarning: message)
-                if !isWarning {
-                    let reason: ImageCoreError.Reason = disposition == .truncated ? .truncated : .corrupt
-                    throw ImageCoreError(reason, subject: subject, message: "JPEG decode failed: \(message)")
-                }
-                if !strict || disposition == .benign {
-                    warnings.append(message)
-                    if flags == 0 { return }
-                    flags = 0  // decode again, letting libjpeg run past the benign warning
-                    continue
-                }
-                let reason: ImageCoreError.Reason = disposition == .truncated ? .truncated : .corrupt
-                throw ImageCoreError(reason, subject: subject, message: "JPEG data damaged: \(message)")
+                throw ImageCoreError(.corrupt, subject: subject, message: "\(stage): \(message)")
             }
         }
-        // The second pass reports only its last warning; drop a repeat of the first.
-        if warnings.count == 2, warnings[0] == warnings[1] { warnings.removeLast() }
-
-        if isCMYK {
-            pixels = cmykToRGB(pixels, pixelCount: width * height)
-            return (DecodedImage(width: width, height: height, pixelFormat: .rgb, pixels: pixels), warnings)
+        guard strict else { return recorded.map(\.message) }
+        if dataEnded {
+            throw ImageCoreError(.truncated, subject: subject, message: "JPEG data ends early: Premature end of JPEG file")
         }
-        return (DecodedImage(width: width, height: height, pixelFormat: isGray ? .gray : .rgb, pixels: pixels), warnings)
+        if diagnostics.findings_seen & (1 << TCJ_FINDING_DAMAGED_DATA.rawValue) != 0 {
+            let first = recorded.first { $0.finding == TCJ_FINDING_DAMAGED_DATA }?.message ?? "damaged entropy-coded data"
+            throw ImageCoreError(.corrupt, subject: subject, message: "JPEG data damaged: \(first)")
+        }
+        return recorded.map(\.message)
+    }
+
+    /// The distinct warnings the decoder recorded, in order.
+    private static func recordedWarnings(_ diagnostics: inout tcj_diagnostics) -> [(finding: tcj_finding, message: String)] {
+        let count = Int(diagnostics.recorded_count)
+        let findings = withUnsafeBytes(of: &diagnostics.recorded_findings) { Array($0.bindMemory(to: tcj_finding.self).prefix(count)) }
+        return withUnsafeBytes(of: &diagnostics.recorded_messages) { raw in
+            (0..<count).map { index in
+                let length = Int(TCJ_MESSAGE_LENGTH)
+                return (findings[index], cString(UnsafeRawBufferPointer(rebasing: raw[(index * length)..<((index + 1) * length)])))
+            }
+        }
+    }
+
+    private static func cString(_ raw: UnsafeRawBufferPointer) -> String {
+        String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
     }
 
     /// Encodes gray or RGB(A) pixels as a baseline JPEG with 4:2:0 chroma subsampling (4:0:0 for gray).
@@ -112,15 +146,11 @@ enum JPEGCodec {
             }
             defer { if let output { tjFree(output) } }
             guard status == 0, let output else {
-                throw ImageCoreError(.corrupt, subject: "jpeg-encoder", message: "JPEG encode failed: \(errorMessage(handle))")
+                let message = tjGetErrorStr2(handle).map { String(cString: $0) } ?? "unknown TurboJPEG error"
+                throw ImageCoreError(.corrupt, subject: "jpeg-encoder", message: "JPEG encode failed: \(message)")
             }
             return Array(UnsafeBufferPointer(start: output, count: Int(size)))
         }
-    }
-
-    private static func errorMessage(_ handle: tjhandle?) -> String {
-        guard let cString = tjGetErrorStr2(handle) else { return "unknown TurboJPEG error" }
-        return String(cString: cString)
     }
 
     /// Adobe CMYK JPEGs store inverted values; libjpeg hands them back as such, so R = C·K/255.
@@ -135,8 +165,78 @@ enum JPEGCodec {
         return rgb
     }
 
-    private static let decompressors = TurboJPEGHandlePool { tjInitDecompress() }
     private static let compressors = TurboJPEGHandlePool { tjInitCompress() }
+}
+
+extension JPEGCodec {
+    /// One libjpeg decode of one image: created for it, destroyed with it, never shared.
+    fileprivate struct Decoder: ~Copyable {
+        private let handle: OpaquePointer
+
+        /// A decoder over `bytes`, which must outlive it.
+        init(_ bytes: UnsafeRawBufferPointer, subject: String) throws(ImageCoreError) {
+            guard let handle = tcj_decoder_create(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count) else {
+                throw ImageCoreError(.io, subject: subject, message: "could not create a JPEG decoder (out of memory)")
+            }
+            self.handle = handle
+        }
+
+        deinit { tcj_decoder_destroy(handle) }
+
+        var diagnostics: tcj_diagnostics { tcj_decoder_diagnostics(handle).pointee }
+
+        /// A warning when the EXIF block is damaged (empty when there is none, or it is sound). Between the header
+        /// and the decode only: the decode frees the saved block.
+        var exifWarnings: [String] {
+            var data: UnsafePointer<UInt8>?
+            var length = 0
+            tcj_exif(handle, &data, &length)
+            guard let data else { return [] }
+            return EXIFBlock.problem(in: UnsafeRawBufferPointer(start: data, count: length)).map { ["EXIF data ignored: \($0)"] } ?? []
+        }
+
+        /// The header; a fatal error is judged (and thrown) here, warnings are left for the caller to judge.
+        func readHeader(strict: Bool, subject: String) throws(ImageCoreError) -> tcj_header {
+            var header = tcj_header()
+            guard tcj_read_header(handle, &header) == 0 else {
+                _ = try JPEGCodec.judge(diagnostics, strict: strict, subject: subject)
+                preconditionFailure("tcj_read_header failed without an error")
+            }
+            return header
+        }
+
+        func outputSize(scaleNumerator: Int, subject: String) throws(ImageCoreError) -> (width: Int, height: Int) {
+            var width: Int32 = 0, height: Int32 = 0
+            guard tcj_output_size(handle, Int32(scaleNumerator), 8, &width, &height) == 0 else {
+                _ = try JPEGCodec.judge(diagnostics, strict: true, subject: subject)
+                preconditionFailure("tcj_output_size failed without an error")
+            }
+            return (Int(width), Int(height))
+        }
+
+        func decode(scaleNumerator: Int, format: tcj_pixel_format, into pixels: inout [UInt8], subject: String) throws(ImageCoreError) {
+            let status = pixels.withUnsafeMutableBufferPointer { out in
+                tcj_decode(handle, Int32(scaleNumerator), 8, format, out.baseAddress, out.count)
+            }
+            guard status == 0 else {
+                _ = try JPEGCodec.judge(diagnostics, strict: true, subject: subject)
+                preconditionFailure("tcj_decode failed without an error")
+            }
+        }
+    }
+}
+
+extension JPEGCodec.ColorSpace {
+    init(_ space: tcj_color_space) {
+        switch space {
+        case TCJ_COLOR_GRAY: self = .gray
+        case TCJ_COLOR_RGB: self = .rgb
+        case TCJ_COLOR_YCBCR: self = .yCbCr
+        case TCJ_COLOR_CMYK: self = .cmyk
+        case TCJ_COLOR_YCCK: self = .ycck
+        default: self = .unknown
+        }
+    }
 }
 
 extension DecodedImage {
@@ -157,7 +257,8 @@ extension DecodedImage {
     }
 }
 
-/// A pool of TurboJPEG handles: a handle serves one call at a time, and making one per call costs an allocation.
+/// A pool of TurboJPEG compressor handles: a handle serves one call at a time, and making one per call costs an
+/// allocation. A handle whose call failed is destroyed, never pooled, so no failure can leak into the next call.
 final class TurboJPEGHandlePool: Sendable {
     /// Handles are opaque C pointers; the mutex hands each one to a single caller at a time, so sharing the pool
     /// between threads is safe even though the pointer type is not Sendable.
@@ -173,14 +274,19 @@ final class TurboJPEGHandlePool: Sendable {
         guard let handle = pooled ?? make() else {
             throw ImageCoreError(.io, subject: "turbojpeg", message: "could not create a TurboJPEG handle (out of memory?)")
         }
-        defer {
-            let kept = handles.withLockedValue { state -> Bool in
-                guard state.free.count < maximumIdle else { return false }
-                state.free.append(handle)
-                return true
-            }
-            if !kept { tjDestroy(handle) }
+        let result: T
+        do {
+            result = try body(handle)
+        } catch {
+            tjDestroy(handle)
+            throw error
         }
-        return try body(handle)
+        let kept = handles.withLockedValue { state -> Bool in
+            guard state.free.count < maximumIdle else { return false }
+            state.free.append(handle)
+            return true
+        }
+        if !kept { tjDestroy(handle) }
+        return result
     }
 }

@@ -1,22 +1,17 @@
 import Foundation
 import ImageCore
+import TileCacheFixtures
 import TileCacheOrigin
 
-/// Test inputs: the PngSuite corpus shipped in the test bundle, and JPEGs made by the origin's synthesizer.
+/// Test inputs: the shared fixtures (PngSuite, photos), the fuzz regressions, and JPEGs made by the origin's synthesizer.
 enum Fixtures {
-    static var pngSuiteDirectory: URL {
-        Bundle.module.resourceURL!.appendingPathComponent("Fixtures/pngsuite")
-    }
+    static var pngSuiteDirectory: URL { TestImages.pngSuiteDirectory }
 
-    static func pngSuiteFiles() throws -> [URL] {
-        try FileManager.default.contentsOfDirectory(at: pngSuiteDirectory, includingPropertiesForKeys: nil)
-            .filter { $0.pathExtension == "png" }
-            .sorted { $0.lastPathComponent < $1.lastPathComponent }
-    }
+    static func pngSuiteFiles() throws -> [URL] { try TestImages.pngSuiteFiles() }
 
     /// Inputs kept from `make fuzz`: mutated files that reached new code, and any input that ever crashed.
     static func fuzzRegressionFiles() throws -> [URL] {
-        try FileManager.default.contentsOfDirectory(at: pngSuiteDirectory.deletingLastPathComponent().appendingPathComponent("fuzz-regressions"),
+        try FileManager.default.contentsOfDirectory(at: Bundle.module.resourceURL!.appendingPathComponent("Fixtures/fuzz-regressions"),
                                                     includingPropertiesForKeys: nil)
             .sorted { $0.lastPathComponent < $1.lastPathComponent }
     }

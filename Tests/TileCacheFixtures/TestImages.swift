@@ -1,0 +1,62 @@
+import Foundation
+import ImageCore
+import TileCacheOrigin
+
+/// Test inputs the test suites share: real camera photos (photos/LICENSES.md says where each comes from), PngSuite,
+/// and the verdict corpus built from them.
+public enum TestImages {
+    /// One input of the verdict corpus.
+    public struct File: Sendable {
+        /// A unique name, usable as a file name (`photo-rocket.jpg`, `quirk-cut-in-dht-rocket.jpg`, ...).
+        public var name: String
+        /// The bytes.
+        public var bytes: [UInt8]
+        /// What strict validation must say, where the file's making says it (photos and their quirks); nil otherwise.
+        public var expected: JPEGQuirk.Verdict?
+    }
+
+    static var resources: URL { Bundle.module.resourceURL! }
+
+    /// The PngSuite folder (its licence is `PngSuite.LICENSE` there).
+    public static var pngSuiteDirectory: URL { resources.appendingPathComponent("pngsuite") }
+
+    /// The PngSuite images, sorted by name; names starting with `x` are the suite's broken files.
+    public static func pngSuiteFiles() throws -> [URL] { try files(in: pngSuiteDirectory, extension: "png") }
+
+    /// The real camera photos, sorted by name.
+    public static func photoFiles() throws -> [URL] { try files(in: resources.appendingPathComponent("photos"), extension: "jpg") }
+
+    /// The contents of `url`.
+    public static func bytes(_ url: URL) throws -> [UInt8] { [UInt8](try Data(contentsOf: url)) }
+
+    /// Valid, broken, truncated and quirky files from many sources: every photo, every photo with every
+    /// `JPEGQuirk`, every PngSuite image, and the built-in origin's generated JPEG in each of its body forms.
+    public static func verdictCorpus() throws -> [File] {
+        var corpus: [File] = []
+        for url in try photoFiles() {
+            let photo = try bytes(url)
+            let stem = url.deletingPathExtension().lastPathComponent
+            corpus.append(File(name: "photo-\(stem).jpg", bytes: photo, expected: .valid))
+            for quirk in JPEGQuirk.all {
+                guard let quirky = quirk.apply(to: photo) else { continue }
+                corpus.append(File(name: "quirk-\(quirk.name)-\(stem).jpg", bytes: quirky, expected: quirk.expected))
+            }
+        }
+        for url in try pngSuiteFiles() {
+            corpus.append(File(name: "pngsuite-\(url.lastPathComponent)", bytes: try bytes(url), expected: nil))
+        }
+        let iron = ElementCatalogue.standard.element(number: 26)!
+        let picture = ImageSynthesizer(seed: 7).render(iron, kind: .thumbnail)
+        for form in BodyForm.allCases where form != .empty && form != .gzip {
+            corpus.append(File(name: "origin-\(form.rawValue).\(form.rawValue.hasPrefix("png") ? "png" : "jpg")",
+                               bytes: form.encode(picture), expected: nil))
+        }
+        return corpus
+    }
+
+    private static func files(in directory: URL, extension pathExtension: String) throws -> [URL] {
+        try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)
+            .filter { $0.pathExtension == pathExtension }
+            .sorted { $0.lastPathComponent < $1.lastPathComponent }
+    }
+}

@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""Judges the verdict corpus with tools no one here made, and compares with `tilecache inspect`.
+
+For every file: Pillow (Image.open + load, truncated images not allowed), libvips (`vips copy`, default `fail_on`,
+then `fail_on=truncated` and `fail_on=warning`), libjpeg-turbo's djpeg (exit 0 clean, 2 with a warning, 1 on an
+error) for JPEGs, and Chromium (an <img> per file in a headless page: loaded, and its natural size). Prints one row
+per disagreement and a summary table. Fails when a rule below breaks:
+
+1. Every file TileCache calls valid opens in Pillow, libvips and Chromium, at the size TileCache reports.
+2. Every JPEG TileCache calls truncated or corrupt makes djpeg warn or fail: the damage is libjpeg's own finding,
+   not ours. (libvips is not asked: it stops reading after the last row, so it never sees bytes left over before
+   the end marker, which is how most damage to entropy-coded data shows.)
+3. Every file TileCache calls truncated fails in libvips with fail_on=truncated, or in Pillow (its truncation check).
+4. Every JPEG TileCache calls valid without a warning is clean for djpeg (exit 0).
+
+Usage: scripts/verdict_oracles.py CORPUS_DIR INSPECT_JSON
+"""
+import concurrent.futures
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from PIL import Image
+
+corpus, report = sys.argv[1], sys.argv[2]
+verdicts = {os.path.basename(r["path"]): r for r in json.load(open(report))}
+work = tempfile.mkdtemp(prefix="tilecache-oracles-")
+
+
+def verdict(result):
+    if result["valid"]:
+        return "valid-with-warning" if result["warnings"] else "valid"
+    return result["reason"]
+
+
+def pillow(path):
+    try:
+        with Image.open(path) as image:
+            image.load()
+            return ("ok", image.size)
+    except Exception as error:  # Pillow raises many types for bad files
+        return ("fail: " + str(error).splitlines()[0][:80], None)
+
+
+def vips(path, fail_on):
+    """Decodes every pixel (`vips avg`) with the given fail_on; returns the outcome and, when it worked, the size."""
+    result = subprocess.run(["vips", "avg", f"{path}[fail_on={fail_on}]"], capture_output=True, text=True)
+    if result.returncode != 0:
+        return ("fail: " + (result.stderr.strip().splitlines() or ["?"])[0][:80], None)
+    header = subprocess.run(["vipsheader", path], capture_output=True, text=True).stdout
+    match = re.search(r": (\d+)x(\d+) ", header)
+    return ("ok", (int(match.group(1)), int(match.group(2))) if match else None)
+
+
+def djpeg(path):
+    result = subprocess.run(["djpeg", "-outfile", "/dev/null", path], capture_output=True, text=True)
+    return {0: "clean", 2: "warning", 1: "error"}.get(result.returncode, f"exit {result.returncode}"), result.stderr.strip()
+
+
+def chromium_sizes(names):
+    """Loads every file as an <img> in headless Chromium; returns {name: (width, height) or None}."""
+    page = os.path.join(work, "page.html")
+    script = """
+      const results = {};
+      const images = [...document.images];
+      let pending = images.length;
+      const finish = () => { document.getElementById('out').textContent = JSON.stringify(results); };
+      images.forEach(img => {
+        const done = ok => { results[img.dataset.name] = ok ? [img.naturalWidth, img.naturalHeight] : null;
+                             if (--pending === 0) finish(); };
+        if (img.complete) { done(img.naturalWidth > 0); pending; } else {
+          img.onload = () => done(true); img.onerror = () => done(false); }
+      });
+    """
+    with open(page, "w") as out:
+        out.write("<!doctype html><html><body><pre id=out></pre>")
+        for name in names:
+            out.write(f'<img data-name="{name}" src="file://{os.path.join(corpus, name)}">')
+        out.write(f"<script>window.addEventListener('load', () => {{{script}}});</script></body></html>")
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        raise SystemExit("verdict oracles: chromium is not installed (scripts/browser-check.sh installs it)")
+    result = subprocess.run([browser, "--headless=new", "--no-sandbox", "--disable-gpu", "--allow-file-access-from-files",
+                             f"--user-data-dir={os.path.join(work, 'profile')}", "--virtual-time-budget=20000",
+                             "--dump-dom", "file://" + page], capture_output=True, text=True, timeout=180)
+    match = re.search(r"<pre id=\"out\">(.*?)</pre>", result.stdout, re.S)
+    if not match or not match.group(1).strip():
+        raise SystemExit(f"verdict oracles: Chromium gave no results: {result.stderr[-400:]}")
+    return {name: tuple(size) if size else None for name, size in json.loads(match.group(1).replace("&quot;", '"')).items()}
+
+
+names = sorted(os.listdir(corpus))
+missing = [name for name in names if name not in verdicts]
+if missing:
+    raise SystemExit(f"verdict oracles: not in the report: {missing[:5]}")
+started = time.time()
+browser = chromium_sizes(names)
+
+
+def judge(name):
+    path = os.path.join(corpus, name)
+    is_jpeg = verdicts[name]["format"] == "jpeg"
+    return (pillow(path), vips(path, "none"), vips(path, "truncated"), vips(path, "warning"),
+            djpeg(path) if is_jpeg else ("-", ""))
+
+
+with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+    peers = dict(zip(names, pool.map(judge, names)))
+failures = []
+table = {}
+for name in names:
+    ours = verdicts[name]
+    judged = verdict(ours)
+    size = (ours["width"], ours["height"])
+    (pil, pil_size), (vips_none, vips_size), (vips_truncated, _), (vips_warning, _), (dj, dj_message) = peers[name]
+    is_jpeg = ours["format"] == "jpeg"
+    chrome = browser.get(name)
+    row = (judged, "ok" if pil == "ok" else "fail", "ok" if vips_none == "ok" else "fail",
+           "ok" if vips_warning == "ok" else "fail", dj, "ok" if chrome else "fail")
+    table[row] = table.get(row, 0) + 1
+    if judged in ("valid", "valid-with-warning"):
+        for tool, outcome, other in (("Pillow", pil, pil_size), ("libvips", vips_none, vips_size),
+                                     ("Chromium", "ok" if chrome else "fail", chrome)):
+            if outcome != "ok" or other != size:
+                failures.append(f"{name}: we say {judged} {size}, {tool} says {outcome} {other}")
+        if judged == "valid" and is_jpeg and dj != "clean":
+            failures.append(f"{name}: we say valid without a warning, djpeg says {dj}: {dj_message}")
+    if judged in ("truncated", "corrupt") and is_jpeg:
+        if dj == "clean":
+            failures.append(f"{name}: we say {judged}, djpeg decodes it without a warning")
+    if judged == "truncated" and vips_truncated == "ok" and pil == "ok":
+        failures.append(f"{name}: we say truncated, libvips (fail_on=truncated) and Pillow both open it")
+
+print(f"verdict oracles: {len(names)} files, {time.time() - started:.0f} s")
+print("| TileCache | Pillow | libvips | libvips fail_on=warning | djpeg | Chromium | files |")
+print("|---|---|---|---|---|---|---|")
+for row, count in sorted(table.items()):
+    print("| " + " | ".join(row) + f" | {count} |")
+shutil.rmtree(work, ignore_errors=True)
+if failures:
+    print("\n".join(failures), file=sys.stderr)
+    raise SystemExit(f"verdict oracles FAILED: {len(failures)} disagreements")
+print("verdict oracles: passed")
