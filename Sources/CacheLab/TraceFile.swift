@@ -1,8 +1,9 @@
 import Foundation
 import ImageCore
 
-/// A trace file: one access a line, an image URL or an element (number, symbol or name: its thumbnail). Blank lines
-/// and `#` comments are skipped. `tilecache serve --record-trace FILE` writes such files.
+/// A trace file: one access a line, an image URL or an element (number, symbol or name: its thumbnail), read as
+/// `ListText` reads lists (any line ending, comments, a byte-order mark). `tilecache serve --record-trace FILE` writes
+/// such files.
 public enum TraceFile {
     /// A line that is neither.
     public struct InvalidLine: Error, CustomStringConvertible {
@@ -18,15 +19,13 @@ public enum TraceFile {
     public static func urls(in text: String, file: String, builder: ImageURLBuilder = ImageURLBuilder(),
                             catalogue: ElementCatalogue = .standard) throws(InvalidLine) -> [String] {
         var urls: [String] = []
-        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
-            if line.isEmpty || line.hasPrefix("#") { continue }
-            if line.hasPrefix("http://") || line.hasPrefix("https://") {
-                urls.append(line)
-            } else if let element = catalogue.element(matching: line) {
+        for entry in ListText.entries(text) {
+            if entry.text.hasPrefix("http://") || entry.text.hasPrefix("https://") {
+                urls.append(entry.text)
+            } else if let element = catalogue.element(matching: entry.text) {
                 urls.append(builder.thumbnailURL(for: element))
             } else {
-                throw InvalidLine(file: file, line: index + 1, text: line)
+                throw InvalidLine(file: file, line: entry.line, text: entry.text)
             }
         }
         return urls

@@ -67,6 +67,20 @@ struct BenchCacheCommandTests {
         #expect(run.err.contains(mentions), "\(run.err)")
     }
 
+    @Test("a trace from Windows (CRLF, a byte-order mark, comments after entries) replays as written")
+    func windowsTrace() async throws {
+        try await withTemporaryDirectory { directory in
+            let gold = ImageURLBuilder().fullImageURL(for: ElementCatalogue.standard.element(number: 79)!)
+            let text = "# recorded\r\nFe  # iron\r\n\(gold)\r\nFe\r\n\(gold)\r\n"
+            try Data([0xEF, 0xBB, 0xBF] + Array(text.utf8)).write(to: URL(fileURLWithPath: directory + "/t.txt"))
+            let run = await tilecache(["bench-cache", "--trace", directory + "/t.txt", "--counts", "1,2", "--bytes", "none", "--combined", "none",
+                                       "--policies", "lru,belady", "--cache-dir", "/nonexistent", "--format", "json"])
+            #expect(run.code == 0, "\(run.err)")
+            let results = try #require((try run.json() as? [String: Any])?["results"] as? [[String: Any]])
+            #expect(results.map { $0["hits"] as? Int } == [0, 1, 2, 2])
+        }
+    }
+
     @Test("a trace line that is neither URL nor element is named with its line number")
     func badTraceLine() async throws {
         try await withTemporaryDirectory { directory in

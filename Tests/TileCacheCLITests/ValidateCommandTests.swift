@@ -75,6 +75,28 @@ struct ValidateCommandTests {
     }
 }
 
+@Suite("validate: list files from Windows and spreadsheets")
+struct ValidateListFileTests {
+    @Test("CRLF, CR, a byte-order mark, trailing white space and comments: every URL is checked on its own",
+          arguments: ["\r\n", "\r", "\n"])
+    func lineEndings(ending: String) async throws {
+        try await withTemporaryDirectory { directory in
+            let origin = try await OriginServer.start()
+            let lines = ["# thumbnails", "\(origin.tilesBase)/Tiles/001/s7.JPG  ", "\(origin.tilesBase)/Tiles/002/s7.JPG\t# helium",
+                         "", "\(origin.tilesBase)/Tiles/003/s7.JPG"]
+            let bytes: [UInt8] = [0xEF, 0xBB, 0xBF] + Array(lines.joined(separator: ending).utf8) + Array(ending.utf8)
+            try Data(bytes).write(to: URL(fileURLWithPath: directory + "/list.txt"))
+            let run = await tilecache(["validate", "--urls", directory + "/list.txt", "--format", "json"])
+            await origin.shutdown()
+            #expect(run.code == 0, "\(run.out)")
+            let json = try #require(try run.json() as? [String: Any])
+            #expect(json["checked"] as? Int == 3 && json["ok"] as? Int == 3)
+            let urls = (json["results"] as? [[String: Any]])?.compactMap { $0["url"] as? String }
+            #expect(urls == (1...3).map { "\(origin.tilesBase)/Tiles/00\($0)/s7.JPG" })
+        }
+    }
+}
+
 @Suite("validate: URLs a user lists")
 struct ValidateSchemeTests {
     @Test("a --urls list may point anywhere over http(s), never at another scheme or with credentials")

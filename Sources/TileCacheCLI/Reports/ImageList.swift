@@ -26,7 +26,7 @@ public enum ImageList {
         }
     }
 
-    /// Reads a URL list: one URL a line, blank lines and `#` comments skipped; `-` reads stdin.
+    /// Reads a URL list: one URL a line, blank lines and `#` comments skipped (`ListText`); `-` reads stdin.
     ///
     /// Lines that are not absolute http(s) URLs are kept, marked invalid, so reports can name them.
     /// - Throws: `InputError` naming the file when it cannot be read.
@@ -35,15 +35,15 @@ public enum ImageList {
         return urls(fromText: input.text, source: input.name)
     }
 
-    /// Parses the text of a URL list.
+    /// Parses the text of a URL list (as `ListText` reads lists: any line ending, comments, a byte-order mark);
+    /// a URL given twice is checked once.
     public static func urls(fromText text: String, source: String) -> [TargetImage] {
         var images: [TargetImage] = []
         var seen = Set<String>()
-        for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !line.isEmpty, !line.hasPrefix("#") else { continue }
+        for entry in ListText.entries(text) {
+            let line = entry.text
             guard seen.insert(line).inserted else { continue }
-            var image = TargetImage(url: line, origin: "\(source):\(number + 1)")
+            var image = TargetImage(url: line, origin: "\(source):\(entry.line)")
             let lowered = line.lowercased()
             if !(lowered.hasPrefix("http://") || lowered.hasPrefix("https://")) {
                 image.invalidInput = "not an http(s) URL"
