@@ -21,11 +21,3 @@ func tilecache(_ arguments: [String]) async -> CLIRun {
     let code = await Console.$current.withValue(console) { await TileCacheCommand.run(arguments: arguments) }
     return CLIRun(code: code, out: captured.out, err: captured.err)
 }
-
-/// A fresh directory under the system temp directory, removed when `body` returns.
-func withTemporaryDirectory<T>(_ body: (String) async throws -> T) async throws -> T {
-    let path = NSTemporaryDirectory() + "tilecache-cli-test-" + UUID().uuidString
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(atPath: path) }
-    return try await body(path)
-}

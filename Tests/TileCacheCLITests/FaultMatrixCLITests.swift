@@ -1,6 +1,7 @@
 import Foundation
 import ImageCore
 import Testing
+import TileCacheFixtures
 import TileCacheOrigin
 
 /// The hardening fault matrix (docs/reliability.md) through `tilecache prefetch` and `tilecache validate`.

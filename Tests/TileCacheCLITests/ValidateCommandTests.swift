@@ -2,6 +2,7 @@ import Foundation
 import ImageCore
 import Testing
 import TileCacheCLI
+import TileCacheFixtures
 import TileCacheOrigin
 
 @Suite("tilecache validate against the loopback origin")

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import ImageCore
 import Testing
+import TileCacheFixtures
 import TileCacheOrigin
 import TileCacheService
 

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import ImageCore
 import Testing
+import TileCacheFixtures
 import TileCacheOrigin
 
 /// The hardening fault matrix (docs/reliability.md) through `tilecache serve`'s thumbnail endpoint.

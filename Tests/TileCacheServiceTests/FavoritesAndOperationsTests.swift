@@ -7,6 +7,7 @@ import NIOCore
 import ImageCore
 import ServiceLifecycle
 import Testing
+import TileCacheFixtures
 import TileCacheOrigin
 import TileCacheService
 

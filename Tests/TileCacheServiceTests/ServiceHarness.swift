@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import ImageCore
 import Logging
+import TileCacheFixtures
 import TileCacheOrigin
 import TileCacheService
 

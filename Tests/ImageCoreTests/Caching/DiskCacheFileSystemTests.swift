@@ -1,6 +1,7 @@
 import Foundation
 import ImageCore
 import Testing
+import TileCacheFixtures
 import TileCacheOrigin
 
 /// The disk cache on a real file system that fills up or turns read-only (a small tmpfs).

@@ -1,6 +1,7 @@
 import Foundation
 import ImageCore
 import Testing
+import TileCacheFixtures
 
 @Suite("DiskCache.verifyAll")
 struct DiskCacheVerifyTests {

@@ -1,6 +1,7 @@
 import Foundation
 import ImageCore
 import Testing
+import TileCacheFixtures
 import TileCacheOrigin
 
 @Suite("ImagePipeline against the loopback origin")

@@ -1,4 +1,5 @@
 import ImageCore
+import TileCacheFixtures
 import TileCacheOrigin
 
 /// Runs `body` against a fresh loopback origin and shuts it down afterwards.

@@ -7,9 +7,9 @@ import Glibc
 ///
 /// Mounting needs root with CAP_SYS_ADMIN (as in the project's containers); tests that use it are enabled only
 /// where `canMount` is true.
-enum SmallFileSystem {
+public enum SmallFileSystem {
     /// Whether this process may mount a tmpfs (tried once, on a scratch directory).
-    static let canMount: Bool = {
+    public static let canMount: Bool = {
         let path = NSTemporaryDirectory() + "tilecache-mount-probe-" + UUID().uuidString
         guard (try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)) != nil else { return false }
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -18,12 +18,13 @@ enum SmallFileSystem {
         return true
     }()
 
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+    /// A mount that failed, and why.
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
     }
 
     /// Runs `body` with a tmpfs of `kilobytes` mounted on a fresh directory, unmounted and removed afterwards.
-    static func with<T>(kilobytes: Int, _ body: (String) async throws -> T) async throws -> T {
+    public static func with<T>(kilobytes: Int, _ body: (String) async throws -> T) async throws -> T {
         try await withTemporaryDirectory { path in
             guard mount("tmpfs", path, "tmpfs", 0, "size=\(kilobytes)k") == 0 else {
                 throw Failure(description: "cannot mount a tmpfs on \(path): \(String(cString: strerror(errno)))")
@@ -34,7 +35,7 @@ enum SmallFileSystem {
     }
 
     /// Remounts the tmpfs at `path` with a new size, read-only or read-write.
-    static func remount(_ path: String, kilobytes: Int, readOnly: Bool) throws {
+    public static func remount(_ path: String, kilobytes: Int, readOnly: Bool) throws {
         let flags = UInt(MS_REMOUNT) | (readOnly ? UInt(MS_RDONLY) : 0)
         guard mount("tmpfs", path, "tmpfs", flags, "size=\(kilobytes)k") == 0 else {
             throw Failure(description: "cannot remount \(path): \(String(cString: strerror(errno)))")
