@@ -114,6 +114,7 @@ let package = Package(
             dependencies: [
                 "ImageCore", "TileCacheOrigin", "TileCacheService", "CacheLab",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),  // IOError: why a port could not be bound
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

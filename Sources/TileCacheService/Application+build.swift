@@ -17,12 +17,15 @@ public struct ServiceDependencies: Sendable {
 
     /// Builds the pipeline, image store and favourites store a configuration describes.
     ///
-    /// - Throws: when the favourites database or the trace file cannot be opened (the disk cache degrades with a
-    ///   warning instead).
+    /// - Throws: `FavoritesStoreError` or `TraceRecorderError` when the favourites database or the trace file cannot
+    ///   be opened; `ImageCoreError` (`.io`) when the disk cache cannot be used and `requiresDiskCache` is set
+    ///   (otherwise the disk cache degrades with a warning).
     public init(configuration: ServiceConfiguration, logger: Logger) throws {
         self.configuration = configuration
         catalogue = .standard
-        pipeline = ImagePipeline(configuration: configuration.pipeline, logger: logger)
+        pipeline = configuration.requiresDiskCache
+            ? try ImagePipeline(requiringDiskCacheWith: configuration.pipeline, logger: logger)
+            : ImagePipeline(configuration: configuration.pipeline, logger: logger)
         metrics = ServiceMetrics()
         images = ImageStore(pipeline: pipeline, builder: configuration.builder, byteLimit: configuration.encodedCacheBytes,
                             maxPendingLoads: configuration.maxPendingLoads, requestTimeout: configuration.requestTimeout,

@@ -11,6 +11,8 @@ public struct ServiceConfiguration: Sendable {
     public var builder = ImageURLBuilder()
     /// Caches, downloader and validation.
     public var pipeline = ImagePipeline.Configuration()
+    /// Refuse to start when the disk cache directory cannot be used (default false: run without it, with a warning).
+    public var requiresDiskCache = false
     /// `Cache-Control: public, max-age=N` on images.
     public var maxAgeSeconds = 86_400
     /// Memory for hot images' encoded bytes and resized variants (default 64 MiB).

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import ImageCore
 import Testing
 import TileCacheCLI
@@ -35,7 +38,7 @@ struct InspectCommandTests {
             #expect(results[2]["reason"] as? String == "not-an-image")
             #expect(results[3]["reason"] as? String == "truncated")
             #expect(results.allSatisfy { Set($0.keys).isSuperset(of: ["path", "valid", "format", "width", "height", "bytes", "reason"]) })
-            #expect(run.err.isEmpty)
+            #expect(run.err == "skipped 1 entry:\n  \(directory)/.hidden: hidden\n")
         }
     }
 
@@ -51,10 +54,62 @@ struct InspectCommandTests {
         }
     }
 
-    @Test("a missing path or no path is a usage error: exit code 1, message on stderr")
+    @Test("a missing path among several is a not-found row; everything else is still checked; exit code 2")
+    func missingPath() async throws {
+        try await withTemporaryDirectory { directory in
+            try makeFiles(in: directory)
+            let run = await tilecache("inspect", directory + "/a.jpg", "/no/such/file.jpg", directory + "/b.png", "--format", "json")
+            #expect(run.code == 2)
+            let results = try #require(try run.json() as? [[String: Any]])
+            #expect(results.map { $0["path"] as? String } == [directory + "/a.jpg", "/no/such/file.jpg", directory + "/b.png"])
+            #expect(results.map { $0["valid"] as? Bool } == [true, false, true])
+            #expect(results[1]["reason"] as? String == "not-found" && results[1]["message"] as? String == "no such file or directory")
+            let table = await tilecache("inspect", "/no/such/file.jpg", directory + "/a.jpg")
+            #expect(table.code == 2 && table.out.contains("not-found: no such file or directory"))
+            #expect(table.out.contains("2 files: 1 valid, 1 invalid"))
+        }
+    }
+
+    @Test("symbolic links to files and folders are followed, link cycles end, and what is skipped is named")
+    func linksAndSkipped() async throws {
+        try await withTemporaryDirectory { directory in
+            try makeFiles(in: directory)
+            let manager = FileManager.default
+            try manager.createDirectory(atPath: directory + "/sub", withIntermediateDirectories: true)
+            try manager.createSymbolicLink(atPath: directory + "/sub/link.jpg", withDestinationPath: "../a.jpg")
+            try manager.createSymbolicLink(atPath: directory + "/sub/up", withDestinationPath: "..")
+            try manager.createSymbolicLink(atPath: directory + "/sub/gone.jpg", withDestinationPath: directory + "/nothing-here")
+            #expect(mkfifo(directory + "/sub/pipe", 0o644) == 0)
+            let run = await tilecache("inspect", directory, "--format", "json")
+            #expect(run.code == 2)  // c.jpg and d.jpg are broken
+            let results = try #require(try run.json() as? [[String: Any]])
+            #expect(results.compactMap { ($0["path"] as? String)?.dropFirst(directory.count) }
+                    == ["/a.jpg", "/b.png", "/c.jpg", "/d.jpg", "/sub/link.jpg"])
+            #expect(results[4]["valid"] as? Bool == true)
+            for (path, why) in [("/.hidden", "hidden"), ("/sub/gone.jpg", "a broken symbolic link"), ("/sub/pipe", "not a regular file"),
+                                ("/sub/up", "a link back to a directory it is inside (cycle)")] {
+                #expect(run.err.contains("  \(directory)\(path): \(why)\n"), "\(path)")
+            }
+            #expect(run.err.hasPrefix("skipped 4 entries:\n"))
+        }
+    }
+
+    @Test("an empty folder is nothing to check: exit code 1, unless --allow-empty")
+    func emptyFolder() async throws {
+        try await withTemporaryDirectory { directory in
+            try Data("x".utf8).write(to: URL(fileURLWithPath: directory + "/.only-hidden"))
+            let run = await tilecache("inspect", directory)
+            #expect(run.code == 1 && run.out.isEmpty)
+            #expect(run.err.contains("nothing to check: no files in \(directory)") && run.err.contains("--allow-empty"))
+            #expect(!run.err.contains("Usage:"))
+            let allowed = await tilecache("inspect", directory, "--allow-empty", "--format", "json")
+            #expect(allowed.code == 0)
+            #expect(try #require(try allowed.json() as? [Any]).isEmpty)
+        }
+    }
+
+    @Test("no path or a bad option is a usage error: exit code 1, message on stderr")
     func usageErrors() async {
-        let missing = await tilecache("inspect", "/no/such/file.jpg")
-        #expect(missing.code == 1 && missing.err.contains("/no/such/file.jpg: no such file or directory") && missing.out.isEmpty)
         let none = await tilecache("inspect")
         #expect(none.code == 1 && none.err.contains("at least one file"))
         let badFormat = await tilecache("inspect", "x", "--format", "yaml")

@@ -34,14 +34,37 @@ public final class DiskCache: Sendable {
         public var evictions = 0
         /// Damaged entries found and removed.
         public var damagedRemoved = 0
+        /// Writes the file system refused (full, over quota, read-only, no permission): each stops writing for
+        /// `writeRetryInterval` (see `writeRefusal`).
+        public var refusedWrites = 0
         /// Entries not written because the file system refused an earlier write (see `writeRefusal`).
         public var skippedWrites = 0
+        /// Entries not written because each alone is larger than the whole size limit.
+        public var tooLarge = 0
+        /// The smallest of those (its file size, metadata included), nil while there is none.
+        public var smallestTooLarge: Int?
+
+        /// What happened since `earlier` (a snapshot of the same cache): every counter's difference; the smallest
+        /// too-large entry is this snapshot's.
+        public func since(_ earlier: Statistics) -> Statistics {
+            var difference = Statistics()
+            difference.hits = hits - earlier.hits
+            difference.misses = misses - earlier.misses
+            difference.writes = writes - earlier.writes
+            difference.evictions = evictions - earlier.evictions
+            difference.damagedRemoved = damagedRemoved - earlier.damagedRemoved
+            difference.refusedWrites = refusedWrites - earlier.refusedWrites
+            difference.skippedWrites = skippedWrites - earlier.skippedWrites
+            difference.tooLarge = tooLarge - earlier.tooLarge
+            difference.smallestTooLarge = smallestTooLarge
+            return difference
+        }
     }
 
     /// The default byte limit: 256 MiB.
     public static let defaultSizeLimit = 256 * 1024 * 1024
 
-    /// The default directory: `$TILECACHE_CACHE_DIR`, else `cache` in the working directory.
+    /// The default directory: `$TILECACHE_CACHE_DIR` (unless empty), else `cache` in the working directory.
     public static var defaultDirectory: String {
         ProcessInfo.processInfo.environment["TILECACHE_CACHE_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "cache"
     }
@@ -76,7 +99,8 @@ public final class DiskCache: Sendable {
     /// Opens (creating if needed) the cache at `directory`, removes temp files left by crashed writers, and indexes
     /// the entries.
     ///
-    /// - Throws: `.io` naming the directory when it cannot be created, read or written.
+    /// - Throws: `.io` naming the directory when it is empty or blank (which would put the cache in the file system's
+    ///   root), or cannot be created, read or written.
     public init(directory: String = DiskCache.defaultDirectory, sizeLimit: Int = DiskCache.defaultSizeLimit,
                 writeRetryInterval: Duration = .seconds(60),
                 logger: Logger = Logger(label: "tilecache.disk-cache")) throws(ImageCoreError) {
@@ -86,10 +110,13 @@ public final class DiskCache: Sendable {
         self.logger = logger
         entriesDirectory = directory + "/entries"
         lockPath = directory + "/.lock"
+        guard !directory.trimmingWhitespace().isEmpty else {
+            throw ImageCoreError(.io, subject: "'\(directory)'", message: "the cache directory path is empty")
+        }
         do {
-            try FileManager.default.createDirectory(atPath: entriesDirectory, withIntermediateDirectories: true)
+            try LocalDirectory.create(entriesDirectory)
         } catch {
-            throw ImageCoreError(.io, subject: directory, message: "cannot create the cache directory: \(Self.describe(error))")
+            throw ImageCoreError(.io, subject: directory, message: "cannot create the cache directory: \(error.message)")
         }
         guard access(entriesDirectory, W_OK) == 0 else {
             throw ImageCoreError(.io, subject: directory, message: "cache directory is not writable: \(String(cString: strerror(errno)))")
@@ -159,7 +186,13 @@ public final class DiskCache: Sendable {
         } catch {
             throw ImageCoreError(.io, subject: metadata.url, message: "cannot encode cache metadata: \(error)")
         }
-        guard file.count <= sizeLimit else { return false }
+        guard file.count <= sizeLimit else {
+            state.withLockedValue { state in
+                state.statistics.tooLarge += 1
+                state.statistics.smallestTooLarge = min(state.statistics.smallestTooLarge ?? .max, file.count)
+            }
+            return false
+        }
         let skip = state.withLockedValue { state -> Bool in
             guard let refusal = state.refusal, ContinuousClock.now < refusal.retryAt else { return false }
             state.statistics.skippedWrites += 1
@@ -329,6 +362,7 @@ public final class DiskCache: Sendable {
     private func refuseWrites(_ reason: String) {
         let first = state.withLockedValue { state in
             defer { state.refusal = (reason, ContinuousClock.now + writeRetryInterval) }
+            state.statistics.refusedWrites += 1
             return state.refusal == nil
         }
         guard first else { return }
@@ -400,14 +434,5 @@ public final class DiskCache: Sendable {
                 logger.info("removed an abandoned temp file", metadata: ["path": "\(entriesDirectory)/\(name)"])
             }
         }
-    }
-
-    /// The POSIX reason behind a Foundation file error ("Not a directory"), else its description.
-    private static func describe(_ error: any Error) -> String {
-        let error = error as NSError
-        if let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
-            return String(cString: strerror(Int32(underlying.code)))
-        }
-        return error.localizedDescription
     }
 }

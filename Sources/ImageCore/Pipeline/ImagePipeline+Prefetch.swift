@@ -30,10 +30,15 @@ public struct PrefetchProgress: Sendable {
 
 /// The results and statistics of one prefetch.
 public struct PrefetchRun: Sendable {
-    /// One result per URL, in the order given.
+    /// One result per URL started, in the order given (a URL whose load was cancelled fails with `.cancelled`).
     public var results: [PrefetchResult]
+    /// URLs never started because the prefetch was cancelled first (they are not in `results`).
+    public var notStarted: Int
     /// Counts, hit rate, bytes and latencies of this run alone.
     public var report: PipelineReport
+    /// What the disk cache did during the run (writes, refused writes, entries too large for its limit); nil
+    /// without a disk cache.
+    public var disk: DiskCache.Statistics?
     /// Wall time.
     public var duration: Duration
 }
@@ -42,20 +47,22 @@ extension ImagePipeline {
     /// Loads every URL through the pipeline with a bounded task group: at most `concurrency` loads at once
     /// (default: twice the downloader's transfer limit, so that while some loads decode and store, the transfer limit
     /// is still used in full; the downloader never has more transfers in flight than its limit). Failures are
-    /// collected, never thrown.
+    /// collected, never thrown. When the calling task is cancelled, no further URL is started, loads in flight end
+    /// with `.cancelled`, and the run returns what finished.
     ///
     /// - Parameter progress: called after each URL finishes, from the collecting task.
     public func prefetch(_ urls: [String], concurrency: Int? = nil,
                          progress: (@Sendable (PrefetchProgress) -> Void)? = nil) async -> PrefetchRun {
         let limit = max(1, concurrency ?? 2 * configuration.downloader.maxConcurrentTransfers)
         let runStatistics = PipelineStatistics()
+        let diskBefore = diskCache?.statistics
         let started = ContinuousClock.now
         var results = [PrefetchResult?](repeating: nil, count: urls.count)
         var hits = 0, failures = 0, done = 0
         await withTaskGroup(of: (Int, PrefetchResult).self) { group in
             var next = 0
             func addNext() {
-                guard next < urls.count else { return }
+                guard next < urls.count, !Task.isCancelled else { return }
                 let index = next, url = urls[index]
                 next += 1
                 group.addTask {
@@ -82,6 +89,8 @@ extension ImagePipeline {
                 addNext()
             }
         }
-        return PrefetchRun(results: results.map { $0! }, report: runStatistics.snapshot, duration: ContinuousClock.now - started)
+        let finished = results.compactMap { $0 }
+        return PrefetchRun(results: finished, notStarted: urls.count - finished.count, report: runStatistics.snapshot, disk: diskBefore.flatMap { before in diskCache?.statistics.since(before) },
+                           duration: ContinuousClock.now - started)
     }
 }

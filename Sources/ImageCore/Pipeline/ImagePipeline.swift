@@ -21,11 +21,9 @@ public final class ImagePipeline: Sendable {
     private let logger: Logger
 
     /// Builds a pipeline. When the disk cache directory cannot be used, the pipeline runs without it and logs one
-    /// warning naming the directory and the reason.
-    public init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "tilecache.pipeline")) {
-        self.configuration = configuration
-        self.logger = logger
-        memoryCache = MemoryCache(countLimit: configuration.memoryCountLimit, costLimit: configuration.memoryCostLimit)
+    /// warning naming the directory and the reason (see `init(requiringDiskCacheWith:logger:)` for callers to whom the
+    /// disk cache is the point).
+    public convenience init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "tilecache.pipeline")) {
         var disk: DiskCache?
         if let directory = configuration.diskDirectory {
             do {
@@ -34,7 +32,26 @@ public final class ImagePipeline: Sendable {
                 logger.warning("running without the disk cache", metadata: ["directory": "\(directory)", "reason": "\(error.message)"])
             }
         }
-        diskCache = disk
+        self.init(configuration: configuration, diskCache: disk, logger: logger)
+    }
+
+    /// Builds a pipeline whose disk cache must open (when the configuration names a directory): what a warm-up or a
+    /// service wants, since running without it would store nothing.
+    ///
+    /// - Throws: `.io` naming the directory and the reason when it cannot be created, read or written.
+    public convenience init(requiringDiskCacheWith configuration: Configuration,
+                            logger: Logger = Logger(label: "tilecache.pipeline")) throws(ImageCoreError) {
+        let disk = try configuration.diskDirectory.map { directory throws(ImageCoreError) in
+            try DiskCache(directory: directory, sizeLimit: configuration.diskSizeLimit, logger: logger)
+        }
+        self.init(configuration: configuration, diskCache: disk, logger: logger)
+    }
+
+    private init(configuration: Configuration, diskCache: DiskCache?, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+        memoryCache = MemoryCache(countLimit: configuration.memoryCountLimit, costLimit: configuration.memoryCostLimit)
+        self.diskCache = diskCache
         downloader = Downloader(engine: TransferEngine(configuration: configuration.engine), configuration: configuration.downloader)
     }
 

@@ -68,8 +68,7 @@ extension TileCacheCommand {
         @Option(help: "Write hit-rate curves (one line per policy) to this SVG file.")
         var plot: String?
 
-        @Option(help: "Disk cache whose images give the decoded sizes (default: $TILECACHE_CACHE_DIR, else cache/).")
-        var cacheDir = DiskCache.defaultDirectory
+        @OptionGroup(title: "Disk cache whose images give the decoded sizes") var cacheDirectory: CacheDirectoryOption
 
         @OptionGroup var output: OutputOptions
 
@@ -131,7 +130,7 @@ extension TileCacheCommand {
 
         func run() async throws {
             let sizes = try parsedSizes(), policies = try parsedPolicies()
-            let imageSizes = ImageSizes(cacheDirectory: cacheDir)
+            let imageSizes = ImageSizes(cacheDirectory: cacheDirectory.path)
             let accessTrace = try makeTrace(imageSizes)
             let started = ContinuousClock.now
             let results = HitRateLab.run(accessTrace, sizes: sizes, policies: policies)
@@ -140,11 +139,7 @@ extension TileCacheCommand {
                                           sizesFrom: imageSizes.source, seed: trace == nil ? seed : nil, replaySeconds: seconds)
             if let plot {
                 let title = "Memory-cache hit rate by size: \(report.traceDescription)"
-                do {
-                    try HitRatePlot.svg(results, title: title, target: target).write(toFile: plot, atomically: true, encoding: .utf8)
-                } catch {
-                    throw ValidationError("--plot: cannot write \(plot): \(error.localizedDescription)")
-                }
+                try TextFile.write(HitRatePlot.svg(results, title: title, target: target), to: plot, option: "--plot")
             }
             Console.current.out(output.format == .json ? ReportJSON.encode(report) : report.render(output.format))
             if let plot { Console.current.err("plot written to \(plot)\n") }
@@ -155,11 +150,11 @@ extension TileCacheCommand {
             let name: String
             if let trace {
                 let input: InputFile
-                do { input = try InputFile.read(trace, what: "the trace") } catch { throw ValidationError("--trace: \(error.message)") }
+                do { input = try InputFile.read(trace, what: "the trace") } catch { throw InputError("--trace: \(error.message)") }
                 do { urls = try TraceFile.urls(in: input.text, file: input.name) } catch {
-                    throw ValidationError("--trace: \(error)")
+                    throw InputError("--trace: \(error)")
                 }
-                guard !urls.isEmpty else { throw ValidationError("--trace: \(input.name) has no accesses") }
+                guard !urls.isEmpty else { throw InputError("nothing to replay: --trace \(input.name) has no accesses (only blank lines and comments?)") }
                 name = "trace \((input.name as NSString).lastPathComponent)"
             } else {
                 let pattern: TracePattern
@@ -175,7 +170,7 @@ extension TileCacheCommand {
             do {
                 return try AccessTrace(name: name, urls: urls) { url in try sizes.bytes(of: url) }
             } catch {
-                throw ValidationError("--trace: \(error)")
+                throw InputError("--trace: \(error)")
             }
         }
     }

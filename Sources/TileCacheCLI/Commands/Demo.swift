@@ -59,9 +59,17 @@ extension TileCacheCommand {
             }
             let progress = ProgressBar(console: console)
             var reports: [PrefetchReport] = []
-            let cold = ImagePipeline(configuration: configuration)
+            func pipeline() async throws(RuntimeError) -> ImagePipeline {
+                do {
+                    return try ImagePipeline(requiringDiskCacheWith: configuration)
+                } catch {
+                    await origin.shutdown()
+                    throw RuntimeError("\(error.subject): cannot use it as the demo's disk cache: \(error.message)")
+                }
+            }
+            let cold = try await pipeline()
             reports.append(PrefetchReport(run: 1, images: images, run: await cold.prefetch(urls, progress: { progress.update($0) }), skippedKnownMissing: 0))
-            let restarted = ImagePipeline(configuration: configuration)
+            let restarted = try await pipeline()
             reports.append(PrefetchReport(run: 2, images: images, run: await restarted.prefetch(urls, progress: { progress.update($0) }), skippedKnownMissing: 0))
             reports.append(PrefetchReport(run: 3, images: images, run: await restarted.prefetch(urls, progress: { progress.update($0) }), skippedKnownMissing: 0))
             await origin.shutdown()

@@ -8,8 +8,11 @@ extension TileCacheCommand {
         static let configuration = CommandConfiguration(
             abstract: "Validate local image files: format by magic bytes, dimensions, full decode.",
             discussion: """
-                A directory argument inspects every file in it (recursively, hidden files skipped).
-                Exit code 2 when any file is not a valid image.
+                A directory argument inspects every file in it, recursively. Symbolic links are followed; hidden
+                files, files that are not regular (FIFOs, devices) and links back into a directory being searched
+                are skipped, and stderr says what was skipped. A path that does not exist is reported as not-found.
+                Exit codes: 0 all valid; 2 some file is not a valid image, or a path is not found; 1 a usage error,
+                or nothing to check (no files at all) unless --allow-empty.
 
                 Example:
                   tilecache inspect photo.jpg cache/ --format json
@@ -30,6 +33,9 @@ extension TileCacheCommand {
         @Option(name: [.customShort("j"), .long], help: "Files validated at once (default: the number of cores).")
         var concurrency = ProcessInfo.processInfo.activeProcessorCount
 
+        @Flag(help: "Accept finding no files at all as success.")
+        var allowEmpty = false
+
         @OptionGroup var output: OutputOptions
 
         func validate() throws {
@@ -39,10 +45,20 @@ extension TileCacheCommand {
         }
 
         func run() async throws {
-            let files = try FileInspection.expand(paths)
+            let console = Console.current
+            let expansion = FileInspection.expand(paths)
+            if !expansion.skipped.isEmpty {
+                let shown = expansion.skipped.prefix(20).map { "  \($0.path): \($0.why)\n" }.joined()
+                let more = expansion.skipped.count > 20 ? "  and \(expansion.skipped.count - 20) more\n" : ""
+                console.err("skipped \(expansion.skipped.count) \(expansion.skipped.count == 1 ? "entry" : "entries"):\n\(shown)\(more)")
+            }
+            if expansion.items.isEmpty, !allowEmpty {
+                throw InputError("nothing to check: no files in \(paths.joined(separator: ", ")); pass --allow-empty to accept that")
+            }
             let inspector = ImageInspector(maxPixels: maxPixels, strictness: lenient ? .lenient : .strict)
-            let results = await FileInspection.inspect(files, inspector: inspector, concurrency: concurrency, fullDecode: fullDecode)
-            Console.current.out(render(results))
+            let results = await FileInspection.inspect(expansion.items, inspector: inspector, concurrency: concurrency,
+                                                       fullDecode: fullDecode)
+            console.out(render(results))
             if results.contains(where: { !$0.valid }) { throw brokenFound }
         }
 

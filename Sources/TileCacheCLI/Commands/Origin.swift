@@ -65,7 +65,7 @@ extension TileCacheCommand {
             do {
                 origin = try await OriginServer.start(configuration)
             } catch {
-                throw ValidationError("cannot listen on \(host):\(port): \(error)")
+                throw RuntimeError(listeningOn: host, port: port, error) ?? RuntimeError("cannot start the origin on \(host):\(port): \(error)")
             }
             let console = Console.current
             console.out("""
@@ -80,36 +80,5 @@ extension TileCacheCommand {
             let statistics = origin.statistics
             console.err("origin: served \(statistics.requests) requests over \(statistics.connectionsAccepted) connections\n")
         }
-    }
-}
-
-/// Waits for one of the given signals without letting their default action end the process.
-final class SignalWaiter {
-    private let stream: AsyncStream<Int32>
-    private let sources: [any DispatchSourceSignal]
-    private let signals: [Int32]
-
-    init(signals: [Int32]) {
-        let (stream, continuation) = AsyncStream.makeStream(of: Int32.self)
-        self.stream = stream
-        self.signals = signals
-        sources = signals.map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { continuation.yield(number) }
-            source.resume()
-            return source
-        }
-    }
-
-    deinit {
-        for source in sources { source.cancel() }
-        for number in signals { signal(number, SIG_DFL) }
-    }
-
-    /// The next signal, or nil when the waiting task is cancelled.
-    func next() async -> Int32? {
-        var iterator = stream.makeAsyncIterator()
-        return await iterator.next()
     }
 }

@@ -11,7 +11,11 @@ extension TileCacheCommand {
             discussion: """
                 Full-size photos for elements 90 and up are skipped as known missing unless --include-known-missing.
                 On a terminal a progress line is drawn on stderr; otherwise nothing is printed until the report.
-                Each run is appended to <cache-dir>/runs.jsonl. Exit code 2 when any URL is broken.
+                Each run is appended to <cache-dir>/runs.jsonl. Ctrl-C (or SIGTERM) stops the run and prints what
+                completed, marked interrupted; a second Ctrl-C exits at once.
+                Exit codes: 0 all good; 2 some URL is broken; 1 a usage error, an unusable cache directory, an empty
+                URL list (unless --allow-empty) or images the file system refused to store; 130 after Ctrl-C, 143
+                after SIGTERM.
 
                 Examples:
                   tilecache prefetch --elements 1-20 --kind thumbnails
@@ -31,13 +35,20 @@ extension TileCacheCommand {
         @Flag(help: "Print the URLs that would be fetched, one a line, and fetch nothing.")
         var dryRun = false
 
+        @Flag(help: "Accept an empty --urls list (nothing to fetch) as success.")
+        var allowEmpty = false
+
         func validate() throws {
             guard (1...100).contains(`repeat`) else { throw ValidationError("--repeat must be 1...100, got \(`repeat`)") }
+            if source.urls != nil, includeKnownMissing {
+                throw ValidationError("--include-known-missing applies to the catalogue, not to a --urls list")
+            }
         }
 
         func run() async throws {
             let console = Console.current
             let all = try source.images()
+            if all.isEmpty, !allowEmpty { throw source.nothingToCheck }
             let images = includeKnownMissing ? all : all.filter { !$0.isKnownMissing }
             let skipped = all.count - images.count
             let fetchable = images.filter { $0.invalidInput == nil }.map(\.url)
@@ -47,20 +58,38 @@ extension TileCacheCommand {
             }
             var logger = Logger(label: "tilecache") { StreamLogHandler.standardError(label: $0) }
             logger.logLevel = output.verbose ? .debug : .warning
-            let pipeline = ImagePipeline(configuration: self.pipeline.configuration(), logger: logger)
+            let pipeline = try self.pipeline.makePipeline(logger: logger)
             let progress = ProgressBar(console: console)
 
             var reports: [PrefetchReport] = []
+            var interruption: Int32?
+            var refusedWrites = 0
             for number in 1...`repeat` {
-                let run = await pipeline.prefetch(fetchable, progress: { progress.update($0) })
-                let report = PrefetchReport(run: number, images: images, run: run, skippedKnownMissing: skipped)
+                let (run, signal) = await Interruption.run(onInterrupt: { _ in
+                    progress.finish()
+                    console.err("interrupted: stopping; press Ctrl-C again to exit at once\n")
+                }) {
+                    await pipeline.prefetch(fetchable, progress: { progress.update($0) })
+                }
+                progress.finish()
+                let report = PrefetchReport(run: number, images: images, run: run, skippedKnownMissing: skipped,
+                                            interrupted: signal != nil, diskLimit: self.pipeline.diskBytes.bytes,
+                                            diskDirectory: self.pipeline.cacheDir, diskRefusal: pipeline.diskCache?.writeRefusal)
                 reports.append(report)
-                if let problem = RunLog.append(RunLog.Entry(date: Date(), command: "prefetch", report: report),
-                                               cacheDirectory: self.pipeline.cacheDir) {
+                refusedWrites = run.disk.map { $0.refusedWrites + $0.skippedWrites } ?? 0
+                if let directory = self.pipeline.cacheDir,
+                   let problem = RunLog.append(RunLog.Entry(date: Date(), command: "prefetch", report: report), cacheDirectory: directory) {
                     logger.warning("run log not written: \(problem)")
                 }
+                interruption = signal
+                if signal != nil { break }
             }
             console.out(render(reports))
+            if let interruption { throw ExitCode(Interruption.exitCode(for: interruption)) }
+            if refusedWrites > 0, let directory = self.pipeline.cacheDir {
+                let reason = pipeline.diskCache?.writeRefusal.map { ": \($0)" } ?? ""
+                throw RuntimeError("\(directory): the warm-up is incomplete: \(refusedWrites) images not stored\(reason)")
+            }
             if reports.last!.failed > 0 { throw brokenFound }
         }
 

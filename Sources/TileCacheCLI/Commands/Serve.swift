@@ -70,9 +70,10 @@ extension TileCacheCommand {
             configuration.port = port
             configuration.builder = ImageURLBuilder(tilesBase: tilesBase, imagesBase: imagesBase)
             configuration.pipeline = pipeline.configuration()
+            configuration.requiresDiskCache = true
             configuration.maxAgeSeconds = maxAge
             configuration.encodedCacheBytes = encodedBytes.bytes
-            configuration.databasePath = db ?? ServiceConfiguration.defaultDatabasePath(cacheDirectory: pipeline.cacheDir)
+            configuration.databasePath = db ?? ServiceConfiguration.defaultDatabasePath(cacheDirectory: pipeline.cacheDirectory.path)
             configuration.prefetchAtStart = prefetch
             configuration.traceFile = recordTrace
             configuration.requestTimeout = .milliseconds(Int(requestTimeout * 1000))
@@ -80,15 +81,22 @@ extension TileCacheCommand {
             logger.logLevel = verbose ? .debug : .info
             let console = Console.current
             let (boundHost, databasePath) = (configuration.host, configuration.databasePath)
-            let app: any ApplicationProtocolRunnable
+            let dependencies: ServiceDependencies
             do {
-                app = AnyApplication(try buildApplication(configuration, logger: logger) { port in
-                    console.out("serving on http://\(boundHost):\(port) (favourites in \(databasePath))\n")
-                })
+                dependencies = try ServiceDependencies(configuration: configuration, logger: logger)
+            } catch let error as ImageCoreError {
+                throw PipelineOptions.unusable(error)
             } catch {
-                throw ValidationError("cannot start the service: \(error)")
+                throw RuntimeError("cannot start the service: \(error)")  // the database or trace file, named
             }
-            try await app.runService()
+            let app = buildApplication(dependencies, logger: logger) { port in
+                console.out("serving on http://\(boundHost):\(port) (favourites in \(databasePath))\n")
+            }
+            do {
+                try await app.runService()
+            } catch {
+                throw RuntimeError(listeningOn: host, port: port, error) ?? RuntimeError("the service stopped: \(error)")
+            }
         }
     }
 }

@@ -13,8 +13,7 @@ extension TileCacheCommand {
                   tilecache stats --verify
                 """)
 
-        @Option(help: "Disk cache directory (default: $TILECACHE_CACHE_DIR, else cache/).")
-        var cacheDir = DiskCache.defaultDirectory
+        @OptionGroup var cacheDirectory: CacheDirectoryOption
 
         @Option(help: "How many of the latest runs to show.")
         var last = 10
@@ -29,12 +28,13 @@ extension TileCacheCommand {
         }
 
         func run() async throws {
+            let cacheDir = cacheDirectory.path
             var verification: DiskCache.Verification?
             if verify, FileManager.default.fileExists(atPath: cacheDir + "/entries") {
                 do {
                     verification = try DiskCache(directory: cacheDir, sizeLimit: .max).verifyAll()
                 } catch {
-                    throw ValidationError("\(error.subject): \(error.message)")
+                    throw RuntimeError("\(error.subject): \(error.message)")
                 }
             }
             var summary = try CacheSummary(cacheDirectory: cacheDir, lastRuns: last)
@@ -55,14 +55,14 @@ extension TileCacheCommand {
                   tilecache clear --cache-dir cache --yes
                 """)
 
-        @Option(help: "Disk cache directory (default: $TILECACHE_CACHE_DIR, else cache/).")
-        var cacheDir = DiskCache.defaultDirectory
+        @OptionGroup var cacheDirectory: CacheDirectoryOption
 
         @Flag(name: .shortAndLong, help: "Do not ask.")
         var yes = false
 
         func run() async throws {
             let console = Console.current
+            let cacheDir = cacheDirectory.path
             guard FileManager.default.fileExists(atPath: cacheDir + "/entries") else {
                 console.err("\(cacheDir): no disk cache here; nothing to clear\n")
                 return
@@ -71,7 +71,7 @@ extension TileCacheCommand {
             do {
                 cache = try DiskCache(directory: cacheDir, sizeLimit: .max)
             } catch {
-                throw ValidationError("\(error.subject): \(error.message)")
+                throw RuntimeError("\(error.subject): \(error.message)")
             }
             let count = cache.count, bytes = cache.totalBytes
             if !yes, console.errIsTerminal {
@@ -84,7 +84,7 @@ extension TileCacheCommand {
             do {
                 try cache.removeAll()
             } catch {
-                throw ValidationError("\(error.subject): \(error.message)")
+                throw RuntimeError("\(error.subject): \(error.message)")
             }
             console.out("removed \(count) cached images (\(ByteSize.format(bytes))) from \(cacheDir)\n")
         }

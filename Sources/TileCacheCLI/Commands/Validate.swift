@@ -12,7 +12,10 @@ extension TileCacheCommand {
                 photos (elements 90 and up) are listed apart from broken URLs. For a missing catalogue photo, other
                 spellings of the name (caesium/cesium, aluminum/aluminium, sulphur/sulfur) are tried and a working
                 one is suggested. Lines of a --urls list that are not http(s) URLs are reported as invalid input.
-                Exit code 2 when any URL is broken.
+                Ctrl-C (or SIGTERM) stops the check and prints what was checked, marked interrupted; a second Ctrl-C
+                exits at once.
+                Exit codes: 0 all good; 2 some URL is broken; 1 a usage error, an empty URL list (unless
+                --allow-empty) or, with --store, an unusable cache directory; 130 after Ctrl-C, 143 after SIGTERM.
 
                 Examples:
                   tilecache validate --kind full
@@ -26,24 +29,38 @@ extension TileCacheCommand {
         @Flag(help: "Store valid images in the disk cache.")
         var store = false
 
+        @Flag(help: "Accept an empty --urls list (nothing to check) as success.")
+        var allowEmpty = false
+
+        func validate() throws {
+            if store, pipeline.noDiskCache { throw ValidationError("--store needs the disk cache: drop --no-disk-cache") }
+        }
+
         func run() async throws {
+            let console = Console.current
             let images = try source.images()
+            if images.isEmpty, !allowEmpty { throw source.nothingToCheck }
             let configuration = pipeline.configuration()
             var disk: DiskCache?
-            if store {
+            if store, let directory = pipeline.cacheDir {
                 do {
-                    disk = try DiskCache(directory: pipeline.cacheDir, sizeLimit: pipeline.diskBytes.bytes)
+                    disk = try DiskCache(directory: directory, sizeLimit: pipeline.diskBytes.bytes)
                 } catch {
-                    throw ValidationError("--store: \(error.message) (\(error.subject))")
+                    throw PipelineOptions.unusable(error)
                 }
             }
             let downloader = Downloader(engine: TransferEngine(configuration: configuration.engine),
                                         configuration: configuration.downloader)
             let validator = URLValidator(downloader: downloader, inspector: configuration.inspector, store: disk,
                                          concurrency: pipeline.concurrency)
-            let builder = source.urls == nil ? ImageURLBuilder(tilesBase: source.tilesBase, imagesBase: source.imagesBase) : nil
-            let report = await validator.validate(images, builder: builder)
-            Console.current.out(render(report))
+            let builder = source.urls == nil ? source.builder : nil
+            let (report, signal) = await Interruption.run(onInterrupt: { _ in
+                console.err("interrupted: stopping; press Ctrl-C again to exit at once\n")
+            }) {
+                await validator.validate(images, builder: builder)
+            }
+            console.out(render(report))
+            if let signal { throw ExitCode(Interruption.exitCode(for: signal)) }
             if report.broken > 0 { throw brokenFound }
         }
 
@@ -66,6 +83,7 @@ extension TileCacheCommand {
                 text += TextTable(headers: headers, rows: expected.map(row), rightAligned: [5, 6]).render(output.format)
             }
             text += "\n\(report.checked) checked: \(report.ok) ok, \(report.broken) broken, \(report.expectedMissing) expected missing\n"
+            if report.interrupted { text += "interrupted: \(report.notChecked) not checked\n" }
             return text
         }
     }

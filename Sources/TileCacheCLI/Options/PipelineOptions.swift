@@ -1,11 +1,14 @@
 import ArgumentParser
 import Foundation
 import ImageCore
+import Logging
 
 /// Cache and network options shared by the commands that fetch.
 struct PipelineOptions: ParsableArguments {
-    @Option(help: "Disk cache directory (default: $TILECACHE_CACHE_DIR, else cache/).")
-    var cacheDir = DiskCache.defaultDirectory
+    @OptionGroup var cacheDirectory: CacheDirectoryOption
+
+    @Flag(help: "Run without a disk cache: store nothing, log nothing (otherwise a cache directory that cannot be used is an error).")
+    var noDiskCache = false
 
     @Option(help: "Most decoded images kept in memory.")
     var memoryCount = MemoryCache<String, CachedImage>.defaultCountLimit
@@ -42,12 +45,15 @@ struct PipelineOptions: ParsableArguments {
         guard maxPixels > 0 else { throw ValidationError("--max-pixels must be positive, got \(maxPixels)") }
     }
 
+    /// The disk cache directory (`--cache-dir`, `$TILECACHE_CACHE_DIR` or `cache`), nil with `--no-disk-cache`.
+    var cacheDir: String? { noDiskCache ? nil : cacheDirectory.path }
+
     /// The pipeline configuration these options describe.
-    func configuration(useDisk: Bool = true) -> ImagePipeline.Configuration {
+    func configuration() -> ImagePipeline.Configuration {
         var configuration = ImagePipeline.Configuration()
         configuration.memoryCountLimit = memoryCount
         configuration.memoryCostLimit = memoryBytes.bytes
-        configuration.diskDirectory = useDisk ? cacheDir : nil
+        configuration.diskDirectory = cacheDir
         configuration.diskSizeLimit = diskBytes.bytes
         configuration.downloader.maxConcurrentTransfers = concurrency
         configuration.downloader.retryPolicy = RetryPolicy(maxAttempts: retries + 1)
@@ -57,5 +63,22 @@ struct PipelineOptions: ParsableArguments {
         configuration.engine.maxTotalConnections = max(configuration.engine.maxTotalConnections, concurrency)
         configuration.inspector = ImageInspector(maxPixels: maxPixels)
         return configuration
+    }
+
+    /// The pipeline these options describe. Its disk cache must open, unless `--no-disk-cache`: a warm-up that can
+    /// store nothing is not a success.
+    ///
+    /// - Throws: `RuntimeError` naming the directory and the reason.
+    func makePipeline(logger: Logger) throws(RuntimeError) -> ImagePipeline {
+        do {
+            return try ImagePipeline(requiringDiskCacheWith: configuration(), logger: logger)
+        } catch {
+            throw Self.unusable(error)
+        }
+    }
+
+    /// The error for a cache directory that cannot be used.
+    static func unusable(_ error: ImageCoreError) -> RuntimeError {
+        RuntimeError("\(error.subject): cannot use it as the disk cache: \(error.message) (--no-disk-cache runs without one)")
     }
 }

@@ -1,38 +1,57 @@
 import ArgumentParser
 import ImageCore
 
-/// Which images a command works on: catalogue images (bases, elements, kinds) or a URL list.
+/// Which images a command works on: catalogue images (bases, elements, kinds) or a URL list, never both.
 struct SourceOptions: ParsableArguments {
-    @Option(help: "Thumbnail base URL (<base>/Tiles/NNN/s7.JPG).")
-    var tilesBase = ImageURLBuilder.defaultTilesBase
+    @Option(help: "Thumbnail base URL (<base>/Tiles/NNN/s7.JPG; default \(ImageURLBuilder.defaultTilesBase)).")
+    var tilesBase: String?
 
-    @Option(help: "Full-size photo base URL (<base>/<lowercased name>.jpg).")
-    var imagesBase = ImageURLBuilder.defaultImagesBase
+    @Option(help: "Full-size photo base URL (<base>/<lowercased name>.jpg; default \(ImageURLBuilder.defaultImagesBase)).")
+    var imagesBase: String?
 
     @Option(help: "Elements: numbers, ranges, symbols or names, e.g. 1-20,26,Fe,gold (default: all 118).",
             transform: { try ElementSelection(parsing: $0) })
     var elements: ElementSelection?
 
-    @Option(help: "Which images of each element: thumbnails, full or all.")
-    var kind: KindOption = .all
+    @Option(help: "Which images of each element: thumbnails, full or all (default: all).")
+    var kind: KindOption?
 
     @Option(help: "A file of image URLs (one a line, # comments allowed, - for stdin) instead of the catalogue.")
     var urls: String?
 
-    /// The images selected; catalogue options are ignored when `--urls` is given.
-    func images(includeKnownMissing: Bool = true) throws -> [TargetImage] {
+    /// The URL builder for the catalogue's images.
+    var builder: ImageURLBuilder {
+        ImageURLBuilder(tilesBase: tilesBase ?? ImageURLBuilder.defaultTilesBase,
+                        imagesBase: imagesBase ?? ImageURLBuilder.defaultImagesBase)
+    }
+
+    /// The images selected: the `--urls` list, else the catalogue's.
+    func images() throws -> [TargetImage] {
         if let urls { return try ImageList.urls(fromFile: urls) }
         let chosen = (elements ?? ElementSelection(all: .standard)).elements
-        let images = ImageList.catalogue(chosen, kinds: kind.kinds,
-                                         builder: ImageURLBuilder(tilesBase: tilesBase, imagesBase: imagesBase))
-        return includeKnownMissing ? images : images.filter { !$0.isKnownMissing }
+        return ImageList.catalogue(chosen, kinds: (kind ?? .all).kinds, builder: builder)
+    }
+
+    /// The error for a selection with nothing in it: only a `--urls` list can be empty (blank lines and comments).
+    var nothingToCheck: InputError {
+        InputError("nothing to check: \(urls == "-" ? "stdin" : urls ?? "the selection") lists no URLs (only blank lines and comments?); "
+                   + "pass --allow-empty to accept an empty list")
     }
 
     func validate() throws {
         for (name, base) in [("--tiles-base", tilesBase), ("--images-base", imagesBase)] {
+            guard let base else { continue }
             let lowered = base.lowercased()
             guard lowered.hasPrefix("http://") || lowered.hasPrefix("https://") else {
                 throw ValidationError("\(name) '\(base)' is not an http(s) URL")
+            }
+        }
+        if urls != nil {
+            let catalogueOptions = [("--elements", elements != nil), ("--kind", kind != nil), ("--tiles-base", tilesBase != nil),
+                                    ("--images-base", imagesBase != nil)].filter(\.1).map(\.0)
+            guard catalogueOptions.isEmpty else {
+                throw ValidationError("--urls replaces the catalogue, so \(catalogueOptions.joined(separator: ", ")) would be ignored: "
+                                      + "give either --urls or catalogue options")
             }
         }
     }

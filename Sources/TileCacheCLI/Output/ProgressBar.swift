@@ -6,6 +6,8 @@ import NIOConcurrencyHelpers
 final class ProgressBar: Sendable {
     private let console: Console
     private let lastDraw = NIOLockedValueBox<ContinuousClock.Instant?>(nil)
+    /// Whether a line is drawn and not yet ended.
+    private let lineOpen = NIOLockedValueBox(false)
 
     init(console: Console) { self.console = console }
 
@@ -28,6 +30,16 @@ final class ProgressBar: Sendable {
         let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
         console.err(String(format: "\r[%@] %d/%d  %.0f/s  hits %d  failures %d  ETA %.0fs ", bar, progress.done, progress.total,
                            rate, progress.hits, progress.failures, remaining))
-        if progress.done == progress.total { console.err("\n") }
+        lineOpen.withLockedValue { $0 = true }
+        if progress.done == progress.total { finish() }
+    }
+
+    /// Ends a line left open (the run stopped before its last URL), so what is printed next starts on its own line.
+    func finish() {
+        let open = lineOpen.withLockedValue { open in
+            defer { open = false }
+            return open
+        }
+        if open { console.err("\n") }
     }
 }

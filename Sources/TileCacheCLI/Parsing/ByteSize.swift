@@ -44,12 +44,3 @@ public struct ByteSize: Sendable, Hashable, CustomStringConvertible {
         return rounded == rounded.rounded() ? "\(Int(rounded)) \(units[unit])" : "\(rounded) \(units[unit])"
     }
 }
-
-/// Bad input from the command line or an input file: the message names the input and the reason.
-public struct InputError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// What is wrong, naming the input.
-    public var message: String
-    /// An error with `message`.
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
-}

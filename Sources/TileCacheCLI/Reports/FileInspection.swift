@@ -1,6 +1,10 @@
 import Foundation
 import ImageCore
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The validation of one local file.
 public struct FileInspectionResult: Sendable, Encodable, Equatable {
     /// The path as given (or found in a directory).
@@ -15,7 +19,8 @@ public struct FileInspectionResult: Sendable, Encodable, Equatable {
     public var height: Int?
     /// File size, when the file could be read.
     public var bytes: Int?
-    /// The failure reason (an `ImageCoreError.Reason` raw value), nil when valid.
+    /// The failure reason (an `ImageCoreError.Reason` raw value, or `not-found` for a path that does not exist), nil
+    /// when valid.
     public var reason: String?
     /// What is wrong, in words; nil when valid.
     public var message: String?
@@ -41,52 +46,115 @@ public struct FileInspectionResult: Sendable, Encodable, Equatable {
 
 /// Validates local files with the same rules as downloaded images.
 public enum FileInspection {
-    /// The files named by `arguments`: files as given, directories expanded recursively (hidden entries skipped),
-    /// each directory's files sorted by path.
-    ///
-    /// - Throws: `InputError` naming an argument that does not exist.
-    public static func expand(_ arguments: [String]) throws(InputError) -> [String] {
-        var paths: [String] = []
-        let manager = FileManager.default
-        for argument in arguments {
-            var isDirectory: ObjCBool = false
-            guard manager.fileExists(atPath: argument, isDirectory: &isDirectory) else {
-                throw InputError("\(argument): no such file or directory")
-            }
-            guard isDirectory.boolValue else {
-                paths.append(argument)
-                continue
-            }
-            guard let enumerator = manager.enumerator(atPath: argument) else {
-                throw InputError("\(argument): cannot read the directory")
-            }
-            var found: [String] = []
-            while let relative = enumerator.nextObject() as? String {
-                let name = (relative as NSString).lastPathComponent
-                if name.hasPrefix(".") {
-                    if (enumerator.fileAttributes?[.type] as? FileAttributeType) == .typeDirectory { enumerator.skipDescendants() }
-                    continue
-                }
-                if (enumerator.fileAttributes?[.type] as? FileAttributeType) == .typeRegular {
-                    found.append(argument.hasSuffix("/") ? argument + relative : argument + "/" + relative)
-                }
-            }
-            paths += found.sorted()
+    /// What the command-line paths expand to.
+    public struct Expansion: Sendable, Equatable {
+        /// A path to judge: a file, or a path given on the command line that cannot be read.
+        public enum Item: Sendable, Equatable {
+            /// A regular file (symbolic links followed).
+            case file(String)
+            /// A path given that does not exist (or cannot be reached), and why.
+            case unreadable(String, reason: String, message: String)
         }
-        return paths
+
+        /// A path not judged, and why (hidden, not a regular file, a broken link, a directory cycle).
+        public struct Skipped: Sendable, Equatable {
+            /// The path.
+            public var path: String
+            /// Why.
+            public var why: String
+        }
+
+        /// What to judge, in the order given; each directory's files sorted by path.
+        public var items: [Item] = []
+        /// What was left out.
+        public var skipped: [Skipped] = []
     }
 
-    /// Validates every path, `concurrency` files at a time; results come back in the order given.
-    public static func inspect(_ paths: [String], inspector: ImageInspector, concurrency: Int = 4,
+    /// The files named by `arguments`: files as given, directories searched recursively. Symbolic links are followed
+    /// (to files and to directories); a directory already being searched is not entered again, so link cycles end.
+    /// Hidden entries, files that are not regular (FIFOs, sockets, devices) and broken links inside directories are
+    /// skipped and listed. A path given that does not exist becomes an `unreadable` item, reported like a broken file.
+    public static func expand(_ arguments: [String]) -> Expansion {
+        var expansion = Expansion()
+        for argument in arguments {
+            var info = stat()
+            guard stat(argument, &info) == 0 else {
+                let missing = errno == ENOENT
+                expansion.items.append(.unreadable(argument, reason: missing ? "not-found" : ImageCoreError.Reason.io.rawValue,
+                                                   message: missing ? "no such file or directory" : String(cString: strerror(errno))))
+                continue
+            }
+            switch info.st_mode & S_IFMT {
+            case S_IFREG:
+                expansion.items.append(.file(argument))
+            case S_IFDIR:
+                var files: [String] = []
+                search(argument, directory: info, ancestors: [], into: &files, skipped: &expansion.skipped)
+                expansion.items += files.sorted().map { .file($0) }
+            default:
+                expansion.skipped.append(.init(path: argument, why: "not a regular file"))
+            }
+        }
+        return expansion
+    }
+
+    /// A directory's identity, to find cycles through symbolic links.
+    private struct DirectoryID: Hashable {
+        var device: UInt64
+        var inode: UInt64
+        init(_ info: stat) { (device, inode) = (UInt64(info.st_dev), UInt64(info.st_ino)) }
+    }
+
+    private static func search(_ path: String, directory: stat, ancestors: Set<DirectoryID>, into files: inout [String],
+                               skipped: inout [Expansion.Skipped]) {
+        let id = DirectoryID(directory)
+        guard !ancestors.contains(id) else {
+            skipped.append(.init(path: path, why: "a link back to a directory it is inside (cycle)"))
+            return
+        }
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: path) else {
+            skipped.append(.init(path: path, why: "cannot read the directory"))
+            return
+        }
+        for name in names.sorted() {
+            let child = path.hasSuffix("/") ? path + name : path + "/" + name
+            if name.hasPrefix(".") {
+                skipped.append(.init(path: child, why: "hidden"))
+                continue
+            }
+            var info = stat()
+            guard stat(child, &info) == 0 else {
+                var link = stat()
+                skipped.append(.init(path: child, why: lstat(child, &link) == 0 ? "a broken symbolic link" : String(cString: strerror(errno))))
+                continue
+            }
+            switch info.st_mode & S_IFMT {
+            case S_IFREG: files.append(child)
+            case S_IFDIR: search(child, directory: info, ancestors: ancestors.union([id]), into: &files, skipped: &skipped)
+            default: skipped.append(.init(path: child, why: "not a regular file"))
+            }
+        }
+    }
+
+    /// Validates every item, `concurrency` files at a time; results come back in the order given. An unreadable item
+    /// is a failed result with its reason.
+    public static func inspect(_ items: [Expansion.Item], inspector: ImageInspector, concurrency: Int = 4,
                                fullDecode: Bool = false) async -> [FileInspectionResult] {
-        var results = [FileInspectionResult?](repeating: nil, count: paths.count)
+        var results = [FileInspectionResult?](repeating: nil, count: items.count)
         await withTaskGroup(of: (Int, FileInspectionResult).self) { group in
             var next = 0
             func addNext() {
-                guard next < paths.count else { return }
+                guard next < items.count else { return }
                 let index = next
                 next += 1
-                group.addTask { (index, inspect(paths[index], inspector: inspector, fullDecode: fullDecode)) }
+                group.addTask {
+                    switch items[index] {
+                    case .file(let path):
+                        return (index, inspect(path, inspector: inspector, fullDecode: fullDecode))
+                    case .unreadable(let path, let reason, let message):
+                        return (index, FileInspectionResult(path: path, valid: false, reason: reason, message: message, warnings: []))
+                    }
+                }
             }
             for _ in 0..<max(1, concurrency) { addNext() }
             for await (index, result) in group {

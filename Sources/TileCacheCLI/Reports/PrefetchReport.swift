@@ -15,6 +15,8 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
 
     /// Which run of `--repeat` this is (1-based).
     public var run: Int
+    /// Whether Ctrl-C or SIGTERM stopped the run before every URL finished (`notCompleted` says how many did not).
+    public var interrupted: Bool
     /// URLs asked for.
     public var requested: Int
     /// Served (from any layer).
@@ -23,6 +25,8 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
     public var failed: Int
     /// Failed where upstream is known to lack the image.
     public var expectedMissing: Int
+    /// Neither succeeded nor failed: cancelled in flight or never started, after an interruption.
+    public var notCompleted: Int
     /// Skipped as known missing (without `--include-known-missing`).
     public var skippedKnownMissing: Int
     /// Served from memory.
@@ -47,16 +51,26 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
     public var failures: [Failure]
     /// Expected-missing URLs that failed as expected.
     public var expectedMissingURLs: [String]
+    /// What the run could not do without failing an image: images the disk cache did not store, and why.
+    public var warnings: [String]
 
     /// Builds the report of `run` over `images` (invalid input lines are failures that were never fetched).
-    public init(run number: Int, images: [TargetImage], run: PrefetchRun, skippedKnownMissing: Int) {
+    ///
+    /// - Parameters:
+    ///   - interrupted: whether a signal stopped the run; URLs cancelled in flight then count as not completed.
+    ///   - diskLimit: the disk cache's size limit, for the warning when images were too large for it.
+    public init(run number: Int, images: [TargetImage], run: PrefetchRun, skippedKnownMissing: Int, interrupted: Bool = false,
+                diskLimit: Int? = nil, diskDirectory: String? = nil, diskRefusal: String? = nil) {
         let knownMissing = Set(images.filter(\.isKnownMissing).map(\.url))
         let invalid = images.filter { $0.invalidInput != nil }
         var failures = invalid.map { Failure(url: $0.url, reason: "invalid-input", message: "\($0.origin ?? $0.url): \($0.invalidInput!)") }
         var expected: [String] = []
+        var cancelled = 0
         for result in run.results {
             guard let error = result.error else { continue }
-            if knownMissing.contains(result.url) {
+            if interrupted, error.reason == .cancelled {
+                cancelled += 1
+            } else if knownMissing.contains(result.url) {
                 expected.append(result.url)
             } else {
                 failures.append(Failure(url: result.url, reason: error.reason.rawValue, message: error.message))
@@ -65,10 +79,12 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
         let seconds = run.duration.inSeconds
         let report = run.report
         self.run = number
-        requested = run.results.count + invalid.count
+        self.interrupted = interrupted
+        requested = run.results.count + run.notStarted + invalid.count
         succeeded = report.succeeded
         failed = failures.count
         expectedMissing = expected.count
+        notCompleted = cancelled + run.notStarted
         self.skippedKnownMissing = skippedKnownMissing
         memoryHits = report.memoryHits
         diskHits = report.diskHits
@@ -81,11 +97,56 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
         latencyMilliseconds = report.latencyMilliseconds
         self.failures = failures
         expectedMissingURLs = expected
+        warnings = Self.diskWarnings(run.disk, limit: diskLimit, directory: diskDirectory, refusal: diskRefusal)
+    }
+
+    /// Reads a report, also one logged before `interrupted`, `notCompleted` and `warnings` existed.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        run = try container.decode(Int.self, forKey: .run)
+        interrupted = try container.decodeIfPresent(Bool.self, forKey: .interrupted) ?? false
+        requested = try container.decode(Int.self, forKey: .requested)
+        succeeded = try container.decode(Int.self, forKey: .succeeded)
+        failed = try container.decode(Int.self, forKey: .failed)
+        expectedMissing = try container.decode(Int.self, forKey: .expectedMissing)
+        notCompleted = try container.decodeIfPresent(Int.self, forKey: .notCompleted) ?? 0
+        skippedKnownMissing = try container.decode(Int.self, forKey: .skippedKnownMissing)
+        memoryHits = try container.decode(Int.self, forKey: .memoryHits)
+        diskHits = try container.decode(Int.self, forKey: .diskHits)
+        revalidated = try container.decode(Int.self, forKey: .revalidated)
+        networkFetches = try container.decode(Int.self, forKey: .networkFetches)
+        hitRate = try container.decode(Double.self, forKey: .hitRate)
+        bytesDownloaded = try container.decode(Int.self, forKey: .bytesDownloaded)
+        durationSeconds = try container.decode(Double.self, forKey: .durationSeconds)
+        imagesPerSecond = try container.decode(Double.self, forKey: .imagesPerSecond)
+        latencyMilliseconds = try container.decode([String: LatencySummary].self, forKey: .latencyMilliseconds)
+        failures = try container.decode([Failure].self, forKey: .failures)
+        expectedMissingURLs = try container.decode([String].self, forKey: .expectedMissingURLs)
+        warnings = try container.decodeIfPresent([String].self, forKey: .warnings) ?? []
+    }
+
+    /// Images the disk cache did not store during the run, in words.
+    static func diskWarnings(_ disk: DiskCache.Statistics?, limit: Int?, directory: String?, refusal: String?) -> [String] {
+        guard let disk else { return [] }
+        var warnings: [String] = []
+        if disk.tooLarge > 0 {
+            let limitText = limit.map { "the disk limit (--disk-bytes), \(ByteSize.format($0))," } ?? "the disk limit"
+            let smallest = disk.smallestTooLarge.map { ByteSize.format($0) } ?? "?"
+            warnings.append(disk.writes == 0
+                ? "nothing could be stored: \(limitText) is smaller than the smallest image, \(smallest)"
+                : "\(disk.tooLarge) images not stored: each is larger than \(limitText) the smallest of them \(smallest)")
+        }
+        let refused = disk.refusedWrites + disk.skippedWrites
+        if refused > 0 {
+            warnings.append("\(refused) images not stored: the file system refused writes to \(directory ?? "the disk cache")"
+                            + (refusal.map { " (\($0))" } ?? ""))
+        }
+        return warnings
     }
 
     /// The report as aligned text or Markdown.
     func render(_ format: OutputFormat, title: String) -> String {
-        var summary = TextTable(headers: ["", title], rightAligned: [1])
+        var summary = TextTable(headers: ["", interrupted ? "\(title) (interrupted)" : title], rightAligned: [1])
         summary.rows = [
             ["requested", "\(requested)"], ["succeeded", "\(succeeded)"], ["failed", "\(failed)"],
             ["expected missing", "\(expectedMissing)"], ["memory hits", "\(memoryHits)"], ["disk hits", "\(diskHits)"],
@@ -94,6 +155,7 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
             ["wall time", String(format: "%.3f s", durationSeconds)], ["images per second", String(format: "%.0f", imagesPerSecond)],
         ]
         if skippedKnownMissing > 0 { summary.rows.insert(["skipped (known missing)", "\(skippedKnownMissing)"], at: 4) }
+        if interrupted { summary.rows.insert(["not completed (interrupted)", "\(notCompleted)"], at: 4) }
         var text = summary.render(format)
         if !latencyMilliseconds.isEmpty {
             var latency = TextTable(headers: ["outcome", "n", "p50 ms", "p90 ms", "p99 ms", "max ms"], rightAligned: [1, 2, 3, 4, 5])
@@ -108,6 +170,7 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
             broken.rows = failures.map { [$0.url, $0.reason, $0.message] }
             text += "\n" + broken.render(format)
         }
+        for warning in warnings { text += "\nwarning: \(warning)\n" }
         return text
     }
 }

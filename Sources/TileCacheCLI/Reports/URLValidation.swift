@@ -59,6 +59,8 @@ public struct URLValidationResult: Sendable, Codable, Equatable {
 
 /// The report `tilecache validate` prints.
 public struct URLValidationReport: Sendable, Codable, Equatable {
+    /// Whether Ctrl-C or SIGTERM stopped the check before every URL was checked.
+    public var interrupted: Bool
     /// URLs checked (invalid input lines included).
     public var checked: Int
     /// Valid images.
@@ -67,7 +69,9 @@ public struct URLValidationReport: Sendable, Codable, Equatable {
     public var broken: Int
     /// Known-missing catalogue URLs that failed.
     public var expectedMissing: Int
-    /// One result per URL, in input order.
+    /// URLs not checked because the check was interrupted (cancelled in flight or never started).
+    public var notChecked: Int
+    /// One result per URL checked, in input order.
     public var results: [URLValidationResult]
 }
 
@@ -93,13 +97,14 @@ public struct URLValidator: Sendable {
         self.concurrency = max(1, concurrency)
     }
 
-    /// Checks every image, `concurrency` at a time; results in input order.
+    /// Checks every image, `concurrency` at a time; results in input order. When the calling task is cancelled, no
+    /// further URL is started, checks in flight are cancelled, and the report holds what was checked.
     public func validate(_ images: [TargetImage], builder: ImageURLBuilder?) async -> URLValidationReport {
         var results = [URLValidationResult?](repeating: nil, count: images.count)
         await withTaskGroup(of: (Int, URLValidationResult).self) { group in
             var next = 0
             func addNext() {
-                guard next < images.count else { return }
+                guard next < images.count, !Task.isCancelled else { return }
                 let index = next
                 next += 1
                 group.addTask { (index, await check(images[index], builder: builder)) }
@@ -110,10 +115,12 @@ public struct URLValidator: Sendable {
                 addNext()
             }
         }
-        let all = results.map { $0! }
+        let interrupted = Task.isCancelled
+        let all = results.compactMap { $0 }.filter { !(interrupted && $0.reason == ImageCoreError.Reason.cancelled.rawValue) }
         let expected = all.filter { !$0.ok && $0.expectedMissing }.count
         let ok = all.filter(\.ok).count
-        return URLValidationReport(checked: all.count, ok: ok, broken: all.count - ok - expected, expectedMissing: expected, results: all)
+        return URLValidationReport(interrupted: interrupted, checked: all.count, ok: ok, broken: all.count - ok - expected,
+                                   expectedMissing: expected, notChecked: images.count - all.count, results: all)
     }
 
     func check(_ image: TargetImage, builder: ImageURLBuilder?) async -> URLValidationResult {

@@ -28,10 +28,20 @@ public final class FavoritesStore: Sendable {
     private let database: DatabasePool
 
     /// Opens (creating and migrating as needed) the database at `path`.
-    public init(path: String) throws {
+    ///
+    /// - Throws: `FavoritesStoreError` naming the path and the reason when it cannot be created, opened or migrated.
+    public init(path: String) throws(FavoritesStoreError) {
+        do {
+            database = try Self.open(path)
+        } catch {
+            throw FavoritesStoreError(path: path, reason: error)
+        }
+    }
+
+    private static func open(_ path: String) throws -> DatabasePool {
         let directory = (path as NSString).deletingLastPathComponent
-        if !directory.isEmpty { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
-        database = try DatabasePool(path: path)
+        if !directory.isEmpty { try LocalDirectory.create(directory) }
+        let database = try DatabasePool(path: path)
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
             try db.create(table: Favorite.databaseTableName) { table in
@@ -43,6 +53,7 @@ public final class FavoritesStore: Sendable {
             }
         }
         try migrator.migrate(database)
+        return database
     }
 
     /// Stores a favourite and returns it with its id and creation time.
@@ -68,4 +79,25 @@ public final class FavoritesStore: Sendable {
     public func isHealthy() -> Bool {
         (try? database.read { db in try Int.fetchOne(db, sql: "SELECT 1") }) == 1
     }
+}
+
+/// The favourites database could not be opened: its path and why.
+public struct FavoritesStoreError: Error, Sendable, CustomStringConvertible {
+    /// The database file.
+    public var path: String
+    /// Why, in words (SQLite's or the file system's message).
+    public var message: String
+
+    init(path: String, reason: any Error) {
+        self.path = path
+        if let database = reason as? DatabaseError {
+            message = database.message ?? "SQLite error \(database.resultCode)"
+        } else if let directory = reason as? ImageCoreError {
+            message = directory.message
+        } else {
+            message = "\(reason)"
+        }
+    }
+
+    public var description: String { "cannot open the favourites database \(path): \(message)" }
 }

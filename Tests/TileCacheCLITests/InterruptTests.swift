@@ -1,0 +1,118 @@
+import Foundation
+import ImageCore
+import Testing
+@testable import TileCacheCLI
+import TileCacheFixtures
+import TileCacheOrigin
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Ctrl-C and SIGTERM sent to a real `tilecache` process mid-run: a partial report marked interrupted, the run log
+/// says so, the cache stays sound, and the exit code is the shell's (130, 143).
+@Suite("interrupted runs")
+struct InterruptTests {
+    /// An origin slow enough (300 ms a response) that a run of 40 images at two at a time is still going after a few.
+    func slowOrigin() async throws -> OriginServer {
+        var configuration = OriginServer.Configuration()
+        configuration.latency = .milliseconds(300)
+        return try await OriginServer.start(configuration)
+    }
+
+    /// Waits until the origin has answered `count` requests.
+    func waitForRequests(_ origin: OriginServer, _ count: Int) async throws {
+        let deadline = ContinuousClock.now + TestTime.scaled(.seconds(30))
+        while origin.statistics.requests < count {
+            guard ContinuousClock.now < deadline else { throw TestFailure("the child made no requests") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    @Test("prefetch: Ctrl-C prints the partial report, logs it as interrupted, leaves a sound cache, exits 130; SIGTERM 143",
+          arguments: [(SIGINT, Int32(130)), (SIGTERM, Int32(143))])
+    func prefetch(signal: Int32, exitCode: Int32) async throws {
+        try await withTemporaryDirectory { directory in
+            let origin = try await slowOrigin()
+            let cache = directory + "/cache"
+            let child = try ChildProcess(["prefetch", "--tiles-base", origin.tilesBase, "--images-base", origin.imagesBase,
+                                          "--elements", "1-40", "--kind", "thumbnails", "-j", "2", "--cache-dir", cache, "--format", "json"])
+            try await waitForRequests(origin, 4)
+            child.send(signal)
+            let code = try await child.wait()
+            await origin.shutdown()
+            #expect(code == exitCode, "\(child.err)")
+            #expect(child.err.contains("interrupted: stopping; press Ctrl-C again to exit at once"))
+            let report = try #require(try JSONSerialization.jsonObject(with: Data(child.out.utf8)) as? [String: Any], "\(child.out)")
+            #expect(report["interrupted"] as? Bool == true)
+            let succeeded = report["succeeded"] as? Int ?? -1, notCompleted = report["notCompleted"] as? Int ?? -1
+            #expect(report["requested"] as? Int == 40 && report["failed"] as? Int == 0)
+            #expect(succeeded >= 2 && notCompleted > 0 && succeeded + notCompleted == 40, "\(report)")
+            #expect(origin.statistics.requests < 40, "no new work was admitted after the signal")
+            let logged = try #require(RunLog.entries(cacheDirectory: cache).last)
+            #expect(logged.report.interrupted && logged.report.succeeded == succeeded)
+            let line = try #require(String(decoding: FileManager.default.contents(atPath: cache + "/runs.jsonl") ?? Data(), as: UTF8.self)
+                .split(separator: "\n").last)
+            #expect(line.contains("\"interrupted\":true"))
+            // The cache is sound: every entry verifies and decodes, and holds exactly what succeeded.
+            let verify = await tilecache("stats", "--verify", "--cache-dir", cache, "--format", "json")
+            #expect(verify.code == 0, "\(verify.out)")
+            let verification = (try verify.json() as? [String: Any])?["verification"] as? [String: Any]
+            #expect(verification?["valid"] as? Int == succeeded && verification?["removed"] as? Int == 0)
+        }
+    }
+
+    @Test("validate: Ctrl-C prints what was checked, marked interrupted, and exits 130")
+    func validate() async throws {
+        try await withTemporaryDirectory { directory in
+            let origin = try await slowOrigin()
+            let child = try ChildProcess(["validate", "--tiles-base", origin.tilesBase, "--images-base", origin.imagesBase,
+                                          "--elements", "1-40", "--kind", "thumbnails", "-j", "2", "--format", "json"])
+            try await waitForRequests(origin, 4)
+            child.send(SIGINT)
+            let code = try await child.wait()
+            await origin.shutdown()
+            #expect(code == 130, "\(child.err)")
+            let report = try #require(try JSONSerialization.jsonObject(with: Data(child.out.utf8)) as? [String: Any], "\(child.out)")
+            let checked = report["checked"] as? Int ?? -1, notChecked = report["notChecked"] as? Int ?? -1
+            #expect(report["interrupted"] as? Bool == true && report["broken"] as? Int == 0)
+            #expect(checked >= 2 && notChecked > 0 && checked + notChecked == 40, "\(report)")
+            #expect((report["results"] as? [Any])?.count == checked)
+            _ = directory
+        }
+    }
+
+    @Test("two Ctrl-Cs in a row end the process at once, with 130")
+    func twice() async throws {
+        let origin = try await slowOrigin()
+        let child = try ChildProcess(["validate", "--tiles-base", origin.tilesBase, "--elements", "1-40", "--kind", "thumbnails", "-j", "2"])
+        try await waitForRequests(origin, 2)
+        child.send(SIGINT)
+        child.send(SIGINT)
+        let started = ContinuousClock.now
+        let code = try await child.wait()
+        await origin.shutdown()
+        #expect(code == 130)
+        #expect(ContinuousClock.now - started < TestTime.scaled(.seconds(5)))
+    }
+
+    @Test("while the first Ctrl-C's stop is still under way, a second one exits at once (an exit test)")
+    func secondSignalExits() async {
+        await #expect(processExitsWith: .exitCode(130)) {
+            // Work that ignores cancellation: only the second signal can end this process.
+            _ = await Interruption.run {
+                await withUnsafeContinuation { (_: UnsafeContinuation<Void, Never>) in
+                    Thread.detachNewThread {
+                        Thread.sleep(forTimeInterval: 0.2)
+                        kill(getpid(), SIGINT)
+                        Thread.sleep(forTimeInterval: 0.2)
+                        kill(getpid(), SIGINT)
+                        Thread.sleep(forTimeInterval: 5)
+                        exit(3)  // the second signal did not end the process
+                    }
+                }
+            }
+            exit(0)  // never reached
+        }
+    }
+}
