@@ -168,12 +168,14 @@ public enum FileInspection {
     /// Validates one file.
     public static func inspect(_ path: String, inspector: ImageInspector, fullDecode: Bool = false) -> FileInspectionResult {
         var result = FileInspectionResult(path: path, valid: false, warnings: [])
-        guard let data = FileManager.default.contents(atPath: path) else {
-            result.reason = ImageCoreError.Reason.io.rawValue
-            result.message = "cannot read the file"
+        let bytes: [UInt8]
+        do {
+            bytes = try LocalFile.read(path)
+        } catch {
+            result.reason = error.reason.rawValue
+            result.message = "cannot read the file: \(error.message)"
             return result
         }
-        let bytes = [UInt8](data)
         result.bytes = bytes.count
         result.format = ImageFormat.sniff(bytes)?.rawValue
         do {

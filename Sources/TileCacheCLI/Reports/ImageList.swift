@@ -70,9 +70,10 @@ struct InputFile {
         if path == "-" {
             return InputFile(text: String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self), name: "stdin")
         }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw InputError("\(path): cannot read \(what) (no such file, or not readable)")
+        do {
+            return InputFile(text: String(decoding: try LocalFile.read(path), as: UTF8.self), name: path)
+        } catch {
+            throw InputError("\(path): cannot read \(what): \(error.message)")
         }
-        return InputFile(text: String(decoding: data, as: UTF8.self), name: path)
     }
 }

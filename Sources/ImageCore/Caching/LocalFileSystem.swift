@@ -1,0 +1,61 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Local directories made with errors a person can act on ("/dev/null is not a directory"), where Foundation says
+/// "The operation could not be completed".
+public enum LocalDirectory {
+    /// Creates `path` and any missing parents, like `mkdir -p`; an existing directory is fine.
+    ///
+    /// - Throws: `.io` about `path`, naming the component that failed and why (not a directory, read-only file
+    ///   system, permission denied, ...).
+    public static func create(_ path: String) throws(ImageCoreError) {
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
+            prefix += (prefix.isEmpty || prefix.hasSuffix("/") ? "" : "/") + component
+            var info = stat()
+            if stat(prefix, &info) == 0 {
+                guard info.st_mode & S_IFMT == S_IFDIR else {
+                    throw ImageCoreError(.io, subject: path, message: "\(prefix) is not a directory")
+                }
+                continue
+            }
+            guard mkdir(prefix, 0o755) == 0 || errno == EEXIST else {
+                throw ImageCoreError(.io, subject: path, message: "cannot create \(prefix): \(String(cString: strerror(errno)))")
+            }
+        }
+    }
+}
+
+/// Local files read with errors a person can act on, and without Foundation's `FileManager.contents(atPath:)`, which
+/// says only "nil" and leaks a buffer on every empty file (found by LeakSanitizer).
+public enum LocalFile {
+    /// The whole contents of the file at `path` (symbolic links followed).
+    ///
+    /// - Throws: `.io` about `path` with the system's reason ("No such file or directory", "Is a directory", ...).
+    public static func read(_ path: String) throws(ImageCoreError) -> [UInt8] {
+        func failure() -> ImageCoreError { ImageCoreError(.io, subject: path, message: String(cString: strerror(errno))) }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw failure() }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw failure() }
+        guard info.st_mode & S_IFMT != S_IFDIR else {
+            throw ImageCoreError(.io, subject: path, message: String(cString: strerror(EISDIR)))
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(max(0, Int(info.st_size)))
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            if count == 0 { return bytes }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw failure()
+            }
+            bytes += chunk[..<count]
+        }
+    }
+}
