@@ -7,6 +7,22 @@ import TileCacheOrigin
 
 @Suite("tilecache stats, clear and demo")
 struct CacheCommandsTests {
+    @Test("a run log written before interrupted runs existed is still read (no interrupted, notCompleted or warnings)")
+    func olderRunLog() async throws {
+        try await withTemporaryDirectory { cache in
+            let older = #"{"command":"prefetch","date":"2026-11-21T10:41:27Z","report":{"bytesDownloaded":1,"diskHits":0,"#
+                + #""durationSeconds":0.1,"expectedMissing":0,"expectedMissingURLs":[],"failed":0,"failures":[],"hitRate":0,"#
+                + #""imagesPerSecond":10,"latencyMilliseconds":{},"memoryHits":0,"networkFetches":1,"requested":1,"#
+                + #""revalidated":0,"run":1,"skippedKnownMissing":0,"succeeded":1}}"# + "\n"
+            try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
+            try older.write(toFile: cache + "/runs.jsonl", atomically: true, encoding: .utf8)
+            let entries = RunLog.entries(cacheDirectory: cache)
+            #expect(entries.count == 1)
+            #expect(entries.first?.report.interrupted == false && entries.first?.report.notCompleted == 0)
+            #expect(entries.first?.report.warnings == [] && entries.first?.report.succeeded == 1)
+        }
+    }
+
     @Test("stats counts entries by kind and lists logged runs; clear empties the cache but keeps the log")
     func statsAndClear() async throws {
         try await withTemporaryDirectory { cache in

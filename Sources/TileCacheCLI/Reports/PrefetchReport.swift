@@ -59,6 +59,8 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
     /// - Parameters:
     ///   - interrupted: whether a signal stopped the run; URLs cancelled in flight then count as not completed.
     ///   - diskLimit: the disk cache's size limit, for the warning when images were too large for it.
+    ///   - diskDirectory: the disk cache's directory, and `diskRefusal` the file system's reason, for the warning when
+    ///     writes were refused.
     public init(run number: Int, images: [TargetImage], run: PrefetchRun, skippedKnownMissing: Int, interrupted: Bool = false,
                 diskLimit: Int? = nil, diskDirectory: String? = nil, diskRefusal: String? = nil) {
         let knownMissing = Set(images.filter(\.isKnownMissing).map(\.url))
