@@ -24,6 +24,7 @@ enum PNGCodec {
     static func decode(
         _ bytes: UnsafeRawBufferPointer, subject: String, checkDimensions: (Int, Int) throws(ImageCoreError) -> Void
     ) throws(ImageCoreError) -> (DecodedImage, warnings: [String]) {
+        try checkChunkLengths(bytes, subject: subject)
         var image = png_image()
         image.version = UInt32(PNG_IMAGE_VERSION)
         guard png_image_begin_read_from_memory(&image, bytes.baseAddress, bytes.count) != 0 else {
@@ -61,6 +62,25 @@ enum PNGCodec {
         if image.warning_or_error & UInt32(PNG_IMAGE_WARNING) != 0, !warnings.contains(message) { warnings.append(message) }
         png_image_free(&image)
         return (DecodedImage(width: width, height: height, pixelFormat: pixelFormat, pixels: pixels), warnings)
+    }
+
+    /// Fails with `.truncated` when a chunk declares more data than the file holds, before libpng sees it: libpng
+    /// allocates a chunk's declared length before reading it, so a 787-byte file whose text chunk claims 2 GB made it
+    /// allocate 2 GB (found by `make fuzz`). Stops at IEND; what follows IEND is not the image's.
+    static func checkChunkLengths(_ bytes: UnsafeRawBufferPointer, subject: String) throws(ImageCoreError) {
+        var offset = 8
+        while offset + 8 <= bytes.count {
+            let length = (Int(bytes[offset]) << 24) | (Int(bytes[offset + 1]) << 16) | (Int(bytes[offset + 2]) << 8) | Int(bytes[offset + 3])
+            let type = String(decoding: bytes[(offset + 4)..<(offset + 8)], as: UTF8.self)
+            guard length <= bytes.count - offset - 12 else {
+                throw ImageCoreError(.truncated, subject: subject, message: """
+                    PNG chunk '\(type)' at byte \(offset) declares \(length) bytes of data, but only \(bytes.count - offset - 8) \
+                    bytes follow its header
+                    """)
+            }
+            if type == "IEND" { return }
+            offset += 12 + length
+        }
     }
 
     /// libpng's messages for data that ends early, as opposed to damaged data.

@@ -140,6 +140,15 @@ struct ImageInspectorTests {
         #expect(reason { try inspector.validate(cut, subject: "cut") } == .truncated)
     }
 
+    @Test("a PNG chunk that declares more data than the file holds is truncated before libpng allocates it")
+    func pngChunkPastTheEnd() throws {
+        // Found by make fuzz: 787 bytes whose iTXt chunk claims 2 GB, which libpng allocated in full before reading.
+        let file = try #require(try Fixtures.fuzzRegressionFiles().first { $0.lastPathComponent.hasPrefix("oom-f99fef16") })
+        let error = #expect(throws: ImageCoreError.self) { try inspector.validate(Fixtures.bytes(file), subject: "bomb.png") }
+        #expect(error?.reason == .truncated)
+        #expect(error?.message == "PNG chunk 'iTXt' at byte 154 declares 2074476609 bytes of data, but only 625 bytes follow its header")
+    }
+
     private func reason<T>(_ body: () throws -> T) -> ImageCoreError.Reason? {
         do {
             _ = try body()
