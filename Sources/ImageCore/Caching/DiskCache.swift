@@ -17,8 +17,8 @@ import Glibc
 ///   evicted under an exclusive `flock` on `.lock`, after re-reading the directory if another process changed it,
 ///   so two processes sharing a directory keep it consistent.
 /// - When the file system refuses a write (full, over quota, read-only, no permission), writing stops with one
-///   warning; entries already stored are still read. A write is tried again every `writeRetryInterval`, and once one
-///   succeeds writing resumes.
+///   warning; entries already stored are still read. A write is tried again every `writeRetryInterval`, and once such
+///   a retry succeeds writing resumes.
 ///
 /// Thread-safety: every method may be called from any thread; I/O runs on the caller's thread.
 public final class DiskCache: Sendable {
@@ -193,10 +193,12 @@ public final class DiskCache: Sendable {
             }
             return false
         }
-        let skip = state.withLockedValue { state -> Bool in
-            guard let refusal = state.refusal, ContinuousClock.now < refusal.retryAt else { return false }
+        // Skip while writing is off; past the retry time this write is the retry that may turn writing back on.
+        let (skip, retrying) = state.withLockedValue { state -> (Bool, Bool) in
+            guard let refusal = state.refusal else { return (false, false) }
+            guard ContinuousClock.now < refusal.retryAt else { return (false, true) }
             state.statistics.skippedWrites += 1
-            return true
+            return (true, false)
         }
         if skip { return false }
         let path = path(for: metadata.url)
@@ -212,7 +214,9 @@ public final class DiskCache: Sendable {
                 throw failure
             }
         }
-        let resumed = state.withLockedValue { state in
+        // Only a retry turns writing back on: a write that began before another was refused may still fit (a small
+        // file on a nearly full disk), which says nothing about the next one.
+        let resumed = retrying && state.withLockedValue { state in
             defer { state.refusal = nil }
             return state.refusal != nil
         }
