@@ -37,8 +37,7 @@ public struct ImageInspector: Sendable {
             let (width, height): (Int, Int)
             switch format {
             case .jpeg:
-                let header = try JPEGCodec.readHeader(raw, strict: strictness == .strict, subject: subject)
-                (width, height) = (header.width, header.height)
+                (width, height) = try JPEGCodec.readSize(raw, strict: strictness == .strict, subject: subject)
             default:
                 (width, height) = try PNGCodec.readIHDR(raw, subject: subject)
             }

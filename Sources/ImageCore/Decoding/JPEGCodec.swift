@@ -9,19 +9,6 @@ import NIOConcurrencyHelpers
 /// (`tcj_finding`), and judged by `judge(_:strict:subject:)`, the validation rule of docs/architecture.md.
 /// Thread-safety: every method may be called from any thread.
 enum JPEGCodec {
-    /// The colour spaces a JPEG header can declare.
-    enum ColorSpace: Equatable {
-        case gray, rgb, yCbCr, cmyk, ycck, unknown
-    }
-
-    /// What a JPEG header says, with the warnings met reading it.
-    struct Header {
-        var width: Int
-        var height: Int
-        var colorSpace: ColorSpace
-        var warnings: [String]
-    }
-
     /// A decoded JPEG: pixels (possibly DCT-scaled), the full size from the header, and every warning.
     struct Decoded {
         var image: DecodedImage
@@ -30,13 +17,13 @@ enum JPEGCodec {
         var warnings: [String]
     }
 
-    /// Reads the header (every marker up to the first scan) and applies the warning rule to what it found.
-    static func readHeader(_ bytes: UnsafeRawBufferPointer, strict: Bool, subject: String) throws(ImageCoreError) -> Header {
+    /// The size the header declares, after reading every marker up to the first scan and applying the warning rule
+    /// to what it found (so damage in the header fails here; harmless warnings are the decode's to report).
+    static func readSize(_ bytes: UnsafeRawBufferPointer, strict: Bool, subject: String) throws(ImageCoreError) -> (width: Int, height: Int) {
         let decoder = try Decoder(bytes, subject: subject)
         let header = try decoder.readHeader(strict: strict, subject: subject)
-        let exifWarnings = decoder.exifWarnings
-        return Header(width: Int(header.width), height: Int(header.height), colorSpace: ColorSpace(header.color_space),
-                      warnings: try judge(decoder.diagnostics, strict: strict, subject: subject) + exifWarnings)
+        _ = try judge(decoder.diagnostics, strict: strict, subject: subject)
+        return (Int(header.width), Int(header.height))
     }
 
     /// Reads the header, lets `checkDimensions` refuse the size before any pixel buffer exists, then decodes every
@@ -51,12 +38,11 @@ enum JPEGCodec {
         let fullWidth = Int(header.width), fullHeight = Int(header.height)
         try checkDimensions(fullWidth, fullHeight)
         let exifWarnings = decoder.exifWarnings
-        let colorSpace = ColorSpace(header.color_space)
         let format: tcj_pixel_format, pixelFormat: DecodedImage.PixelFormat
-        switch colorSpace {
-        case .gray: (format, pixelFormat) = (TCJ_PIXELS_GRAY, .gray)
-        case .cmyk, .ycck: (format, pixelFormat) = (TCJ_PIXELS_CMYK, .rgb)
-        case .rgb, .yCbCr, .unknown: (format, pixelFormat) = (TCJ_PIXELS_RGB, .rgb)
+        switch header.color_space {
+        case TCJ_COLOR_GRAY: (format, pixelFormat) = (TCJ_PIXELS_GRAY, .gray)
+        case TCJ_COLOR_CMYK, TCJ_COLOR_YCCK: (format, pixelFormat) = (TCJ_PIXELS_CMYK, .rgb)
+        default: (format, pixelFormat) = (TCJ_PIXELS_RGB, .rgb)
         }
         let numerator = minimumWidth.map { scaleNumerator(width: fullWidth, atLeast: $0) } ?? 8
         let (width, height) = try decoder.outputSize(scaleNumerator: numerator, subject: subject)
@@ -222,19 +208,6 @@ extension JPEGCodec {
                 _ = try JPEGCodec.judge(diagnostics, strict: true, subject: subject)
                 preconditionFailure("tcj_decode failed without an error")
             }
-        }
-    }
-}
-
-extension JPEGCodec.ColorSpace {
-    init(_ space: tcj_color_space) {
-        switch space {
-        case TCJ_COLOR_GRAY: self = .gray
-        case TCJ_COLOR_RGB: self = .rgb
-        case TCJ_COLOR_YCBCR: self = .yCbCr
-        case TCJ_COLOR_CMYK: self = .cmyk
-        case TCJ_COLOR_YCCK: self = .ycck
-        default: self = .unknown
         }
     }
 }
