@@ -44,6 +44,9 @@ public final class DiskCache: Sendable {
         /// The smallest of those (its file size, metadata included), nil while there is none.
         public var smallestTooLarge: Int?
 
+        /// Entries not stored because the file system refused writes: each refused write and each one skipped after.
+        public var notStoredByRefusal: Int { refusedWrites + skippedWrites }
+
         /// What happened since `earlier` (a snapshot of the same cache): every counter's difference; the smallest
         /// too-large entry is this snapshot's.
         public func since(_ earlier: Statistics) -> Statistics {
@@ -64,9 +67,12 @@ public final class DiskCache: Sendable {
     /// The default byte limit: 256 MiB.
     public static let defaultSizeLimit = 256 * 1024 * 1024
 
+    /// The environment variable that names the default directory.
+    public static let directoryVariable = "TILECACHE_CACHE_DIR"
+
     /// The default directory: `$TILECACHE_CACHE_DIR` (unless empty), else `cache` in the working directory.
     public static var defaultDirectory: String {
-        ProcessInfo.processInfo.environment["TILECACHE_CACHE_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "cache"
+        ProcessInfo.processInfo.environment[directoryVariable].flatMap { $0.isEmpty ? nil : $0 } ?? "cache"
     }
 
     private struct IndexEntry { var size: Int; var lastAccess: Double }

@@ -13,10 +13,12 @@ enum PNGCodec {
         guard bytes[12] == 0x49, bytes[13] == 0x48, bytes[14] == 0x44, bytes[15] == 0x52 else {
             throw ImageCoreError(.corrupt, subject: subject, message: "PNG does not start with an IHDR chunk")
         }
-        func bigEndian(_ offset: Int) -> Int {
-            (Int(bytes[offset]) << 24) | (Int(bytes[offset + 1]) << 16) | (Int(bytes[offset + 2]) << 8) | Int(bytes[offset + 3])
-        }
-        return (bigEndian(16), bigEndian(20))
+        return (uint32(bytes, at: 16), uint32(bytes, at: 20))
+    }
+
+    /// The big-endian 32-bit number at `offset` (PNG's sizes and chunk lengths).
+    private static func uint32(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Int {
+        (Int(bytes[offset]) << 24) | (Int(bytes[offset + 1]) << 16) | (Int(bytes[offset + 2]) << 8) | Int(bytes[offset + 3])
     }
 
     /// Decodes every row. `checkDimensions` runs after libpng has validated the header (IHDR CRC included) and
@@ -70,7 +72,7 @@ enum PNGCodec {
     static func checkChunkLengths(_ bytes: UnsafeRawBufferPointer, subject: String) throws(ImageCoreError) {
         var offset = 8
         while offset + 8 <= bytes.count {
-            let length = (Int(bytes[offset]) << 24) | (Int(bytes[offset + 1]) << 16) | (Int(bytes[offset + 2]) << 8) | Int(bytes[offset + 3])
+            let length = uint32(bytes, at: offset)
             let type = String(decoding: bytes[(offset + 4)..<(offset + 8)], as: UTF8.self)
             guard length <= bytes.count - offset - 12 else {
                 throw ImageCoreError(.truncated, subject: subject, message: """

@@ -90,7 +90,8 @@ extension ImagePipeline {
             }
         }
         let finished = results.compactMap { $0 }
-        return PrefetchRun(results: finished, notStarted: urls.count - finished.count, report: runStatistics.snapshot, disk: diskBefore.flatMap { before in diskCache?.statistics.since(before) },
+        return PrefetchRun(results: finished, notStarted: urls.count - finished.count, report: runStatistics.snapshot,
+                           disk: diskBefore.flatMap { before in diskCache?.statistics.since(before) },
                            duration: ContinuousClock.now - started)
     }
 }

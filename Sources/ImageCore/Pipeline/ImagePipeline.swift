@@ -25,12 +25,10 @@ public final class ImagePipeline: Sendable {
     /// disk cache is the point).
     public convenience init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "tilecache.pipeline")) {
         var disk: DiskCache?
-        if let directory = configuration.diskDirectory {
-            do {
-                disk = try DiskCache(directory: directory, sizeLimit: configuration.diskSizeLimit, logger: logger)
-            } catch {
-                logger.warning("running without the disk cache", metadata: ["directory": "\(directory)", "reason": "\(error.message)"])
-            }
+        do {
+            disk = try Self.openDiskCache(configuration, logger: logger)
+        } catch {
+            logger.warning("running without the disk cache", metadata: ["directory": "\(error.subject)", "reason": "\(error.message)"])
         }
         self.init(configuration: configuration, diskCache: disk, logger: logger)
     }
@@ -41,10 +39,14 @@ public final class ImagePipeline: Sendable {
     /// - Throws: `.io` naming the directory and the reason when it cannot be created, read or written.
     public convenience init(requiringDiskCacheWith configuration: Configuration,
                             logger: Logger = Logger(label: "tilecache.pipeline")) throws(ImageCoreError) {
-        let disk = try configuration.diskDirectory.map { directory throws(ImageCoreError) in
+        self.init(configuration: configuration, diskCache: try Self.openDiskCache(configuration, logger: logger), logger: logger)
+    }
+
+    /// The disk cache the configuration names, or nil when it names none.
+    private static func openDiskCache(_ configuration: Configuration, logger: Logger) throws(ImageCoreError) -> DiskCache? {
+        try configuration.diskDirectory.map { directory throws(ImageCoreError) in
             try DiskCache(directory: directory, sizeLimit: configuration.diskSizeLimit, logger: logger)
         }
-        self.init(configuration: configuration, diskCache: disk, logger: logger)
     }
 
     private init(configuration: Configuration, diskCache: DiskCache?, logger: Logger) {

@@ -76,7 +76,7 @@ extension TileCacheCommand {
                                             interrupted: signal != nil, diskLimit: self.pipeline.diskBytes.bytes,
                                             diskDirectory: self.pipeline.cacheDir, diskRefusal: pipeline.diskCache?.writeRefusal)
                 reports.append(report)
-                refusedWrites = run.disk.map { $0.refusedWrites + $0.skippedWrites } ?? 0
+                refusedWrites = run.disk?.notStoredByRefusal ?? 0
                 if let directory = self.pipeline.cacheDir,
                    let problem = RunLog.append(RunLog.Entry(date: Date(), command: "prefetch", report: report), cacheDirectory: directory) {
                     logger.warning("run log not written: \(problem)")

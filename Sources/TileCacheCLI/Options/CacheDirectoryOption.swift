@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ImageCore
 
 /// `--cache-dir`, shared by every command that has a disk cache.
 ///
@@ -9,22 +10,18 @@ struct CacheDirectoryOption: ParsableArguments {
     @Option(name: .customLong("cache-dir"), help: "Disk cache directory (default: $TILECACHE_CACHE_DIR, else cache/).")
     var given: String?
 
-    /// The variable that names the default directory.
-    static let environmentVariable = "TILECACHE_CACHE_DIR"
-
-    /// The directory to use.
-    var path: String {
-        given ?? ProcessInfo.processInfo.environment[Self.environmentVariable] ?? "cache"
-    }
+    /// The directory to use (`validate()` has refused a blank variable, so `DiskCache`'s default is the variable or
+    /// `cache`).
+    var path: String { given ?? DiskCache.defaultDirectory }
 
     func validate() throws {
         if let given {
             guard !given.trimmingCharacters(in: .whitespaces).isEmpty else {
                 throw ValidationError("--cache-dir '\(given)' is empty: give a directory")
             }
-        } else if let variable = ProcessInfo.processInfo.environment[Self.environmentVariable],
+        } else if let variable = ProcessInfo.processInfo.environment[DiskCache.directoryVariable],
                   variable.trimmingCharacters(in: .whitespaces).isEmpty {
-            throw ValidationError("\(Self.environmentVariable) is set but empty: give it a directory, or unset it")
+            throw ValidationError("\(DiskCache.directoryVariable) is set but empty: give it a directory, or unset it")
         }
     }
 }

@@ -138,9 +138,8 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
                 ? "nothing could be stored: \(limitText) is smaller than the smallest image, \(smallest)"
                 : "\(disk.tooLarge) images not stored: each is larger than \(limitText) the smallest of them \(smallest)")
         }
-        let refused = disk.refusedWrites + disk.skippedWrites
-        if refused > 0 {
-            warnings.append("\(refused) images not stored: the file system refused writes to \(directory ?? "the disk cache")"
+        if disk.notStoredByRefusal > 0 {
+            warnings.append("\(disk.notStoredByRefusal) images not stored: the file system refused writes to \(directory ?? "the disk cache")"
                             + (refusal.map { " (\($0))" } ?? ""))
         }
         return warnings
