@@ -1,6 +1,7 @@
 import Foundation
 import ImageCore
 import Testing
+import TileCacheFixtures
 import TileCacheOrigin
 
 @Suite("ImageInspector")
@@ -92,8 +93,8 @@ struct ImageInspectorTests {
         for index in stride(from: corrupt.count / 3, to: corrupt.count / 2, by: 7) { corrupt[index] = 0xFF; corrupt[index - 1] = 0xD0 }
         #expect(reason { try inspector.check(corrupt, subject: "c") } == reason { try inspector.validate(corrupt, subject: "c") })
         #expect(reason { try inspector.check(corrupt, subject: "c") } != nil)
-        for file in try Fixtures.pngSuiteFiles() {
-            let bytes = try Fixtures.bytes(file)
+        for file in try TestImages.pngSuiteFiles() {
+            let bytes = try TestImages.bytes(file)
             let expected = file.lastPathComponent.hasPrefix("x")
             #expect((reason { try inspector.check(bytes, subject: file.path) } != nil) == expected, "\(file.lastPathComponent)")
         }
@@ -114,25 +115,25 @@ struct ImageInspectorTests {
         #expect(reason { try small.inspectHeader(Fixtures.thumbnailJPEG, subject: "t") } == .dimensions)
     }
 
-    @Test("every valid PngSuite file decodes", arguments: try Fixtures.pngSuiteFiles().filter { !$0.lastPathComponent.hasPrefix("x") })
+    @Test("every valid PngSuite file decodes", arguments: try TestImages.pngSuiteFiles().filter { !$0.lastPathComponent.hasPrefix("x") })
     func pngSuiteValid(file: URL) throws {
-        let bytes = try Fixtures.bytes(file)
+        let bytes = try TestImages.bytes(file)
         let header = try inspector.inspectHeader(bytes, subject: file.path)
         let validated = try inspector.validate(bytes, subject: file.path, contentType: "image/png")
         #expect(validated.image.width == header.width && validated.image.height == header.height)
         #expect(validated.image.cost == header.width * header.height * validated.image.pixelFormat.bytesPerPixel)
     }
 
-    @Test("every broken PngSuite file (x*) is rejected", arguments: try Fixtures.pngSuiteFiles().filter { $0.lastPathComponent.hasPrefix("x") })
+    @Test("every broken PngSuite file (x*) is rejected", arguments: try TestImages.pngSuiteFiles().filter { $0.lastPathComponent.hasPrefix("x") })
     func pngSuiteBroken(file: URL) throws {
-        let bytes = try Fixtures.bytes(file)
+        let bytes = try TestImages.bytes(file)
         let failure = reason { try inspector.validate(bytes, subject: file.path) }
         #expect(failure != nil, "\(file.lastPathComponent) was accepted")
     }
 
     @Test("a PNG with a bad IHDR CRC fails as corrupt, a truncated IDAT as truncated")
     func pngDamage() throws {
-        let good = try Fixtures.bytes(Fixtures.pngSuiteDirectory.appendingPathComponent("basn6a16.png"))
+        let good = try TestImages.bytes(TestImages.pngSuiteDirectory.appendingPathComponent("basn6a16.png"))
         var badCRC = good
         badCRC[29] ^= 0xFF  // last byte of IHDR's CRC
         #expect(reason { try inspector.validate(badCRC, subject: "crc") } == .corrupt)
@@ -144,7 +145,7 @@ struct ImageInspectorTests {
     func pngChunkPastTheEnd() throws {
         // Found by make fuzz: 787 bytes whose iTXt chunk claims 2 GB, which libpng allocated in full before reading.
         let file = try #require(try Fixtures.fuzzRegressionFiles().first { $0.lastPathComponent.hasPrefix("oom-f99fef16") })
-        let error = #expect(throws: ImageCoreError.self) { try inspector.validate(Fixtures.bytes(file), subject: "bomb.png") }
+        let error = #expect(throws: ImageCoreError.self) { try inspector.validate(TestImages.bytes(file), subject: "bomb.png") }
         #expect(error?.reason == .truncated)
         #expect(error?.message == "PNG chunk 'iTXt' at byte 154 declares 2074476609 bytes of data, but only 625 bytes follow its header")
     }
@@ -205,7 +206,7 @@ struct FuzzRegressionTests {
     @Test("kept fuzz inputs: no crash, and the validation check agrees with the full decode",
           arguments: try Fixtures.fuzzRegressionFiles())
     func keptInput(file: URL) throws {
-        let bytes = try Fixtures.bytes(file)
+        let bytes = try TestImages.bytes(file)
         let inspector = ImageInspector(maxPixels: 4_000_000)
         let checked = Result { () throws(ImageCoreError) in try inspector.check(bytes, subject: file.lastPathComponent) }
         let validated = Result { () throws(ImageCoreError) in try inspector.validate(bytes, subject: file.lastPathComponent) }

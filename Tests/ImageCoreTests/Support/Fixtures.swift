@@ -1,22 +1,16 @@
 import Foundation
 import ImageCore
-import TileCacheFixtures
 import TileCacheOrigin
 
-/// Test inputs: the shared fixtures (PngSuite, photos), the fuzz regressions, and JPEGs made by the origin's synthesizer.
+/// Test inputs of ImageCoreTests' own: the fuzz regressions and JPEGs made by the origin's synthesizer (the shared
+/// photos and PngSuite are `TestImages`).
 enum Fixtures {
-    static var pngSuiteDirectory: URL { TestImages.pngSuiteDirectory }
-
-    static func pngSuiteFiles() throws -> [URL] { try TestImages.pngSuiteFiles() }
-
     /// Inputs kept from `make fuzz`: mutated files that reached new code, and any input that ever crashed.
     static func fuzzRegressionFiles() throws -> [URL] {
         try FileManager.default.contentsOfDirectory(at: Bundle.module.resourceURL!.appendingPathComponent("Fixtures/fuzz-regressions"),
                                                     includingPropertiesForKeys: nil)
             .sorted { $0.lastPathComponent < $1.lastPathComponent }
     }
-
-    static func bytes(_ url: URL) throws -> [UInt8] { [UInt8](try Data(contentsOf: url)) }
 
     static let synthesizer = ImageSynthesizer(seed: 7)
 
