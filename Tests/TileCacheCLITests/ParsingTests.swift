@@ -23,6 +23,7 @@ struct ParsingTests {
         let selection = try ElementSelection(parsing: "1-3, 26,Fe,gold,NEON")
         #expect(selection.elements.map(\.number) == [1, 2, 3, 10, 26, 79])
         #expect(try ElementSelection(parsing: "118").elements.map(\.symbol) == ["Og"])
+        #expect(try ElementSelection(parsing: "caesium,sulphur,aluminum").elements.map(\.symbol) == ["Al", "S", "Cs"])
     }
 
     @Test("bad element lists name the bad item", arguments: [

@@ -1,4 +1,5 @@
-/// One chemical element: the facts front ends show, in the seed element API's spellings.
+/// One chemical element: every fact the seed element API served, in its spellings, plus TileCache's own
+/// (`group`, `block`, `electronConfiguration`).
 public struct Element: Sendable, Hashable, Codable {
     /// Atomic number, 1...118.
     public var number: Int
@@ -28,6 +29,18 @@ public struct Element: Sendable, Hashable, Codable {
     public var namedBy: String?
     /// Appearance, where known.
     public var appearance: String?
+    /// Colour, where the data set gives one (only Cobalt's, in the seed's data).
+    public var color: String?
+    /// Molar heat capacity in J/(mol·K), where known.
+    public var molarHeat: Double?
+    /// The article the facts were taken from (a Wikipedia URL).
+    public var source: String
+    /// URL of an emission spectrum image, where the data set has one.
+    public var spectralImage: String?
+    /// A paragraph about the element (from Wikipedia, CC BY-SA 3.0).
+    public var summary: String
+    /// Electrons per shell, innermost first.
+    public var shells: [Int]
     /// Block (`s`, `p`, `d`, `f`).
     public var block: String?
     /// Electron configuration, e.g. `1s2 2s1`.
@@ -42,6 +55,9 @@ public struct Element: Sendable, Hashable, Codable {
         let digits = String(number)
         return String(repeating: "0", count: max(0, 3 - digits.count)) + digits
     }
+
+    /// Other spellings of the name, lowercased (`caesium` for Cesium); empty for most elements.
+    public var otherSpellings: [String] { ElementCatalogue.otherSpellings[name.lowercased()] ?? [] }
 
     /// Whether the full-size photo host is known to have no photo of this element (atomic numbers 90 and up).
     public var hasKnownMissingPhoto: Bool { number >= ElementCatalogue.firstNumberWithoutPhoto }

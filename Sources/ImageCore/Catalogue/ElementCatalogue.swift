@@ -5,12 +5,18 @@ public struct ElementCatalogue: Sendable {
     /// Atomic numbers from this one up have no full-size photo upstream.
     public static let firstNumberWithoutPhoto = 90
 
+    /// Other spellings of catalogue names (lowercased), by the catalogue's own: the photo host's and other English
+    /// spellings. Look-ups accept them, and a missing photo is tried under them.
+    public static let otherSpellings: [String: [String]] = [
+        "cesium": ["caesium"], "aluminium": ["aluminum"], "sulfur": ["sulphur"],
+    ]
+
     /// The built-in catalogue.
     public static let standard = ElementCatalogue(elements: builtInElements)
 
     /// All elements, in atomic-number order.
     public let elements: [Element]
-    /// Index into `elements` by lowercased number, symbol and name.
+    /// Index into `elements` by lowercased number, symbol, name and other spellings of the name.
     private let index: [String: Int]
 
     /// A catalogue over the given elements.
@@ -21,11 +27,12 @@ public struct ElementCatalogue: Sendable {
             index[String(element.number)] = position
             index[element.symbol.lowercased()] = position
             index[element.name.lowercased()] = position
+            for spelling in element.otherSpellings { index[spelling] = position }
         }
         self.index = index
     }
 
-    /// The element with this atomic number, symbol or name (case-insensitive), or nil. O(1).
+    /// The element with this atomic number, symbol, name or other spelling of its name (case-insensitive), or nil. O(1).
     public func element(matching identifier: String) -> Element? {
         let trimmed = identifier.trimmingWhitespace()
         if let number = Int(trimmed) { return element(number: number) }

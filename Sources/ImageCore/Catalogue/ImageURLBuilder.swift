@@ -17,6 +17,9 @@ public struct CatalogueImage: Sendable, Hashable {
     /// True when the upstream host is known not to have this image (full-size photos for 90 and up):
     /// reports list such a failure as expected, not as broken.
     public var isKnownMissing: Bool
+    /// The URLs of the image under the element's other spellings (`caesium.jpg` for Cesium's photo), tried in order
+    /// when `url` is not found; empty for thumbnails and most photos.
+    public var alternativeURLs: [String]
 }
 
 /// Builds the two families of image URLs from configurable base URLs.
@@ -47,6 +50,11 @@ public struct ImageURLBuilder: Sendable, Hashable {
         "\(imagesBase)/\(element.name.lowercased()).jpg"
     }
 
+    /// `<imagesBase>/<other spelling>.jpg` for each other spelling of the element's name (`caesium.jpg` for Cesium).
+    public func otherPhotoURLs(for element: Element) -> [String] {
+        element.otherSpellings.map { "\(imagesBase)/\($0).jpg" }
+    }
+
     /// The URL of one image of an element.
     public func url(for element: Element, kind: ImageKind) -> String {
         switch kind {
@@ -61,7 +69,8 @@ public struct ImageURLBuilder: Sendable, Hashable {
             kinds.map { kind in
                 CatalogueImage(
                     element: element, kind: kind, url: url(for: element, kind: kind),
-                    isKnownMissing: kind == .full && element.hasKnownMissingPhoto)
+                    isKnownMissing: kind == .full && element.hasKnownMissingPhoto,
+                    alternativeURLs: kind == .full ? otherPhotoURLs(for: element) : [])
             }
         }
     }

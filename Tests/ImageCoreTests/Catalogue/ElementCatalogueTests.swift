@@ -17,6 +17,17 @@ struct ElementCatalogueTests {
         #expect(sodium.xpos == 1 && sodium.ypos == 3)
     }
 
+    @Test("carries every fact of the seed's data set (PeriodicTableJSON of 2018-12-21), with its values")
+    func seedFacts() {
+        let copernicium = catalogue.element(number: 112)!
+        #expect(copernicium.density == 23.7 && copernicium.phase == "Gas")  // the newer data set says 14.0 and Liquid
+        #expect(catalogue.elements.filter { $0.color != nil }.map(\.symbol) == ["Co"])
+        let sodium = catalogue.element(number: 11)!
+        #expect(sodium.shells == [2, 8, 1] && sodium.molarHeat == 28.23 && sodium.source == "https://en.wikipedia.org/wiki/Sodium")
+        #expect(sodium.spectralImage == "https://en.wikipedia.org/wiki/File:Sodium_Spectra.jpg" && sodium.summary.hasPrefix("Sodium"))
+        #expect(catalogue.elements.allSatisfy { !$0.summary.isEmpty && $0.source.hasPrefix("https://") && $0.shells.reduce(0, +) == $0.number })
+    }
+
     @Test("looks elements up by number, symbol or name, case-insensitively")
     func lookup() {
         #expect(catalogue.element(matching: "26")?.symbol == "Fe")
@@ -24,6 +35,10 @@ struct ElementCatalogueTests {
         #expect(catalogue.element(matching: "GOLD")?.number == 79)
         #expect(catalogue.element(matching: "Unobtainium") == nil)
         #expect(catalogue.element(matching: "119") == nil)
+        #expect(catalogue.element(matching: "Caesium")?.number == 55)
+        #expect(catalogue.element(matching: "aluminum")?.number == 13)
+        #expect(catalogue.element(matching: "SULPHUR")?.number == 16)
+        #expect(catalogue.element(number: 55)?.otherSpellings == ["caesium"] && catalogue.element(number: 26)?.otherSpellings == [])
     }
 
     @Test("builds both URL families and marks 90 and up as expected missing")
@@ -37,6 +52,8 @@ struct ElementCatalogueTests {
         #expect(images.count == 236)
         #expect(images.filter(\.isKnownMissing).count == 29)
         #expect(images.filter(\.isKnownMissing).allSatisfy { $0.kind == .full && $0.element.number >= 90 })
+        #expect(images.first { $0.kind == .full && $0.element.number == 55 }?.alternativeURLs == ["http://images-of-elements.com/caesium.jpg"])
+        #expect(images.filter { !$0.alternativeURLs.isEmpty }.map(\.element.number) == [13, 16, 55])
         let custom = ImageURLBuilder(tilesBase: "http://127.0.0.1:9/t/", imagesBase: "http://127.0.0.1:9/i")
         #expect(custom.thumbnailURL(for: hydrogen) == "http://127.0.0.1:9/t/Tiles/001/s7.JPG")
     }
