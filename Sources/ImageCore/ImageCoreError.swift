@@ -68,6 +68,9 @@ public struct ImageCoreError: Error, Sendable, Equatable, CustomStringConvertibl
     }
 
     /// True for failures worth retrying: timeouts, connection failures and cut-off transfers, 5xx, 408 and 429.
+    /// Whether the server said it has no such resource (HTTP 404 or 410).
+    public var isNotFound: Bool { reason == .httpStatus && (httpStatus == 404 || httpStatus == 410) }
+
     public var isTransient: Bool {
         if isTransientTransport { return true }
         switch reason {

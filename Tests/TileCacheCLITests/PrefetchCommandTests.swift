@@ -37,6 +37,29 @@ struct PrefetchCommandTests {
         }
     }
 
+    @Test("the default catalogue succeeds: cesium's photo is found as caesium.jpg, reported as an alias, remembered for the next process")
+    func cesiumAlias() async throws {
+        try await withTemporaryDirectory { cache in
+            let origin = try await OriginServer.start()
+            let first = await tilecache(arguments(origin, cache: cache, "--kind", "full"))
+            let afterFirst = origin.statistics.requests
+            let second = await tilecache(arguments(origin, cache: cache, "--kind", "full"))  // a new process, same cache
+            let afterSecond = origin.statistics.requests
+            let table = await tilecache(["prefetch", "--tiles-base", origin.tilesBase, "--images-base", origin.imagesBase,
+                                         "--cache-dir", cache, "--elements", "Cs", "--kind", "full"])
+            await origin.shutdown()
+            #expect(first.code == 0, "\(first.out)")
+            let json = try #require(try first.json() as? [String: Any])
+            #expect(json["failed"] as? Int == 0 && json["succeeded"] as? Int == 89 && json["skippedKnownMissing"] as? Int == 29)
+            let aliases = try #require(json["aliases"] as? [[String: String]])
+            #expect(aliases == [["url": origin.imagesBase + "/cesium.jpg", "servedBy": origin.imagesBase + "/caesium.jpg"]])
+            #expect(afterFirst >= 90)  // 89 photos and one 404 for cesium.jpg (more if a loaded machine made a transfer retry)
+            #expect(second.code == 0 && afterSecond == afterFirst)  // all from disk, the alias included
+            #expect((try second.json() as? [String: Any])?["diskHits"] as? Int == 89)
+            #expect(table.code == 0 && table.out.contains("cesium.jpg -> caesium.jpg"), "\(table.out)")
+        }
+    }
+
     @Test("broken URLs are listed with their reason and give exit code 2")
     func brokenURLs() async throws {
         try await withTemporaryDirectory { cache in

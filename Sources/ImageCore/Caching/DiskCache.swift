@@ -301,12 +301,56 @@ public final class DiskCache: Sendable {
         return verification
     }
 
+    // MARK: - Aliases
+
+    /// The file remembering which URL serves an image under another spelling (`aliases.json`: URL to URL).
+    private var aliasesPath: String { directory + "/aliases.json" }
+
+    /// The URL that served `url`'s image under another spelling (see `rememberAlias`), or nil.
+    public func alias(for url: String) -> String? { readAliases()[url] }
+
+    /// Remembers that `url`'s image is served by `target` (nil forgets it), for every process using this directory.
+    ///
+    /// - Throws: `.io` naming the file when it cannot be written; the previous file is left intact.
+    public func rememberAlias(_ target: String?, for url: String) throws(ImageCoreError) {
+        try withLock { () throws(ImageCoreError) in
+            var aliases = self.readAliases()
+            guard aliases[url] != target else { return }
+            aliases[url] = target
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+            let bytes = [UInt8]((try? encoder.encode(aliases)) ?? Data("{}".utf8))
+            let temp = self.entriesDirectory + "/.tmp-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+            do throws(WriteFailure) {
+                try self.write(bytes, to: temp)
+            } catch {
+                switch error {
+                case .refused(let reason): throw ImageCoreError(.io, subject: self.aliasesPath, message: reason)
+                case .failed(let failure): throw failure
+                }
+            }
+            guard rename(temp, self.aliasesPath) == 0 else {
+                let reason = String(cString: strerror(errno))
+                unlink(temp)
+                throw ImageCoreError(.io, subject: self.aliasesPath, message: "cannot move the alias file into place: \(reason)")
+            }
+        }
+    }
+
+    /// The remembered aliases; empty when the file is missing or unreadable (it is a cache: a lost alias is found again).
+    private func readAliases() -> [String: String] {
+        guard let bytes = try? LocalFile.read(aliasesPath), !bytes.isEmpty,
+              let aliases = try? JSONDecoder().decode([String: String].self, from: Data(bytes)) else { return [:] }
+        return aliases
+    }
+
     /// Removes every entry.
     public func removeAll() throws(ImageCoreError) {
         try withLock { () throws(ImageCoreError) in
             self.state.withLockedValue { state in
                 self.rescan(&state)
                 for name in state.index.keys { unlink(self.entriesDirectory + "/" + name) }
+                unlink(self.aliasesPath)
                 state.index.removeAll()
                 state.totalBytes = 0
                 state.directoryStamp = self.directoryStamp()

@@ -2,6 +2,8 @@
 public struct PrefetchResult: Sendable {
     /// The URL.
     public var url: String
+    /// The other URL (another spelling) that served the image, when `url` itself has none.
+    public var servedBy: String?
     /// How it was satisfied, or nil when it failed.
     public var outcome: ImageOutcome?
     /// Why it failed, or nil.
@@ -50,8 +52,10 @@ extension ImagePipeline {
     /// collected, never thrown. When the calling task is cancelled, no further URL is started, loads in flight end
     /// with `.cancelled`, and the run returns what finished.
     ///
-    /// - Parameter progress: called after each URL finishes, from the collecting task.
-    public func prefetch(_ urls: [String], concurrency: Int? = nil,
+    /// - Parameters:
+    ///   - alternatives: other URLs of an image, by URL, tried when the host has none at that URL (see `image(for:alternatives:)`).
+    ///   - progress: called after each URL finishes, from the collecting task.
+    public func prefetch(_ urls: [String], alternatives: [String: [String]] = [:], concurrency: Int? = nil,
                          progress: (@Sendable (PrefetchProgress) -> Void)? = nil) async -> PrefetchRun {
         let limit = max(1, concurrency ?? 2 * configuration.downloader.maxConcurrentTransfers)
         let runStatistics = PipelineStatistics()
@@ -68,9 +72,9 @@ extension ImagePipeline {
                 group.addTask {
                     let begun = ContinuousClock.now
                     do throws(ImageCoreError) {
-                        let response = try await self.image(for: url)
+                        let response = try await self.image(for: url, alternatives: alternatives[url] ?? [])
                         runStatistics.record(response)
-                        return (index, PrefetchResult(url: url, outcome: response.outcome, error: nil, header: response.header,
+                        return (index, PrefetchResult(url: url, servedBy: response.servedBy, outcome: response.outcome, error: nil, header: response.header,
                                                       warnings: response.warnings, latency: response.latency))
                     } catch {
                         let latency = ContinuousClock.now - begun

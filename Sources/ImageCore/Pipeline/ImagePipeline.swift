@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 
 /// Loads images through memory, then disk, then network, validating everything it downloads.
 ///
@@ -18,6 +19,9 @@ public final class ImagePipeline: Sendable {
     public let downloader: Downloader
     /// Statistics since the pipeline was created.
     public let statistics = PipelineStatistics()
+    /// URLs whose image this process found under another spelling (requested URL to serving URL); the disk cache
+    /// remembers them across processes.
+    private let aliases = NIOLockedValueBox<[String: String]>([:])
     private let logger: Logger
 
     /// Builds a pipeline. When the disk cache directory cannot be used, the pipeline runs without it and logs one
@@ -59,11 +63,14 @@ public final class ImagePipeline: Sendable {
 
     /// The decoded image at `url`.
     ///
+    /// - Parameter alternatives: other URLs of the same image (another spelling of a name), tried in order when the
+    ///   host has no image at `url` (404 or 410). The one that works is remembered, in memory and in the disk cache,
+    ///   and tried first next time; the response names it in `servedBy`.
     /// - Throws: `ImageCoreError` naming the URL: the transfer's reason, `.httpStatus`, or the validator's reason.
-    public func image(for url: String) async throws(ImageCoreError) -> ImageResponse {
+    public func image(for url: String, alternatives: [String] = []) async throws(ImageCoreError) -> ImageResponse {
         let started = ContinuousClock.now
         do {
-            let response = try await load(url, started: started)
+            let response = try await load(url, alternatives: alternatives, started: started)
             statistics.record(response)
             return response
         } catch {
@@ -76,13 +83,13 @@ public final class ImagePipeline: Sendable {
     ///
     /// Bytes from disk were fully validated when stored and pass their checksum on every read; bytes from the network
     /// are fully validated (and decoded into the memory cache) before they are returned or stored.
-    /// - Throws: as `image(for:)`.
-    public func encodedImage(for url: String) async throws(ImageCoreError) -> EncodedImage {
+    /// - Throws: as `image(for:alternatives:)`.
+    public func encodedImage(for url: String, alternatives: [String] = []) async throws(ImageCoreError) -> EncodedImage {
         let started = ContinuousClock.now
         do {
-            let loaded = try await loadBytes(url)
-            let image = EncodedImage(url: url, bytes: loaded.bytes, metadata: loaded.metadata, outcome: loaded.outcome,
-                                     warnings: loaded.warnings, latency: ContinuousClock.now - started,
+            let loaded = try await resolveBytes(url, alternatives: alternatives)
+            let image = EncodedImage(url: url, servedBy: loaded.servedBy, bytes: loaded.bytes, metadata: loaded.metadata,
+                                     outcome: loaded.outcome, warnings: loaded.warnings, latency: ContinuousClock.now - started,
                                      bytesDownloaded: loaded.bytesDownloaded)
             statistics.record(outcome: image.outcome, latency: image.latency, bytesDownloaded: image.bytesDownloaded)
             return image
@@ -93,27 +100,79 @@ public final class ImagePipeline: Sendable {
     }
 
     /// Memory, else bytes from `loadBytes` decoded (unless the network path decoded them already).
-    private func load(_ url: String, started: ContinuousClock.Instant) async throws(ImageCoreError) -> ImageResponse {
-        if let cached = memoryCache.value(forKey: url) {
-            return ImageResponse(url: url, image: cached.image, header: cached.header, outcome: .memoryHit,
+    private func load(_ url: String, alternatives: [String], started: ContinuousClock.Instant) async throws(ImageCoreError) -> ImageResponse {
+        // Memory holds an image under the URL that served it, so a URL asked for without alternatives is only itself.
+        let alias = alternatives.isEmpty ? nil : knownAlias(of: url)
+        if let cached = memoryCache.value(forKey: alias ?? url) {
+            return ImageResponse(url: url, servedBy: alias, image: cached.image, header: cached.header, outcome: .memoryHit,
                                  warnings: [], latency: ContinuousClock.now - started, bytesDownloaded: 0)
         }
-        var loaded = try await loadBytes(url)
+        var loaded = try await resolveBytes(url, alternatives: alternatives)
         if loaded.validated == nil {
+            let source = loaded.servedBy ?? url
             do {
-                loaded.validated = try configuration.inspector.validate(loaded.bytes, subject: url, contentType: loaded.metadata.contentType)
+                loaded.validated = try configuration.inspector.validate(loaded.bytes, subject: source, contentType: loaded.metadata.contentType)
             } catch {
                 // Stored bytes that pass their checksum but no longer decode (a stricter decoder, say): drop and refetch.
-                logger.warning("removing a disk entry that no longer decodes", metadata: ["url": "\(url)", "reason": "\(error.message)"])
-                diskCache?.remove(url)
-                loaded = try await fromNetwork(url)
+                logger.warning("removing a disk entry that no longer decodes", metadata: ["url": "\(source)", "reason": "\(error.message)"])
+                diskCache?.remove(source)
+                let servedBy = loaded.servedBy
+                loaded = try await fromNetwork(source)
+                loaded.servedBy = servedBy
             }
         }
         let validated = loaded.validated!
-        memoryCache.set(CachedImage(image: validated.image, header: validated.header), forKey: url, cost: validated.image.cost)
-        return ImageResponse(url: url, image: validated.image, header: validated.header, outcome: loaded.outcome,
+        memoryCache.set(CachedImage(image: validated.image, header: validated.header), forKey: loaded.servedBy ?? url,
+                        cost: validated.image.cost)
+        return ImageResponse(url: url, servedBy: loaded.servedBy, image: validated.image, header: validated.header, outcome: loaded.outcome,
                              warnings: loaded.warnings + validated.warnings, latency: ContinuousClock.now - started,
                              bytesDownloaded: loaded.bytesDownloaded)
+    }
+
+    /// `loadBytes(url)`, or, when the host has no image there (404 or 410), the first of `alternatives` that loads.
+    /// A working alternative is remembered and tried first next time; one that stops working is forgotten.
+    private func resolveBytes(_ url: String, alternatives: [String]) async throws(ImageCoreError) -> LoadedBytes {
+        guard !alternatives.isEmpty else { return try await loadBytes(url) }
+        if let alias = knownAlias(of: url) {
+            do throws(ImageCoreError) {
+                var loaded = try await loadBytes(alias)
+                loaded.servedBy = alias
+                return loaded
+            } catch where error.isNotFound {
+                rememberAlias(nil, of: url)
+            }
+        }
+        do throws(ImageCoreError) {
+            return try await loadBytes(url)
+        } catch where error.isNotFound {
+            for alternative in alternatives where alternative != url {
+                guard var loaded = try? await loadBytes(alternative) else { continue }
+                rememberAlias(alternative, of: url)
+                loaded.servedBy = alternative
+                return loaded
+            }
+            let tried = alternatives.map { ($0 as NSString).lastPathComponent }.joined(separator: ", ")
+            throw ImageCoreError(error.reason, subject: error.subject, message: "\(error.message) (other spellings tried: \(tried))",
+                                 httpStatus: error.httpStatus)
+        }
+    }
+
+    /// The URL remembered as serving `url`'s image, from this process or the disk cache.
+    private func knownAlias(of url: String) -> String? {
+        if let alias = aliases.withLockedValue({ $0[url] }) { return alias }
+        guard let alias = diskCache?.alias(for: url) else { return nil }
+        aliases.withLockedValue { $0[url] = alias }
+        return alias
+    }
+
+    private func rememberAlias(_ alias: String?, of url: String) {
+        aliases.withLockedValue { $0[url] = alias }
+        do {
+            try diskCache?.rememberAlias(alias, for: url)
+        } catch {
+            logger.warning("could not remember an alias in the disk cache", metadata: ["url": "\(url)", "reason": "\(error.message)"])
+        }
+        if let alias { logger.debug("image found under another spelling", metadata: ["url": "\(url)", "servedBy": "\(alias)"]) }
     }
 
     /// Bytes from the disk cache (fresh, or revalidated by a 304), else from the network.
@@ -130,7 +189,7 @@ public final class ImagePipeline: Sendable {
             response = try await downloader.fetch(request)
         } catch {
             guard configuration.serveStaleOnError, error.isTransient || error.reason == .dns else {
-                if error.reason == .httpStatus, error.httpStatus == 404 || error.httpStatus == 410 { disk.remove(url) }
+                if error.isNotFound { disk.remove(url) }
                 throw error
             }
             var served = stored
@@ -184,5 +243,7 @@ struct LoadedBytes {
     var outcome: ImageOutcome
     var validated: ValidatedImage?
     var warnings: [String] = []
+    /// The other URL that served the image, when the one asked for has none.
+    var servedBy: String?
     var bytesDownloaded = 0
 }

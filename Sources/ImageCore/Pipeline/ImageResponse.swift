@@ -19,6 +19,8 @@ public enum ImageOutcome: String, Sendable, Codable, CaseIterable {
 public struct ImageResponse: Sendable {
     /// The URL requested.
     public var url: String
+    /// The other URL (another spelling) that served the image, when `url` itself has none; nil otherwise.
+    public var servedBy: String?
     /// The decoded pixels.
     public var image: DecodedImage
     /// Format, size and encoded byte count.
@@ -51,6 +53,8 @@ public struct CachedImage: Sendable {
 public struct EncodedImage: Sendable {
     /// The URL requested.
     public var url: String
+    /// The other URL (another spelling) that served the image, when `url` itself has none; nil otherwise.
+    public var servedBy: String?
     /// The bytes exactly as the server sent them (validated).
     public var bytes: [UInt8]
     /// Content type, format, dimensions, validators and freshness.

@@ -49,6 +49,7 @@ extension TileCacheCommand {
 
             let images = ImageList.catalogue(ElementCatalogue.standard.elements, kinds: [.thumbnail, .full], builder: origin.urlBuilder)
             let urls = images.map(\.url)
+            let alternatives = ImageList.alternatives(of: images)
             var configuration = ImagePipeline.Configuration()
             configuration.diskDirectory = directory
             configuration.memoryCountLimit = memoryCount
@@ -68,10 +69,10 @@ extension TileCacheCommand {
                 }
             }
             let cold = try await pipeline()
-            reports.append(PrefetchReport(run: 1, images: images, run: await cold.prefetch(urls, progress: { progress.update($0) }), skippedKnownMissing: 0))
+            reports.append(PrefetchReport(run: 1, images: images, run: await cold.prefetch(urls, alternatives: alternatives, progress: { progress.update($0) }), skippedKnownMissing: 0))
             let restarted = try await pipeline()
-            reports.append(PrefetchReport(run: 2, images: images, run: await restarted.prefetch(urls, progress: { progress.update($0) }), skippedKnownMissing: 0))
-            reports.append(PrefetchReport(run: 3, images: images, run: await restarted.prefetch(urls, progress: { progress.update($0) }), skippedKnownMissing: 0))
+            reports.append(PrefetchReport(run: 2, images: images, run: await restarted.prefetch(urls, alternatives: alternatives, progress: { progress.update($0) }), skippedKnownMissing: 0))
+            reports.append(PrefetchReport(run: 3, images: images, run: await restarted.prefetch(urls, alternatives: alternatives, progress: { progress.update($0) }), skippedKnownMissing: 0))
             await origin.shutdown()
             console.out(render(reports))
         }
@@ -100,8 +101,12 @@ extension TileCacheCommand {
             }
             var text = table.render(output.format)
             if let broken = reports.first?.failures, !broken.isEmpty {
-                text += "\nbroken (the catalogue spells a name the photo host does not):\n"
+                text += "\nbroken:\n"
                 text += broken.map { "  \($0.url): \($0.reason): \($0.message)\n" }.joined()
+            }
+            if let aliases = reports.first?.aliases, !aliases.isEmpty {
+                text += "\nserved under another spelling (the photo host spells the name its own way):\n"
+                text += aliases.map { "  \(($0.url as NSString).lastPathComponent) -> \($0.servedBy)\n" }.joined()
             }
             text += "\n"
             for (report, title) in zip(reports, titles) {

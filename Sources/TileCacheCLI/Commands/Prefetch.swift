@@ -52,6 +52,7 @@ extension TileCacheCommand {
             let images = includeKnownMissing ? all : all.filter { !$0.isKnownMissing }
             let skipped = all.count - images.count
             let fetchable = images.filter { $0.invalidInput == nil }.map(\.url)
+            let alternatives = ImageList.alternatives(of: images)
             if dryRun {
                 console.out(fetchable.map { $0 + "\n" }.joined())
                 return
@@ -69,7 +70,7 @@ extension TileCacheCommand {
                     progress.finish()
                     console.err("interrupted: stopping; press Ctrl-C again to exit at once\n")
                 }) {
-                    await pipeline.prefetch(fetchable, progress: { progress.update($0) })
+                    await pipeline.prefetch(fetchable, alternatives: alternatives, progress: { progress.update($0) })
                 }
                 progress.finish()
                 let report = PrefetchReport(run: number, images: images, run: run, skippedKnownMissing: skipped,

@@ -10,8 +10,9 @@ extension TileCacheCommand {
             discussion: """
                 Each URL is fetched and fully validated; nothing is stored unless --store. Known-missing catalogue
                 photos (elements 90 and up) are listed apart from broken URLs. For a missing catalogue photo, other
-                spellings of the name (caesium/cesium, aluminum/aluminium, sulphur/sulfur) are tried and a working
-                one is suggested. Lines of a --urls list that are not http(s) URLs are reported as invalid input.
+                spellings of the name (caesium/cesium, aluminum/aluminium, sulphur/sulfur) are tried once; a photo
+                found that way is ok, reported as served by that URL (and remembered with --store), not broken.
+                Lines of a --urls list that are not http(s) URLs are reported as invalid input.
                 Ctrl-C (or SIGTERM) stops the check and prints what was checked, marked interrupted; a second Ctrl-C
                 exits at once.
                 Exit codes: 0 all good; 2 some URL is broken; 1 a usage error, an empty URL list (unless
@@ -53,11 +54,10 @@ extension TileCacheCommand {
                                         configuration: configuration.downloader)
             let validator = URLValidator(downloader: downloader, inspector: configuration.inspector, store: disk,
                                          concurrency: pipeline.concurrency)
-            let builder = source.urls == nil ? source.builder : nil
             let (report, signal) = await Interruption.run(onInterrupt: { _ in
                 console.err("interrupted: stopping; press Ctrl-C again to exit at once\n")
             }) {
-                await validator.validate(images, builder: builder)
+                await validator.validate(images)
             }
             console.out(render(report))
             if let signal { throw ExitCode(Interruption.exitCode(for: signal)) }
@@ -70,7 +70,7 @@ extension TileCacheCommand {
                 let size = result.width.map { "\($0)x\(result.height ?? 0)" } ?? "-"
                 var outcome = result.ok ? "ok" : "\(result.reason ?? "?"): \(result.message ?? "")"
                 if result.ok, !result.warnings.isEmpty { outcome += " (warning: \(result.warnings.joined(separator: "; ")))" }
-                if let suggestion = result.suggestion { outcome += " (try \(suggestion))" }
+                if let servedBy = result.servedBy { outcome += " (served by \((servedBy as NSString).lastPathComponent))" }
                 return [result.url, result.status.map(String.init) ?? "-", result.format ?? "-", result.contentType ?? "-", size,
                         result.bytes.map(String.init) ?? "-", result.timeMilliseconds.map { String(format: "%.0f ms", $0) } ?? "-", outcome]
             }

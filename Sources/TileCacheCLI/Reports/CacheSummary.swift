@@ -83,8 +83,7 @@ public struct CacheSummary: Sendable, Encodable {
     static func kind(of url: String) -> String {
         if url.hasSuffix("/s7.JPG"), url.contains("/Tiles/") { return "thumbnail" }
         let name = (url as NSString).lastPathComponent.lowercased()
-        let photoNames = Set(ElementCatalogue.standard.elements.map { $0.name.lowercased() + ".jpg" })
-            .union(URLValidator.alternativeSpellings.keys.map { $0 + ".jpg" })
+        let photoNames = Set(ElementCatalogue.standard.elements.flatMap { [$0.name.lowercased()] + $0.otherSpellings }.map { $0 + ".jpg" })
         return photoNames.contains(name) ? "full" : "other"
     }
 

@@ -11,6 +11,8 @@ public struct TargetImage: Sendable, Hashable {
     public var kind: ImageKind?
     /// Upstream is known to lack this image (full-size photos for 90 and up).
     public var isKnownMissing = false
+    /// The image's URLs under other spellings of the name, tried when `url` is not found (catalogue photos).
+    public var alternativeURLs: [String] = []
     /// Why the line is not a fetchable URL (nil when it is one).
     public var invalidInput: String?
     /// Where it came from, for messages: `FILE:LINE`, or nil for the catalogue.
@@ -22,8 +24,14 @@ public enum ImageList {
     /// The catalogue images of `elements` and `kinds` at the given bases.
     public static func catalogue(_ elements: [Element], kinds: [ImageKind], builder: ImageURLBuilder) -> [TargetImage] {
         builder.images(for: elements, kinds: kinds).map {
-            TargetImage(url: $0.url, element: $0.element, kind: $0.kind, isKnownMissing: $0.isKnownMissing)
+            TargetImage(url: $0.url, element: $0.element, kind: $0.kind, isKnownMissing: $0.isKnownMissing,
+                        alternativeURLs: $0.alternativeURLs)
         }
+    }
+
+    /// Each catalogue image's other-spelling URLs by its URL, for `ImagePipeline.prefetch(_:alternatives:)`.
+    public static func alternatives(of images: [TargetImage]) -> [String: [String]] {
+        Dictionary(images.filter { !$0.alternativeURLs.isEmpty }.map { ($0.url, $0.alternativeURLs) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// Reads a URL list: one URL a line, blank lines and `#` comments skipped (`ListText`); `-` reads stdin.

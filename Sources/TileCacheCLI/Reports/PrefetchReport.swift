@@ -13,6 +13,14 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
         public var message: String
     }
 
+    /// A URL whose image was found under another spelling (`cesium.jpg` served by `caesium.jpg`): not broken.
+    public struct Alias: Sendable, Codable, Equatable {
+        /// The URL asked for.
+        public var url: String
+        /// The URL that served it.
+        public var servedBy: String
+    }
+
     /// Which run of `--repeat` this is (1-based).
     public var run: Int
     /// Whether Ctrl-C or SIGTERM stopped the run before every URL finished (`notCompleted` says how many did not).
@@ -51,6 +59,8 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
     public var failures: [Failure]
     /// Expected-missing URLs that failed as expected.
     public var expectedMissingURLs: [String]
+    /// URLs served under another spelling (counted as succeeded).
+    public var aliases: [Alias]
     /// What the run could not do without failing an image: images the disk cache did not store, and why.
     public var warnings: [String]
 
@@ -99,10 +109,11 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
         latencyMilliseconds = report.latencyMilliseconds
         self.failures = failures
         expectedMissingURLs = expected
+        aliases = run.results.compactMap { result in result.servedBy.map { Alias(url: result.url, servedBy: $0) } }
         warnings = Self.diskWarnings(run.disk, limit: diskLimit, directory: diskDirectory, refusal: diskRefusal)
     }
 
-    /// Reads a report, also one logged before `interrupted`, `notCompleted` and `warnings` existed.
+    /// Reads a report, also one logged before `interrupted`, `notCompleted`, `aliases` and `warnings` existed.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         run = try container.decode(Int.self, forKey: .run)
@@ -124,6 +135,7 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
         latencyMilliseconds = try container.decode([String: LatencySummary].self, forKey: .latencyMilliseconds)
         failures = try container.decode([Failure].self, forKey: .failures)
         expectedMissingURLs = try container.decode([String].self, forKey: .expectedMissingURLs)
+        aliases = try container.decodeIfPresent([Alias].self, forKey: .aliases) ?? []
         warnings = try container.decodeIfPresent([String].self, forKey: .warnings) ?? []
     }
 
@@ -165,6 +177,11 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
                                      String(format: "%.3f", value.p99), String(format: "%.3f", value.max)])
             }
             text += "\n" + latency.render(format)
+        }
+        if !aliases.isEmpty {
+            var found = TextTable(headers: ["served under another spelling", "from"])
+            found.rows = aliases.map { [($0.url as NSString).lastPathComponent + " -> " + ($0.servedBy as NSString).lastPathComponent, $0.servedBy] }
+            text += "\n" + found.render(format)
         }
         if !failures.isEmpty {
             var broken = TextTable(headers: ["broken URL", "reason", "message"])

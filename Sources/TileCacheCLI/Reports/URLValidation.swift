@@ -29,12 +29,13 @@ public struct URLValidationResult: Sendable, Codable, Equatable {
     public var warnings: [String]
     /// Upstream is known to lack this image: listed apart from broken ones.
     public var expectedMissing: Bool
-    /// A spelling of the URL that works, for a missing catalogue photo.
-    public var suggestion: String?
+    /// For a catalogue photo the host has under another spelling only: the URL that served it (`caesium.jpg` for
+    /// `cesium.jpg`). The result is then that URL's, and the image is not broken.
+    public var servedBy: String?
 
     enum CodingKeys: String, CodingKey {
         case url, ok, status, reason, message, format, contentType, width, height, bytes, timeMilliseconds, warnings,
-             expectedMissing, suggestion
+             expectedMissing, servedBy
     }
 
     /// Encodes absent values as `null`, so every result has every key.
@@ -53,7 +54,7 @@ public struct URLValidationResult: Sendable, Codable, Equatable {
         try container.encode(timeMilliseconds, forKey: .timeMilliseconds)
         try container.encode(warnings, forKey: .warnings)
         try container.encode(expectedMissing, forKey: .expectedMissing)
-        try container.encode(suggestion, forKey: .suggestion)
+        try container.encode(servedBy, forKey: .servedBy)
     }
 }
 
@@ -77,13 +78,6 @@ public struct URLValidationReport: Sendable, Codable, Equatable {
 
 /// Checks image URLs: fetch, validate, and optionally store; never stores a broken image.
 public struct URLValidator: Sendable {
-    /// Other spellings the photo host may use for a catalogue name.
-    public static let alternativeSpellings: [String: [String]] = [
-        "cesium": ["caesium"], "caesium": ["cesium"],
-        "aluminium": ["aluminum"], "aluminum": ["aluminium"],
-        "sulfur": ["sulphur"], "sulphur": ["sulfur"],
-    ]
-
     let downloader: Downloader
     let inspector: ImageInspector
     let store: DiskCache?
@@ -99,7 +93,7 @@ public struct URLValidator: Sendable {
 
     /// Checks every image, `concurrency` at a time; results in input order. When the calling task is cancelled, no
     /// further URL is started, checks in flight are cancelled, and the report holds what was checked.
-    public func validate(_ images: [TargetImage], builder: ImageURLBuilder?) async -> URLValidationReport {
+    public func validate(_ images: [TargetImage]) async -> URLValidationReport {
         var results = [URLValidationResult?](repeating: nil, count: images.count)
         await withTaskGroup(of: (Int, URLValidationResult).self) { group in
             var next = 0
@@ -107,7 +101,7 @@ public struct URLValidator: Sendable {
                 guard next < images.count, !Task.isCancelled else { return }
                 let index = next
                 next += 1
-                group.addTask { (index, await check(images[index], builder: builder)) }
+                group.addTask { (index, await check(images[index])) }
             }
             for _ in 0..<concurrency { addNext() }
             for await (index, result) in group {
@@ -123,7 +117,7 @@ public struct URLValidator: Sendable {
                                    expectedMissing: expected, notChecked: images.count - all.count, results: all)
     }
 
-    func check(_ image: TargetImage, builder: ImageURLBuilder?) async -> URLValidationResult {
+    func check(_ image: TargetImage) async -> URLValidationResult {
         var result = URLValidationResult(url: image.url, ok: false, warnings: [], expectedMissing: image.isKnownMissing)
         if let problem = image.invalidInput {
             result.reason = "invalid-input"
@@ -131,12 +125,12 @@ public struct URLValidator: Sendable {
             return result
         }
         let started = ContinuousClock.now
-        await fetchAndValidate(image, into: &result, builder: builder)
+        await fetchAndValidate(image, into: &result)
         result.timeMilliseconds = (ContinuousClock.now - started).inSeconds * 1000
         return result
     }
 
-    private func fetchAndValidate(_ image: TargetImage, into result: inout URLValidationResult, builder: ImageURLBuilder?) async {
+    private func fetchAndValidate(_ image: TargetImage, into result: inout URLValidationResult) async {
         let response: HTTPResponse
         do {
             response = try await downloader.fetch(image.url)
@@ -144,9 +138,7 @@ public struct URLValidator: Sendable {
             result.status = error.httpStatus
             result.reason = error.reason.rawValue
             result.message = error.message
-            if error.httpStatus == 404 || error.httpStatus == 410, !image.isKnownMissing {
-                result.suggestion = await workingSpelling(of: image, builder: builder)
-            }
+            if error.isNotFound, !image.isKnownMissing, let found = await otherSpelling(of: image) { result = found }
             return
         }
         result.status = response.status
@@ -179,15 +171,23 @@ public struct URLValidator: Sendable {
         }
     }
 
-    /// For a missing catalogue photo, the first other spelling of the element's name that serves a valid image.
-    private func workingSpelling(of image: TargetImage, builder: ImageURLBuilder?) async -> String? {
-        guard image.kind == .full, let element = image.element, let builder,
-              let alternatives = Self.alternativeSpellings[element.name.lowercased()] else { return nil }
-        for name in alternatives {
-            let url = "\(builder.imagesBase)/\(name).jpg"
-            guard let response = try? await downloader.fetch(url),
-                  (try? inspector.inspectHeader(response.body, subject: url)) != nil else { continue }
-            return url
+    /// For a missing catalogue photo, the check of the first other spelling of the name that serves a valid image,
+    /// under the URL asked for; remembered as an alias in the store when one is given.
+    private func otherSpelling(of image: TargetImage) async -> URLValidationResult? {
+        for alternative in image.alternativeURLs {
+            var found = URLValidationResult(url: alternative, ok: false, warnings: [], expectedMissing: false)
+            await fetchAndValidate(TargetImage(url: alternative), into: &found)
+            guard found.ok else { continue }
+            if let store {
+                do {
+                    try store.rememberAlias(alternative, for: image.url)
+                } catch {
+                    found.warnings.append("alias not remembered: \(error.message)")
+                }
+            }
+            found.url = image.url
+            found.servedBy = alternative
+            return found
         }
         return nil
     }

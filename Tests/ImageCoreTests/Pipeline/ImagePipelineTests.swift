@@ -153,6 +153,40 @@ struct ImagePipelineTests {
         }
     }
 
+    @Test("a URL the host lacks is served by its first alternative that exists; remembered on disk; forgotten when it stops working")
+    func alternatives() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withOrigin { origin in
+                let cesium = origin.imagesBase + "/cesium.jpg", caesium = origin.imagesBase + "/caesium.jpg"
+                let alternatives = [origin.imagesBase + "/nothing.jpg", caesium]
+                let first = pipeline(directory)
+                let found = try await first.image(for: cesium, alternatives: alternatives)
+                #expect(found.servedBy == caesium && found.outcome == .networkFetch && found.url == cesium)
+                #expect(first.statistics.snapshot.failed == 0)  // the probes are not failures of the request
+                #expect(first.diskCache?.alias(for: cesium) == caesium)
+                #expect(try await first.image(for: cesium, alternatives: alternatives).outcome == .memoryHit)
+                let requests = origin.statistics.requests
+                let restarted = pipeline(directory)  // a new process: the alias and the bytes come from disk
+                let again = try await restarted.image(for: cesium, alternatives: alternatives)
+                #expect(again.outcome == .diskHit && again.servedBy == caesium && origin.statistics.requests == requests)
+                #expect(try await restarted.encodedImage(for: cesium, alternatives: alternatives).servedBy == caesium)
+                // Without alternatives a URL is only itself.
+                await #expect(throws: ImageCoreError.self) { try await restarted.image(for: cesium) }
+                // When no spelling works, the error names the ones tried; a dead alias is forgotten.
+                try restarted.diskCache?.rememberAlias(origin.imagesBase + "/gone.jpg", for: origin.imagesBase + "/x.jpg")
+                do {
+                    _ = try await pipeline(directory).image(for: origin.imagesBase + "/x.jpg", alternatives: [origin.imagesBase + "/y.jpg"])
+                    Issue.record("expected a 404")
+                } catch let error as ImageCoreError {
+                    #expect(error.httpStatus == 404 && error.message.contains("y.jpg"))
+                }
+                #expect(restarted.diskCache?.alias(for: origin.imagesBase + "/x.jpg") == nil)
+                try restarted.diskCache?.removeAll()
+                #expect(restarted.diskCache?.alias(for: cesium) == nil)  // `tilecache clear` forgets aliases too
+            }
+        }
+    }
+
     @Test("a disk cache directory that cannot be used degrades to memory only")
     func unusableDiskCache() async throws {
         try await withOrigin { origin in
