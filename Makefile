@@ -17,8 +17,12 @@ demo: deps
 ## Checks the web front end in headless Chromium (installed if missing), kills prefetches at random and verifies the
 ## disk cache (short form; `scripts/crash-test.sh 50` for the long one), checks that verdicts depend only on the bytes
 ## and agree with Pillow, libvips, djpeg and Chromium (short form; `make verdicts` for the long one), then runs the
-## whole test suite (swift test last, so its summary closes the output).
+## whole test suite (swift test last, so its summary closes the output). First it builds the release binary and runs the
+## demo with it, as `make demo` does: the optimizer can fail where a debug build does not (a Swift 6.3 crash in SIL
+## copy propagation was found that way).
 test: deps
+	$(SWIFT) build -c release --product tilecache
+	.build/release/tilecache demo --latency-ms 0 --format json > /dev/null
 	scripts/browser-check.sh
 	scripts/crash-test.sh 3
 	scripts/verdict-check.sh 3

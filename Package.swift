@@ -140,6 +140,7 @@ let package = Package(
             dependencies: [
                 "TileCacheService", "ImageCore", "TileCacheOrigin", "TileCacheFixtures",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings

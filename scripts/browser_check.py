@@ -2,9 +2,11 @@
 """Checks the web front end in a real headless Chromium, driven over the DevTools protocol.
 
 Starts the built-in origin and `tilecache serve` on free loopback ports, loads the page, and asserts from the rendered
-DOM that: all 118 tiles show a loaded thumbnail; the detail view of iron shows its photo and fields; thorium's detail
-view shows the placeholder; a favourite made in the page (its own button) appears in the favourites API and in the
-Favourites view; the list view sorts. Saves a screenshot of each view (desktop and phone width) to the output folder.
+DOM that: all 118 tiles show a loaded thumbnail; the detail view of iron shows its photo and fields; cesium's photo (the
+photo host spells it caesium) loads; thorium's detail view shows the placeholder; the page's ★ button toggles a
+favourite (POST, then DELETE by id) as the API sees it; the Favourites view follows the name as it is typed and removes
+a favourite; the list view sorts; at phone width (390 px) every column of the table can be scrolled into view.
+Saves a screenshot of each view (desktop and phone width) to the output folder.
 
 Usage: scripts/browser_check.py TILECACHE_BINARY OUTPUT_DIR
 """
@@ -142,31 +144,79 @@ try:
                   "document.querySelector('[data-field=\"discovered-by\"]').textContent === '5000 BC'", "iron's fields")
     page.screenshot("detail.png")
 
-    # 4. A favourite made with the page's own button reaches the favourites API.
+    # 4. The ★ button toggles a favourite: POST, then DELETE by id; the API agrees at each step.
+    def api_favorites(person):
+        query = urllib.parse.urlencode({"favoritedBy": person})
+        return json.load(urllib.request.urlopen(f"{service}/api/v1/favorites?{query}"))
+
+    page.wait_for("document.getElementById('favorite').dataset.state === 'off'", "iron is not yet a favourite")
     page.evaluate("document.getElementById('favorite').click()")
-    page.wait_for("document.getElementById('favorite-status').dataset.result === 'saved'", "favourite saved")
-    query = "favoritedBy=" + urllib.parse.quote("Browser Check")
-    favorites = json.load(urllib.request.urlopen(f"{service}/api/v1/favorites?{query}"))["favorites"]
-    if not any(f["elementSymbol"] == "Fe" and f["elementName"] == "Iron" for f in favorites):
-        raise SystemExit(f"browser check FAILED: the favourite is not in the API: {favorites}")
+    page.wait_for("document.getElementById('favorite-status').dataset.result === 'saved' && "
+                  "document.getElementById('favorite').dataset.state === 'on'", "favourite saved, button on")
+    favorites = api_favorites("Browser Check")
+    if [(f["elementSymbol"], f["elementName"], f["number"]) for f in favorites] != [("Fe", "Iron", 26)]:
+        raise SystemExit(f"browser check FAILED: after one press the API should hold iron once: {favorites}")
+    page.screenshot("detail-favourite.png")
+    page.evaluate("document.getElementById('favorite').click()")
+    page.wait_for("document.getElementById('favorite-status').dataset.result === 'removed' && "
+                  "document.getElementById('favorite').dataset.state === 'off'", "favourite removed, button off")
+    if api_favorites("Browser Check"):
+        raise SystemExit("browser check FAILED: the second press did not delete the favourite")
+    page.evaluate("document.getElementById('favorite').click()")
+    page.wait_for("document.getElementById('favorite').dataset.state === 'on'", "favourite saved again")
+    page.evaluate("location.reload()")  # a fresh page reads the state from the API
+    page.wait_for("document.getElementById('detail-title')?.textContent === 'Iron'", "iron's view after a reload")
+    page.wait_for("document.getElementById('favorite').dataset.state === 'on'", "a new view shows the saved state")
+    if len(api_favorites("Browser Check")) != 1:
+        raise SystemExit("browser check FAILED: one favourite per person and element")
+
+    # The Favourites view follows the name as it is typed, and removes a favourite.
     page.evaluate("location.hash = '#/favorites'")
     page.wait_for("document.querySelector('#favorites li[data-symbol=\"Fe\"]') !== null", "favourites view lists iron")
     page.screenshot("favorites.png")
+    type_name = ("(name => { const who = document.getElementById('who'); who.value = name;"
+                 " who.dispatchEvent(new Event('input')); })")
+    page.evaluate(f"{type_name}('Someone Else')")
+    page.wait_for("document.querySelector('main h2')?.textContent === 'Favourites of Someone Else' && "
+                  "document.getElementById('favorites') === null", "the view follows a new name without a reload")
+    page.evaluate(f"{type_name}('Browser Check')")
+    page.wait_for("document.querySelector('#favorites li[data-symbol=\"Fe\"]') !== null", "back to the first name's list")
+    page.evaluate("document.querySelector('#favorites li[data-symbol=\"Fe\"] button.remove').click()")
+    page.wait_for("document.getElementById('favorites') === null && "
+                  "document.querySelector('main .status')?.textContent.startsWith('No favourites yet')", "removed in the view")
+    if api_favorites("Browser Check"):
+        raise SystemExit("browser check FAILED: the view's Remove did not delete the favourite")
+
+    # Cesium: the photo host names the file caesium.jpg; the page shows the photo, not a broken image.
+    page.evaluate("location.hash = '#/element/55'")
+    page.wait_for("document.querySelector('img.photo')?.dataset.loaded === 'true'", "cesium's photo loaded")
 
     # 5. An element without a photo shows a clear placeholder.
     page.evaluate("location.hash = '#/element/90'")
     page.wait_for("document.querySelector('.photo.placeholder')?.textContent.includes('No photo')", "thorium's placeholder")
     page.screenshot("detail-no-photo.png")
 
-    # 6. Phone-sized screen.
+    # 6. Phone-sized screen: every column of the table can be scrolled into view; detail and list views fit.
     page.viewport(390, 844, mobile=True)
+    page.evaluate("location.hash = '#/table'")
+    page.wait_for("document.querySelectorAll('.table .tile img[data-loaded=\"true\"]').length === 118", "table on a phone")
+    page.wait_for("document.documentElement.scrollWidth <= window.innerWidth", "the page itself does not scroll sideways")
+    page.screenshot("phone-table.png")
+    for number in (1, 2, 57, 71):  # columns 1 and 18, and the ends of the lanthanide row
+        page.evaluate(f"document.querySelector('.table .tile[data-number=\"{number}\"]').scrollIntoView({{inline: 'center', block: 'center'}})")
+        page.wait_for(f"(r => r.left >= 0 && r.right <= window.innerWidth)(document.querySelector('.table .tile[data-number=\"{number}\"]').getBoundingClientRect())",
+                      f"element {number}'s tile can be scrolled into view on a phone")
+    page.screenshot("phone-table-scrolled.png")
     page.evaluate("location.hash = '#/element/79'")
     page.wait_for("document.querySelector('img.photo')?.dataset.loaded === 'true'", "gold's photo loaded on a phone")
+    page.wait_for("document.documentElement.scrollWidth <= window.innerWidth", "the detail view fits a phone's width")
     page.screenshot("phone-detail.png")
     page.evaluate("location.hash = '#/list/number'")
     page.wait_for("document.querySelectorAll('.list li').length === 118", "list on a phone")
+    page.wait_for("document.documentElement.scrollWidth <= window.innerWidth", "the list fits a phone's width")
     page.screenshot("phone-list.png")
-    print("browser check: passed (118 thumbnails loaded, detail view, placeholder, favourite via the page, list, phone)")
+    print("browser check: passed (118 thumbnails loaded, detail view, cesium's photo, placeholder, favourite toggle, "
+          "favourites view follows the name and removes, list, phone table/detail/list)")
 finally:
     for process in reversed(processes):
         process.terminate()

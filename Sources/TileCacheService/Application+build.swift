@@ -30,7 +30,7 @@ public struct ServiceDependencies: Sendable {
         images = ImageStore(pipeline: pipeline, builder: configuration.builder, byteLimit: configuration.encodedCacheBytes,
                             maxPendingLoads: configuration.maxPendingLoads, requestTimeout: configuration.requestTimeout,
                             metrics: metrics, logger: logger)
-        favorites = try FavoritesStore(path: configuration.databasePath)
+        favorites = try FavoritesStore(path: configuration.databasePath, catalogue: catalogue)
         web = try WebAssets()
         trace = try configuration.traceFile.map { path throws(TraceRecorderError) in try TraceRecorder(path: path, logger: logger) }
     }
@@ -41,10 +41,13 @@ public func buildRouter(_ dependencies: ServiceDependencies) -> Router<BasicRequ
     let router = Router(context: BasicRequestContext.self)
     router.add(middleware: MetricsMiddleware(metrics: dependencies.metrics))
     router.add(middleware: LogRequestsMiddleware(.debug))
-    ElementsController(dependencies: dependencies).register(on: router)
-    FavoritesController(store: dependencies.favorites, catalogue: dependencies.catalogue).register(on: router)
-    OperationsController(dependencies: dependencies).register(on: router)
-    dependencies.web.register(on: router)
+    router.add(middleware: JSONErrorMiddleware())
+    var routes = RouteTable(router)
+    ElementsController(dependencies: dependencies).register(on: &routes)
+    FavoritesController(store: dependencies.favorites, catalogue: dependencies.catalogue).register(on: &routes)
+    OperationsController(dependencies: dependencies).register(on: &routes)
+    dependencies.web.register(on: &routes)
+    routes.finish()
     return router
 }
 
@@ -77,9 +80,9 @@ struct PrefetchService: Service {
     let logger: Logger
 
     func run() async throws {
-        let urls = dependencies.configuration.builder.images(for: dependencies.catalogue.elements)
-            .filter { !$0.isKnownMissing }.map(\.url)
-        let run = await cancelWhenGracefulShutdown { await dependencies.pipeline.prefetch(urls) }
+        let images = dependencies.configuration.builder.images(for: dependencies.catalogue.elements).filter { !$0.isKnownMissing }
+        let alternatives = Dictionary(uniqueKeysWithValues: images.filter { !$0.alternativeURLs.isEmpty }.map { ($0.url, $0.alternativeURLs) })
+        let run = await cancelWhenGracefulShutdown { await dependencies.pipeline.prefetch(images.map(\.url), alternatives: alternatives) }
         logger.info("prefetch at start finished", metadata: [
             "requested": "\(run.report.requests)", "failed": "\(run.report.failed)",
             "seconds": "\(Double(run.duration.components.seconds) + Double(run.duration.components.attoseconds) / 1e18)"])

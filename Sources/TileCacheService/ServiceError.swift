@@ -25,13 +25,18 @@ public struct ServiceError: HTTPResponseError, Sendable, Equatable {
         self.headers = headers
     }
 
+    /// The `error` object of the body.
+    private struct Body: Encodable {
+        var status: Int
+        var reason: String
+        var message: String
+    }
+
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        let body: [String: [String: any Sendable]] = ["error": ["status": Int(status.code), "reason": reason, "message": message]]
-        let data = try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])
-        var headers = self.headers
-        headers[.contentType] = "application/json; charset=utf-8"
-        headers[.cacheControl] = "no-store"
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        var response = try JSONResponse.make(["error": Body(status: Int(status.code), reason: reason, message: message)], status: status)
+        for field in headers { response.headers.append(field) }
+        response.headers[.cacheControl] = "no-store"
+        return response
     }
 
     /// The client-facing error for an upstream failure: 404 for upstream 404/410, 504 for timeouts, 502 otherwise.

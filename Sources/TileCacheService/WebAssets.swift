@@ -19,13 +19,12 @@ public struct WebAssets: Sendable {
         self.files = files
     }
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on routes: inout RouteTable) {
         for (path, name) in [("/", "index.html"), ("/app.js", "app.js"), ("/app.css", "app.css")] {
             guard let file = files[name] else { continue }
             let response: @Sendable () -> Response = { Response(status: .ok, headers: [.contentType: file.type, .cacheControl: "no-cache"],
                                       body: .init(byteBuffer: ByteBuffer(bytes: file.bytes))) }
-            router.get(RouterPath(stringLiteral: path)) { _, _ in response() }
-            router.head(RouterPath(stringLiteral: path)) { _, _ in response().headOnly() }
+            routes.get(RouterPath(stringLiteral: path)) { _, _ in response() }
         }
     }
 }

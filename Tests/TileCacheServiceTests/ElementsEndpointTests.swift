@@ -10,30 +10,78 @@ import TileCacheService
 
 @Suite("Service: catalogue and images")
 struct ElementsEndpointTests {
-    @Test("the catalogue in the seed API's shape, with image URLs pointing at the service")
+    @Test("the catalogue in the seed API's shape: bare arrays of 100 and 18, image URLs pointing at the service")
     func catalogue() async throws {
         try await withService(try await .start()) { client, _ in
             try await client.execute(uri: "/api/v1/elements", method: .get) { response in
-                #expect(response.status == .ok)
-                let elements = try #require(response.json?["elements"] as? [[String: Any]])
-                #expect(elements.count == 118)
+                #expect(response.status == .ok && response.headers[HTTPField.Name("X-Total-Count")!] == "100")
+                let elements = try #require(response.jsonArray)
+                #expect(elements.map { $0["number"] as? Int } == (1...100).map { $0 })
                 let sodium = elements[10]
-                for key in ["name", "symbol", "number", "atomic_mass", "category", "period", "phase", "melt", "boil",
-                            "discovered_by", "xpos", "ypos", "thumbnail_url", "image_url"] {
-                    #expect(sodium.keys.contains(key), "missing \(key)")
-                }
-                #expect(sodium["name"] as? String == "Sodium" && sodium["atomic_mass"] as? Double == 22.989769282)
+                #expect(sodium["name"] as? String == "Sodium" && sodium["atomic_mass"] as? Double == 22.989769282 && sodium["id"] as? String == "11")
                 #expect((sodium["thumbnail_url"] as? String)?.hasSuffix("/api/v1/elements/11/thumbnail") == true)
                 #expect((sodium["image_url"] as? String)?.hasSuffix("/api/v1/elements/11/image") == true)
             }
+            let remaining = try #require(try await client.execute(uri: "/api/v1/elements_remaining", method: .get).jsonArray)
+            #expect(remaining.map { $0["number"] as? Int } == (101...118).map { $0 } && remaining.allSatisfy { $0["has_image"] as? Bool == false })
             for id in ["26", "fe", "IRON"] {
                 try await client.execute(uri: "/api/v1/elements/\(id)", method: .get) { response in
                     #expect(response.status == .ok && response.json?["symbol"] as? String == "Fe")
                 }
             }
+            for (id, symbol) in [("caesium", "Cs"), ("sulphur", "S"), ("aluminum", "Al")] {
+                #expect(try await client.execute(uri: "/api/v1/elements/\(id)", method: .get).json?["symbol"] as? String == symbol, "\(id)")
+            }
             try await client.execute(uri: "/api/v1/elements/unobtainium", method: .get) { response in
                 #expect(response.status == .notFound && response.errorReason == "unknown-element")
                 #expect(response.headers[.contentType]?.hasPrefix("application/json") == true)
+            }
+        }
+    }
+
+    @Test("list queries as the mock API has them: page and limit, sortBy and order, search, filters; unknown keys ignored")
+    func listQueries() async throws {
+        try await withService(try await .start()) { client, _ in
+            func numbers(_ query: String, _ route: String = "/api/v1/elements") async throws -> [Int] {
+                let response = try await client.execute(uri: "\(route)?\(query)", method: .get)
+                #expect(response.status == .ok, "\(query)")
+                return (response.jsonArray ?? []).compactMap { $0["number"] as? Int }
+            }
+            #expect(try await numbers("page=2&limit=10") == Array(11...20))
+            #expect(try await numbers("page=11&limit=10").isEmpty)
+            #expect(try await numbers("limit=3") == [1, 2, 3])
+            #expect(try await numbers("sortBy=atomic_mass&order=desc&limit=2") == [100, 99])
+            #expect(try await numbers("sortBy=name&limit=3") == [89, 13, 95])
+            #expect(try await numbers("symbol=Na") == [11])
+            #expect(try await numbers("phase=Gas&period=2") == [7, 8, 9, 10])
+            // search: a case-insensitive substring of any string field (summaries included).
+            let every = try #require(try await client.execute(uri: "/api/v1/elements", method: .get).jsonArray)
+            let nobleGas = every.filter { $0.values.contains { ($0 as? String)?.lowercased().contains("noble gas") == true } }
+                .compactMap { $0["number"] as? Int }
+            #expect(try await numbers("search=NOBLE%20gas") == nobleGas && [2, 10, 18].allSatisfy(nobleGas.contains) && !nobleGas.contains(26))
+            #expect(try await numbers("symbol=Og", "/api/v1/elements_remaining") == [118])
+            #expect(try await numbers("utm_source=x&_=123&symbol=Fe") == [26])  // unknown keys are ignored
+            let total = try await client.execute(uri: "/api/v1/elements?phase=Liquid&limit=1", method: .get)
+            #expect(total.headers[HTTPField.Name("X-Total-Count")!] == "2" && total.jsonArray?.count == 1)
+            for (query, reason) in [("page=0", "bad-page"), ("limit=x", "bad-limit"), ("order=up", "bad-order"), ("sortBy=weight", "bad-sortBy")] {
+                let bad = try await client.execute(uri: "/api/v1/elements?\(query)", method: .get)
+                #expect(bad.status == .badRequest && bad.errorReason == reason, "\(query)")
+            }
+        }
+    }
+
+    @Test("every error is JSON: unknown routes are 404, other methods 405 with Allow")
+    func routeErrors() async throws {
+        try await withService(try await .start()) { client, _ in
+            let missing = try await client.execute(uri: "/api/v2/nothing", method: .get)
+            #expect(missing.status == .notFound && missing.errorReason == "no-route" && missing.headers[.contentType]?.hasPrefix("application/json") == true)
+            for (uri, method, allow) in [("/api/v1/elements", HTTPRequest.Method.post, "GET, HEAD"),
+                                         ("/api/v1/favorites", .delete, "GET, HEAD, POST"),
+                                         ("/api/v1/favorites/1", .patch, "GET, HEAD, PUT, DELETE"),
+                                         ("/iron.jpg", .put, "GET, HEAD")] {
+                let response = try await client.execute(uri: uri, method: method)
+                #expect(response.status == .methodNotAllowed && response.headers[.allow] == allow, "\(method) \(uri)")
+                #expect(response.errorReason == "method-not-allowed")
             }
         }
     }
@@ -84,16 +132,39 @@ struct ElementsEndpointTests {
         }
     }
 
-    @Test("no photo for 90 and up, and upstream 404s, are 404 JSON errors")
+    @Test("no photo for 90 and up, and upstream 404s, are 404 JSON errors; has_image follows what is served")
     func notFound() async throws {
-        let harness = try await ServiceHarness.start()
+        var origin = OriginServer.Configuration()
+        origin.faults = [FaultRule(pathContains: "/iron.jpg", fault: .status(404))]
+        let harness = try await ServiceHarness.start(origin: origin)
         try await withService(harness) { client, _ in
             let thorium = try await client.execute(uri: "/api/v1/elements/90/image", method: .get)
             #expect(thorium.status == .notFound && thorium.errorReason == "no-photo")
             #expect(harness.origin.statistics.requests == 0)  // known missing: never asked upstream
-            let cesium = try await client.execute(uri: "/api/v1/elements/Cs/image", method: .get)
-            #expect(cesium.status == .notFound && cesium.errorReason == "upstream-not-found")
-            #expect(cesium.json.map { "\($0)" }?.contains("127.0.0.1") == false)  // no upstream details in the body
+            #expect(try await client.execute(uri: "/api/v1/elements/26", method: .get).json?["has_image"] as? Bool == true)
+            let iron = try await client.execute(uri: "/api/v1/elements/Fe/image", method: .get)
+            #expect(iron.status == .notFound && iron.errorReason == "upstream-not-found")
+            #expect(iron.json.map { "\($0)" }?.contains("127.0.0.1") == false)  // no upstream details in the body
+            #expect(try await client.execute(uri: "/api/v1/elements/26", method: .get).json?["has_image"] as? Bool == false)
+            harness.origin.setFaults([])
+            #expect(try await client.execute(uri: "/api/v1/elements/Fe/image", method: .get).status == .ok)
+            #expect(try await client.execute(uri: "/api/v1/elements/26", method: .get).json?["has_image"] as? Bool == true)
+        }
+    }
+
+    @Test("cesium: the photo host's caesium.jpg is served under every spelling and remembered in the disk cache")
+    func cesiumAlias() async throws {
+        let harness = try await ServiceHarness.start()
+        try await withService(harness) { client, dependencies in
+            let cesium = try await client.execute(uri: "/api/v1/elements/55/image", method: .get)
+            #expect(cesium.status == .ok && cesium.bytes == harness.origin.body(forPath: "/images-of-elements/caesium.jpg"))
+            #expect(try await client.execute(uri: "/api/v1/elements/55", method: .get).json?["has_image"] as? Bool == true)
+            for uri in ["/cesium.jpg", "/caesium.jpg", "/images-of-elements/cesium.jpg", "/api/v1/elements/caesium/image"] {
+                let response = try await client.execute(uri: uri, method: .get)
+                #expect(response.status == .ok && response.bytes == cesium.bytes, "\(uri)")
+            }
+            let primary = harness.configuration.builder.fullImageURL(for: dependencies.catalogue.element(number: 55)!)
+            #expect(dependencies.pipeline.diskCache?.alias(for: primary) == harness.origin.imagesBase + "/caesium.jpg")
         }
     }
 

@@ -18,31 +18,74 @@ struct FavoritesAndOperationsTests {
                                  body: ByteBuffer(string: json))
     }
 
-    @Test("favourites: 201 with id and createdAt, 400 for missing or oversized fields, 422 for unknown elements, filter by person")
+    @Test("favourites: 201 with a string id and createdAt; 400 for missing or bad fields; 422 for unknown or disagreeing elements; 413")
     func favorites() async throws {
         try await withService(try await .start()) { client, _ in
             let created = try await post(client, #"{"favoritedBy":"Ada","elementName":"Sodium","elementSymbol":"Na"}"#)
-            #expect(created.status == .created)
-            #expect(created.json?["id"] as? Int == 1 && created.json?["createdAt"] is String)
+            #expect(created.status == .created && created.headers[.location] == "/api/v1/favorites/1")
+            #expect(created.json?["id"] as? String == "1" && created.json?["createdAt"] is String)
             #expect(created.json?["elementName"] as? String == "Sodium" && created.json?["favoritedBy"] as? String == "Ada")
-            _ = try await post(client, #"{"favoritedBy":"Grace","elementName":"gold","elementSymbol":"au"}"#)
+            #expect(created.json?["name"] as? String == "Sodium" && created.json?["symbol"] as? String == "Na" && created.json?["number"] as? Int == 11)
+            let record = try await post(client, #"{"favoritedBy":"Grace","name":"gold","symbol":"au","number":79,"id":"79","createdAt":"x","note":{"stars":5}}"#)
+            #expect(record.status == .created && record.json?["id"] as? String == "2" && record.json?["createdAt"] as? String != "x")
+            #expect(record.json?["name"] as? String == "gold" && record.json?["elementName"] as? String == "Gold")  // kept as posted, completed
+            #expect((record.json?["note"] as? [String: Int])?["stars"] == 5)
+            #expect(try await post(client, #"{"favoritedBy":"Grace","number":"55"}"#).json?["elementName"] as? String == "Cesium")
             let long = String(repeating: "x", count: 101)
             for (body, reason) in [(#"{"elementName":"Sodium","elementSymbol":"Na"}"#, "missing-field"),
-                                   (#"{"favoritedBy":"","elementName":"Sodium","elementSymbol":"Na"}"#, "missing-field"),
+                                   (#"{"favoritedBy":"  ","elementName":"Sodium","elementSymbol":"Na"}"#, "missing-field"),
+                                   (#"{"favoritedBy":7,"elementName":"Sodium"}"#, "missing-field"),
+                                   (#"{"favoritedBy":"Ada"}"#, "missing-field"),
+                                   (#"{"favoritedBy":"Ada","name":11}"#, "bad-field"),
+                                   (#"{"favoritedBy":"Ada","number":1.5}"#, "bad-field"),
                                    ("{\"favoritedBy\":\"\(long)\",\"elementName\":\"Sodium\",\"elementSymbol\":\"Na\"}", "field-too-long"),
-                                   ("not json", "bad-json")] {
+                                   ("not json", "bad-json"), ("[1, 2]", "bad-json")] {
                 let response = try await post(client, body)
                 #expect(response.status == .badRequest && response.errorReason == reason, "\(body)")
             }
-            let unknown = try await post(client, #"{"favoritedBy":"Ada","elementName":"Kryptonite","elementSymbol":"Kr"}"#)
-            #expect(unknown.status == .unprocessableContent && unknown.errorReason == "unknown-element")
-            let all = try await client.execute(uri: "/api/v1/favorites", method: .get)
-            #expect((all.json?["favorites"] as? [[String: Any]])?.count == 2)
-            let ada = try await client.execute(uri: "/api/v1/favorites?favoritedBy=Ada", method: .get)
-            let adas = try #require(ada.json?["favorites"] as? [[String: Any]])
-            #expect(adas.count == 1 && adas[0]["elementSymbol"] as? String == "Na")
-            let bad = try await client.execute(uri: "/api/v1/favorites?user=Ada", method: .get)
-            #expect(bad.status == .badRequest)
+            for (body, reason) in [(#"{"favoritedBy":"Ada","elementName":"Kryptonite","elementSymbol":"Kr"}"#, "unknown-element"),
+                                   (#"{"favoritedBy":"Ada","elementName":"Sodium","elementSymbol":"K"}"#, "element-mismatch"),
+                                   (#"{"favoritedBy":"Ada","name":"Iron","number":27}"#, "element-mismatch"),
+                                   (#"{"favoritedBy":"Ada","number":119}"#, "unknown-element")] {
+                let response = try await post(client, body)
+                #expect(response.status == .unprocessableContent && response.errorReason == reason, "\(body)")
+            }
+            let huge = "{\"favoritedBy\":\"Ada\",\"number\":1,\"pad\":\"\(String(repeating: "x", count: 70_000))\"}"
+            #expect(try await post(client, huge).status == .contentTooLarge)
+            let all = try #require(try await client.execute(uri: "/api/v1/favorites", method: .get).jsonArray)
+            #expect(all.map { $0["id"] as? String } == ["1", "2", "3"])
+            let ada = try #require(try await client.execute(uri: "/api/v1/favorites?favoritedBy=Ada", method: .get).jsonArray)
+            #expect(ada.count == 1 && ada[0]["elementSymbol"] as? String == "Na")
+            let ignored = try await client.execute(uri: "/api/v1/favorites?user=Ada", method: .get)
+            #expect(ignored.status == .ok && ignored.jsonArray?.count == 3)  // unknown keys are ignored, as mock APIs do
+            let sorted = try #require(try await client.execute(uri: "/api/v1/favorites?sortBy=number&order=desc&limit=2", method: .get).jsonArray)
+            #expect(sorted.map { $0["number"] as? Int } == [79, 55])
+        }
+    }
+
+    @Test("favourites by id: GET, PUT replaces keeping id and createdAt, DELETE answers with what it removed; 404s")
+    func favoriteResource() async throws {
+        try await withService(try await .start()) { client, _ in
+            let created = try #require(try await post(client, #"{"favoritedBy":"Ada Lovelace","elementName":"Iron","elementSymbol":"Fe"}"#).json)
+            let one = try await client.execute(uri: "/api/v1/favorites/1", method: .get)
+            #expect(one.status == .ok && one.json?["createdAt"] as? String == created["createdAt"] as? String)
+            let replaced = try await client.execute(uri: "/api/v1/favorites/1", method: .put, headers: [.contentType: "application/json"],
+                                                    body: ByteBuffer(string: #"{"favoritedBy":"Ada Lovelace","name":"Gold","symbol":"Au"}"#))
+            #expect(replaced.status == .ok && replaced.json?["id"] as? String == "1" && replaced.json?["number"] as? Int == 79)
+            #expect(replaced.json?["elementName"] as? String == "Gold" && replaced.json?["createdAt"] as? String == created["createdAt"] as? String)
+            // `+` in a form-encoded query is a space.
+            let byName = try #require(try await client.execute(uri: "/api/v1/favorites?favoritedBy=Ada+Lovelace", method: .get).jsonArray)
+            #expect(byName.map { $0["symbol"] as? String } == ["Au"])
+            let removed = try await client.execute(uri: "/api/v1/favorites/1", method: .delete)
+            #expect(removed.status == .ok && removed.json?["symbol"] as? String == "Au")
+            for method in [HTTPRequest.Method.get, .delete] {
+                for id in ["1", "abc", "99999999999999999999"] {
+                    let missing = try await client.execute(uri: "/api/v1/favorites/\(id)", method: method)
+                    #expect(missing.status == .notFound && missing.errorReason == "unknown-favorite", "\(method) \(id)")
+                }
+            }
+            let putMissing = try await client.execute(uri: "/api/v1/favorites/7", method: .put, body: ByteBuffer(string: #"{"favoritedBy":"A","number":1}"#))
+            #expect(putMissing.status == .notFound)
         }
     }
 
@@ -50,9 +93,9 @@ struct FavoritesAndOperationsTests {
     func persistence() async throws {
         let harness = try await ServiceHarness.start()
         let first = try harness.dependencies()
-        _ = try first.favorites.add(favoritedBy: "Ada", element: first.catalogue.element(number: 26)!)
+        _ = try first.favorites.add(favoritedBy: "Ada", elementNumber: 26, body: #"{"favoritedBy":"Ada","number":26}"#)
         let second = try harness.dependencies()  // a new process over the same database file
-        #expect(try second.favorites.list(favoritedBy: "Ada").map(\.elementSymbol) == ["Fe"])
+        #expect(try second.favorites.list(favoritedBy: "Ada").map(\.elementNumber) == [26])
         await harness.stop()
     }
 

@@ -58,5 +58,6 @@ func withService<T: Sendable>(_ harness: ServiceHarness, mode: TestingSetup = .a
 extension TestResponse {
     var bytes: [UInt8] { Array(buffer: body) }
     var json: [String: Any]? { try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any] }
+    var jsonArray: [[String: Any]]? { try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [[String: Any]] }
     var errorReason: String? { (json?["error"] as? [String: Any])?["reason"] as? String }
 }

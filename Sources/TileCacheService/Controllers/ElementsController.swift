@@ -4,41 +4,63 @@ import Hummingbird
 import ImageCore
 import NIOCore
 
-/// `/api/v1/elements`: the catalogue in the seed API's shape, and each element's thumbnail and photo.
+/// The element API in the seed's shape (`/api/v1/elements`, `/api/v1/elements_remaining`, one element by id), each
+/// element's thumbnail and photo, and the two seed image hosts' paths, so an app that swaps only the host works.
 struct ElementsController: Sendable {
     let dependencies: ServiceDependencies
 
-    func register(on router: Router<BasicRequestContext>) {
-        router.get("/api/v1/elements") { request, _ in try list(request) }
-        router.head("/api/v1/elements") { request, _ in try list(request).headOnly() }
-        router.get("/api/v1/elements/:id") { request, context in try one(request, context) }
-        router.head("/api/v1/elements/:id") { request, context in try one(request, context).headOnly() }
+    /// The seed API's first list holds elements 1 to 100; `elements_remaining` holds the rest.
+    static let firstListRange = 1...100
+
+    func register(on routes: inout RouteTable) {
+        routes.get("/api/v1/elements") { request, _ in try list(request, numbers: Self.firstListRange) }
+        routes.get("/api/v1/elements_remaining") { request, _ in try list(request, numbers: (Self.firstListRange.upperBound + 1)...Int.max) }
+        routes.get("/api/v1/elements/:id") { request, context in try one(request, context) }
         for (path, kind) in [("thumbnail", ImageKind.thumbnail), ("image", .full)] {
-            router.get("/api/v1/elements/:id/\(path)") { request, context in try await image(request, context, kind: kind) }
-            router.head("/api/v1/elements/:id/\(path)") { request, context in try await image(request, context, kind: kind).headOnly() }
+            routes.get("/api/v1/elements/:id/\(path)") { request, context in
+                try await image(request, element: try element(context.parameters.get("id") ?? ""), kind: kind)
+            }
+        }
+        // The seed's image hosts, host swapped: `/periodictable/Tiles/NNN/s7.JPG` and `/<lowercased name>.jpg`.
+        routes.get("/periodictable/Tiles/:number/s7.JPG") { request, context in
+            try await image(request, element: try tile(context.parameters.get("number") ?? ""), kind: .thumbnail)
+        }
+        for path in ["/{name}.jpg", "/images-of-elements/{name}.jpg"] {
+            routes.get(RouterPath(stringLiteral: path)) { request, context in
+                try await image(request, element: try photo(context.parameters.get("name") ?? ""), kind: .full)
+            }
         }
     }
 
-    private func list(_ request: Request) throws -> Response {
-        try rejectUnknownQueryParameters(request, allowed: [])
+    private func list(_ request: Request, numbers: ClosedRange<Int>) throws -> Response {
         let base = Self.baseURL(of: request)
-        let body = ["elements": dependencies.catalogue.elements.map { ElementResource($0, baseURL: base) }]
-        return try JSONResponse.make(body)
+        let records = dependencies.catalogue.elements.filter { numbers.contains($0.number) }
+            .map { ElementRecord.make($0, baseURL: base, hasImage: hasImage($0)) }
+        let query = try ListQuery(QueryItems(request.uri.query), fields: ElementRecord.fields)
+        let (page, total) = query.apply(to: records)
+        var response = try JSONResponse.make(page)
+        response.headers[ListQuery.totalCountHeader] = String(total)
+        return response
     }
 
     private func one(_ request: Request, _ context: BasicRequestContext) throws -> Response {
-        try rejectUnknownQueryParameters(request, allowed: [])
-        return try JSONResponse.make(ElementResource(try element(context), baseURL: Self.baseURL(of: request)))
+        let element = try element(context.parameters.get("id") ?? "")
+        return try JSONResponse.make(ElementRecord.make(element, baseURL: Self.baseURL(of: request), hasImage: hasImage(element)))
     }
 
-    private func image(_ request: Request, _ context: BasicRequestContext, kind: ImageKind) async throws -> Response {
-        try rejectUnknownQueryParameters(request, allowed: ["w"])
-        let element = try element(context)
+    /// Whether a photo of `element` is served: none for 90 and up, nor where the photo host answered 404.
+    private func hasImage(_ element: Element) -> Bool {
+        !element.hasKnownMissingPhoto && !dependencies.images.lacksPhoto(element)
+    }
+
+    private func image(_ request: Request, element: Element, kind: ImageKind) async throws -> Response {
+        let query = QueryItems(request.uri.query)
+        try rejectUnknownQueryParameters(query, allowed: ["w"])
         var width: Int?
-        if let text = request.uri.queryParameters.get("w") {
+        if let text = query["w"] {
             guard let value = Int(text), ImageResizer.widthRange.contains(value) else {
                 throw ServiceError(.badRequest, reason: "bad-width",
-                                   message: "w must be a whole number from \(ImageResizer.widthRange.lowerBound) to \(ImageResizer.widthRange.upperBound), got '\(text)'")
+                                   message: "w must be a whole number from \(ImageResizer.widthRange.lowerBound) to \(ImageResizer.widthRange.upperBound), got '\(text.prefix(64))'")
             }
             width = value
         }
@@ -70,11 +92,31 @@ struct ElementsController: Sendable {
         return modified <= since
     }
 
-    private func element(_ context: BasicRequestContext) throws -> Element {
-        let id = context.parameters.get("id") ?? ""
+    /// The element an id names: atomic number, symbol, name or another spelling of the name, any case.
+    private func element(_ id: String) throws(ServiceError) -> Element {
         guard id.count <= 64, let element = dependencies.catalogue.element(matching: id) else {
             throw ServiceError(.notFound, reason: "unknown-element",
                                message: "no element '\(id.prefix(64))': use an atomic number (1-118), a symbol or a name")
+        }
+        return element
+    }
+
+    /// The element of a tile path segment: three digits, `001` to `118`, as the thumbnail host names them.
+    private func tile(_ segment: String) throws(ServiceError) -> Element {
+        guard segment.count == 3, segment.allSatisfy(\.isASCIIDigit), let number = Int(segment),
+              let element = dependencies.catalogue.element(number: number) else {
+            throw ServiceError(.notFound, reason: "unknown-element",
+                               message: "no tile '\(segment.prefix(64))': tiles are numbered with three digits, 001 to 118")
+        }
+        return element
+    }
+
+    /// The element of a photo's file name (before `.jpg`): the lowercased name, or another spelling of it (`caesium`).
+    private func photo(_ name: String) throws(ServiceError) -> Element {
+        guard let element = dependencies.catalogue.element(matching: name),
+              name == element.name.lowercased() || element.otherSpellings.contains(name) else {
+            let hint = dependencies.catalogue.element(matching: name).map { ": the photo of \($0.name) is /\($0.name.lowercased()).jpg" } ?? ""
+            throw ServiceError(.notFound, reason: "unknown-element", message: "no photo '\(name.prefix(64)).jpg'\(hint)")
         }
         return element
     }
@@ -87,52 +129,46 @@ struct ElementsController: Sendable {
     }
 }
 
-/// One element in the seed element API's shape, with image URLs pointing at this service.
-struct ElementResource: Encodable {
-    let element: Element
-    let baseURL: String
+extension Character {
+    /// `0` to `9` only (not other scripts' digits).
+    var isASCIIDigit: Bool { isASCII && isNumber }
+}
 
-    init(_ element: Element, baseURL: String) {
-        self.element = element
-        self.baseURL = baseURL
-    }
+/// One element as the seed API served it: every key of its element JSON (absent values as `null`, `id` a string),
+/// plus TileCache's own (`group`, `block`, `electron_configuration`, `thumbnail_url`, `image_url`, `has_image`).
+enum ElementRecord {
+    /// The seed element API's keys.
+    static let seedKeys: [String] = [
+        "name", "appearance", "atomic_mass", "boil", "category", "color", "density", "discovered_by", "melt", "molar_heat",
+        "named_by", "number", "period", "phase", "source", "spectral_img", "summary", "symbol", "xpos", "ypos", "shells", "id",
+    ]
+    /// Every key of a record.
+    static let fields = Set(seedKeys + ["group", "block", "electron_configuration", "thumbnail_url", "image_url", "has_image"])
 
-    enum Keys: String, CodingKey {
-        case name, symbol, number, atomic_mass, category, period, group, phase, melt, boil, density, discovered_by, named_by
-        case appearance, block, electron_configuration, xpos, ypos, thumbnail_url, image_url, has_image
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: Keys.self)
-        try container.encode(element.name, forKey: .name)
-        try container.encode(element.symbol, forKey: .symbol)
-        try container.encode(element.number, forKey: .number)
-        try container.encode(element.atomicMass, forKey: .atomic_mass)
-        try container.encode(element.category, forKey: .category)
-        try container.encode(element.period, forKey: .period)
-        try container.encode(element.group, forKey: .group)
-        try container.encode(element.phase, forKey: .phase)
-        try container.encode(element.melt, forKey: .melt)
-        try container.encode(element.boil, forKey: .boil)
-        try container.encode(element.density, forKey: .density)
-        try container.encode(element.discoveredBy, forKey: .discovered_by)
-        try container.encode(element.namedBy, forKey: .named_by)
-        try container.encode(element.appearance, forKey: .appearance)
-        try container.encode(element.block, forKey: .block)
-        try container.encode(element.electronConfiguration, forKey: .electron_configuration)
-        try container.encode(element.xpos, forKey: .xpos)
-        try container.encode(element.ypos, forKey: .ypos)
-        try container.encode("\(baseURL)/api/v1/elements/\(element.number)/thumbnail", forKey: .thumbnail_url)
-        try container.encode("\(baseURL)/api/v1/elements/\(element.number)/image", forKey: .image_url)
-        try container.encode(!element.hasKnownMissingPhoto, forKey: .has_image)
+    static func make(_ element: Element, baseURL: String, hasImage: Bool) -> [String: JSONValue] {
+        [
+            "name": .string(element.name), "appearance": .nullable(element.appearance), "atomic_mass": .number(element.atomicMass),
+            "boil": .nullable(element.boil), "category": .string(element.category), "color": .nullable(element.color),
+            "density": .nullable(element.density), "discovered_by": .nullable(element.discoveredBy), "melt": .nullable(element.melt),
+            "molar_heat": .nullable(element.molarHeat), "named_by": .nullable(element.namedBy), "number": .integer(Int64(element.number)),
+            "period": .integer(Int64(element.period)), "phase": .string(element.phase), "source": .string(element.source),
+            "spectral_img": .nullable(element.spectralImage), "summary": .string(element.summary), "symbol": .string(element.symbol),
+            "xpos": .integer(Int64(element.xpos)), "ypos": .integer(Int64(element.ypos)),
+            "shells": .array(element.shells.map { .integer(Int64($0)) }), "id": .string(String(element.number)),
+            "group": .integer(Int64(element.group)), "block": .nullable(element.block),
+            "electron_configuration": .nullable(element.electronConfiguration),
+            "thumbnail_url": .string("\(baseURL)/api/v1/elements/\(element.number)/thumbnail"),
+            "image_url": .string("\(baseURL)/api/v1/elements/\(element.number)/image"),
+            "has_image": .bool(hasImage),
+        ]
     }
 }
 
-/// Refuses query parameters a route does not know, so a typo never silently changes the answer (400).
-func rejectUnknownQueryParameters(_ request: Request, allowed: Set<String>) throws {
-    for (name, _) in request.uri.queryParameters where !allowed.contains(String(name)) {
+/// Refuses query parameters a route does not know, so a typo never silently changes an image (400).
+func rejectUnknownQueryParameters(_ query: QueryItems, allowed: Set<String>) throws(ServiceError) {
+    for name in query.names where !allowed.contains(name) {
         throw ServiceError(.badRequest, reason: "unknown-parameter",
-                           message: "unknown query parameter '\(String(name).prefix(64))'" + (allowed.isEmpty ? "" : " (allowed: \(allowed.sorted().joined(separator: ", ")))"))
+                           message: "unknown query parameter '\(name.prefix(64))'" + (allowed.isEmpty ? "" : " (allowed: \(allowed.sorted().joined(separator: ", ")))"))
     }
 }
 

@@ -1,60 +1,79 @@
 import Foundation
 import Hummingbird
 import ImageCore
+import Logging
 
-/// `/api/v1/favorites`: the seed's favourites API over SQLite.
+/// `/api/v1/favorites`: the seed's favourites resource over SQLite, with the mock API's semantics (see `FavoriteBody`).
 struct FavoritesController: Sendable {
     let store: FavoritesStore
     let catalogue: ElementCatalogue
-    static let maxFieldLength = 100
-    static let maxBodyBytes = 16 * 1024
+    let logger = Logger(label: "tilecache.favorites")
 
-    struct NewFavorite: Decodable {
-        var favoritedBy: String?
-        var elementName: String?
-        var elementSymbol: String?
+    func register(on routes: inout RouteTable) {
+        routes.post("/api/v1/favorites") { request, _ in try await add(request) }
+        routes.get("/api/v1/favorites") { request, _ in try list(request) }
+        routes.get("/api/v1/favorites/:id") { _, context in try JSONResponse.make(FavoriteBody.record(try find(context))) }
+        routes.put("/api/v1/favorites/:id") { request, context in try await replace(request, context) }
+        routes.delete("/api/v1/favorites/:id") { _, context in
+            let id = try find(context).id!
+            guard let removed = try database({ try store.remove(id: id) }) else { throw notFound(String(id)) }
+            return try JSONResponse.make(FavoriteBody.record(removed))
+        }
     }
 
-    func register(on router: Router<BasicRequestContext>) {
-        router.post("/api/v1/favorites") { request, context in try await add(request, context) }
-        router.get("/api/v1/favorites") { request, _ in try list(request) }
+    private func add(_ request: Request) async throws -> Response {
+        let checked = try FavoriteBody.check(try await body(of: request), catalogue: catalogue)
+        let stored = try database { try store.add(favoritedBy: checked.favoritedBy, elementNumber: checked.element.number, body: checked.text) }
+        var response = try JSONResponse.make(FavoriteBody.record(stored), status: .created)
+        response.headers[.location] = "/api/v1/favorites/\(stored.id!)"
+        return response
     }
 
-    private func add(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.body.collect(upTo: Self.maxBodyBytes)
-        } catch {
-            throw ServiceError(.contentTooLarge, reason: "body-too-large", message: "the request body is larger than \(Self.maxBodyBytes) bytes")
-        }
-        let input: NewFavorite
-        do {
-            input = try JSONDecoder().decode(NewFavorite.self, from: Data(buffer: buffer))
-        } catch {
-            throw ServiceError(.badRequest, reason: "bad-json", message: "the body must be a JSON object with favoritedBy, elementName and elementSymbol")
-        }
-        func field(_ value: String?, _ name: String) throws -> String {
-            guard let value = value?.trimmingCharacters(in: .whitespacesAndNewlines), !value.isEmpty else {
-                throw ServiceError(.badRequest, reason: "missing-field", message: "\(name) is required")
-            }
-            guard value.count <= Self.maxFieldLength else {
-                throw ServiceError(.badRequest, reason: "field-too-long", message: "\(name) is longer than \(Self.maxFieldLength) characters")
-            }
-            return value
-        }
-        let person = try field(input.favoritedBy, "favoritedBy")
-        let name = try field(input.elementName, "elementName")
-        let symbol = try field(input.elementSymbol, "elementSymbol")
-        guard let element = catalogue.element(matching: name), element.symbol.lowercased() == symbol.lowercased() else {
-            throw ServiceError(.unprocessableContent, reason: "unknown-element",
-                               message: "no element named '\(name)' with symbol '\(symbol)'")
-        }
-        return try JSONResponse.make(try store.add(favoritedBy: person, element: element), status: .created)
+    private func replace(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let id = try find(context).id!
+        let checked = try FavoriteBody.check(try await body(of: request), catalogue: catalogue)
+        guard let stored = try database({
+            try store.replace(id: id, favoritedBy: checked.favoritedBy, elementNumber: checked.element.number, body: checked.text)
+        }) else { throw notFound(String(id)) }
+        return try JSONResponse.make(FavoriteBody.record(stored))
     }
 
     private func list(_ request: Request) throws -> Response {
-        try rejectUnknownQueryParameters(request, allowed: ["favoritedBy"])
-        let person = request.uri.queryParameters.get("favoritedBy")
-        return try JSONResponse.make(["favorites": try store.list(favoritedBy: person)])
+        let query = QueryItems(request.uri.query)
+        let records = try database { try store.list(favoritedBy: query["favoritedBy"]) }.map(FavoriteBody.record)
+        let fields = records.reduce(into: Set(["id", "createdAt", "favoritedBy"])) { $0.formUnion($1.keys) }
+        let (page, total) = try ListQuery(query, fields: fields).apply(to: records)
+        var response = try JSONResponse.make(page)
+        response.headers[ListQuery.totalCountHeader] = String(total)
+        return response
+    }
+
+    private func find(_ context: BasicRequestContext) throws -> Favorite {
+        let text = context.parameters.get("id") ?? ""
+        guard text.count <= 18, text.allSatisfy(\.isASCIIDigit), let id = Int64(text),
+              let favorite = try database({ try store.favorite(id: id) }) else { throw notFound(text) }
+        return favorite
+    }
+
+    private func notFound(_ id: String) -> ServiceError {
+        ServiceError(.notFound, reason: "unknown-favorite", message: "no favourite with id '\(id.prefix(64))'")
+    }
+
+    private func body(of request: Request) async throws(ServiceError) -> Data {
+        do {
+            return Data(buffer: try await request.body.collect(upTo: FavoriteBody.maxBytes))
+        } catch {
+            throw ServiceError(.contentTooLarge, reason: "body-too-large", message: "the request body is larger than \(FavoriteBody.maxBytes) bytes")
+        }
+    }
+
+    /// Runs a database call; a failure is logged and answered 503, naming no internals.
+    private func database<T>(_ call: () throws -> T) throws(ServiceError) -> T {
+        do {
+            return try call()
+        } catch {
+            logger.error("favourites database call failed", metadata: ["error": "\(error)"])
+            throw ServiceError(.serviceUnavailable, reason: "database", message: "the favourites database failed: try again")
+        }
     }
 }

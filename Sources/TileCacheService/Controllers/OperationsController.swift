@@ -21,14 +21,13 @@ struct OperationsController: Sendable {
         var diskBytes: Int?
     }
 
-    func register(on router: Router<BasicRequestContext>) {
-        router.get("/api/v1/stats") { _, _ in try JSONResponse.make(stats()).noStore() }
-        router.get("/metrics") { _, _ in
+    func register(on routes: inout RouteTable) {
+        routes.get("/api/v1/stats") { _, _ in try JSONResponse.make(stats()).noStore() }
+        routes.get("/metrics") { _, _ in
             Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
                      body: .init(byteBuffer: ByteBuffer(string: dependencies.metrics.render())))
         }
-        router.get("/healthz") { _, _ in try health() }
-        router.head("/healthz") { _, _ in try health().headOnly() }
+        routes.get("/healthz") { _, _ in try health() }
     }
 
     private func stats() -> Stats {

@@ -2,20 +2,44 @@ import Foundation
 import GRDB
 import ImageCore
 
-/// A favourite element, as the seed's favourites API stores it.
-public struct Favorite: Sendable, Codable, Equatable, FetchableRecord, MutablePersistableRecord {
-    /// Row id.
+/// One stored favourite: the object as posted (normalised, see `FavoritesController`), with the server's id and time.
+public struct Favorite: Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
+    /// Row id (the API shows it as a string).
     public var id: Int64?
-    /// Who favourited it (1-100 characters).
+    /// Who favourited it (indexed, for `?favoritedBy=`).
     public var favoritedBy: String
-    /// The element's name as the catalogue spells it.
-    public var elementName: String
-    /// The element's symbol.
-    public var elementSymbol: String
-    /// When it was stored (ISO 8601, UTC).
+    /// The element's atomic number.
+    public var elementNumber: Int
+    /// The posted object as JSON text, without `id` and `createdAt` (the server's own).
+    public var body: String
+    /// When it was first stored (ISO 8601, UTC, with milliseconds).
     public var createdAt: String
 
     public static let databaseTableName = "favorite"
+
+    public init(id: Int64? = nil, favoritedBy: String, elementNumber: Int, body: String, createdAt: String) {
+        self.id = id
+        self.favoritedBy = favoritedBy
+        self.elementNumber = elementNumber
+        self.body = body
+        self.createdAt = createdAt
+    }
+
+    public init(row: Row) throws {
+        id = row["id"]
+        favoritedBy = row["favoritedBy"]
+        elementNumber = row["elementNumber"]
+        body = row["body"]
+        createdAt = row["createdAt"]
+    }
+
+    public func encode(to container: inout PersistenceContainer) throws {
+        container["id"] = id
+        container["favoritedBy"] = favoritedBy
+        container["elementNumber"] = elementNumber
+        container["body"] = body
+        container["createdAt"] = createdAt
+    }
 
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 }
@@ -29,22 +53,23 @@ public final class FavoritesStore: Sendable {
 
     /// Opens (creating and migrating as needed) the database at `path`.
     ///
+    /// - Parameter catalogue: names the elements of favourites stored before the v2 schema (three keys only).
     /// - Throws: `FavoritesStoreError` naming the path and the reason when it cannot be created, opened or migrated.
-    public init(path: String) throws(FavoritesStoreError) {
+    public init(path: String, catalogue: ElementCatalogue = .standard) throws(FavoritesStoreError) {
         do {
-            database = try Self.open(path)
+            database = try Self.open(path, catalogue: catalogue)
         } catch {
             throw FavoritesStoreError(path: path, reason: error)
         }
     }
 
-    private static func open(_ path: String) throws -> DatabasePool {
+    private static func open(_ path: String, catalogue: ElementCatalogue) throws -> DatabasePool {
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty { try LocalDirectory.create(directory) }
         let database = try DatabasePool(path: path)
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
-            try db.create(table: Favorite.databaseTableName) { table in
+            try db.create(table: "favorite") { table in
                 table.autoIncrementedPrimaryKey("id")
                 table.column("favoritedBy", .text).notNull().indexed()
                 table.column("elementName", .text).notNull()
@@ -52,18 +77,77 @@ public final class FavoritesStore: Sendable {
                 table.column("createdAt", .text).notNull()
             }
         }
+        // v2 keeps whatever object was posted (both README generations' bodies), as the seed's mock API did. Rows of
+        // v1 keep their ids and times; their body is the three keys they were posted with, plus the element's name,
+        // symbol and number (as every v2 record has).
+        migrator.registerMigration("v2") { db in
+            try db.create(table: "favorite_v2") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("favoritedBy", .text).notNull().indexed()
+                table.column("elementNumber", .integer).notNull()
+                table.column("body", .text).notNull()
+                table.column("createdAt", .text).notNull()
+            }
+            let rows = try Row.fetchAll(db, sql: "SELECT id, favoritedBy, elementName, elementSymbol, createdAt FROM favorite")
+            for row in rows {
+                let name: String = row["elementName"], symbol: String = row["elementSymbol"]
+                let element = catalogue.element(matching: name) ?? catalogue.element(matching: symbol)
+                var body: [String: JSONValue] = ["favoritedBy": .string(row["favoritedBy"]), "elementName": .string(name),
+                                                 "elementSymbol": .string(symbol)]
+                if let element {
+                    body["name"] = .string(element.name)
+                    body["symbol"] = .string(element.symbol)
+                    body["number"] = .integer(Int64(element.number))
+                }
+                let text = String(decoding: try FavoriteBody.encoder.encode(body), as: UTF8.self)
+                try db.execute(sql: "INSERT INTO favorite_v2 (id, favoritedBy, elementNumber, body, createdAt) VALUES (?, ?, ?, ?, ?)",
+                               arguments: [row["id"], row["favoritedBy"], element?.number ?? 0, text, row["createdAt"]])
+            }
+            try db.drop(table: "favorite")
+            try db.rename(table: "favorite_v2", to: "favorite")
+        }
         try migrator.migrate(database)
         return database
     }
 
-    /// Stores a favourite and returns it with its id and creation time.
-    public func add(favoritedBy: String, element: Element) throws -> Favorite {
+    /// The time stamp new favourites get: ISO 8601, UTC, milliseconds.
+    public static func now() -> String {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        var favorite = Favorite(id: nil, favoritedBy: favoritedBy, elementName: element.name, elementSymbol: element.symbol,
-                                createdAt: formatter.string(from: Date()))
+        return formatter.string(from: Date())
+    }
+
+    /// Stores a new favourite and returns it with its id.
+    public func add(favoritedBy: String, elementNumber: Int, body: String) throws -> Favorite {
+        var favorite = Favorite(favoritedBy: favoritedBy, elementNumber: elementNumber, body: body, createdAt: Self.now())
         try database.write { db in try favorite.insert(db) }
         return favorite
+    }
+
+    /// The favourite with this id, or nil.
+    public func favorite(id: Int64) throws -> Favorite? {
+        try database.read { db in try Favorite.fetchOne(db, key: id) }
+    }
+
+    /// Replaces the body of favourite `id`, keeping its id and creation time; nil when there is no such favourite.
+    public func replace(id: Int64, favoritedBy: String, elementNumber: Int, body: String) throws -> Favorite? {
+        try database.write { db in
+            guard var favorite = try Favorite.fetchOne(db, key: id) else { return nil }
+            favorite.favoritedBy = favoritedBy
+            favorite.elementNumber = elementNumber
+            favorite.body = body
+            try favorite.update(db)
+            return favorite
+        }
+    }
+
+    /// Removes favourite `id` and returns it; nil when there is no such favourite.
+    public func remove(id: Int64) throws -> Favorite? {
+        try database.write { db in
+            guard let favorite = try Favorite.fetchOne(db, key: id) else { return nil }
+            try favorite.delete(db)
+            return favorite
+        }
     }
 
     /// Favourites, oldest first, of one person when `favoritedBy` is given.

@@ -33,6 +33,8 @@ public final class ImageStore: Sendable {
     private let loads = TaskCoalescer<String, ServedImage>()
     private let pending = NIOLockedValueBox(0)
     private let shared = NIOLockedValueBox(SharedLoads())
+    /// Elements whose photo the photo host answered 404 for, under every spelling, at the last try.
+    private let missingPhotos = NIOLockedValueBox(Set<Int>())
     private let logger: Logger
 
     init(pipeline: ImagePipeline, builder: ImageURLBuilder, byteLimit: Int, maxPendingLoads: Int, requestTimeout: Duration,
@@ -57,7 +59,11 @@ public final class ImageStore: Sendable {
     /// Requests that shared another request's load so far.
     public var sharedLoads: SharedLoads { shared.withLockedValue { $0 } }
 
-    /// The image of `element` of `kind`, resized to `width` when given.
+    /// Whether the photo host's last answer for `element`'s photo was 404 (or 410) under every spelling.
+    public func lacksPhoto(_ element: Element) -> Bool { missingPhotos.withLockedValue { $0.contains(element.number) } }
+
+    /// The image of `element` of `kind`, resized to `width` when given. A photo the host lacks under the catalogue's
+    /// spelling is tried under the name's other spellings (`caesium.jpg` for Cesium).
     public func image(_ element: Element, kind: ImageKind, width: Int?) async throws(ServiceError) -> ServedImage {
         if kind == .full, element.hasKnownMissingPhoto {
             metrics.cacheLookup(layer: "known-missing")
@@ -92,7 +98,7 @@ public final class ImageStore: Sendable {
                     do {
                         let image = try await loads.run(key) { [self] in
                             led.withLockedValue { $0 = true }
-                            return try await load(url: url, width: width, key: key)
+                            return try await load(element, kind: kind, url: url, width: width, key: key)
                         }.0
                         if !led.withLockedValue({ $0 }) { recordShared(failed: false) }
                         return image
@@ -120,11 +126,13 @@ public final class ImageStore: Sendable {
         metrics.sharedLoad(failed: failed)
     }
 
-    private func load(url: String, width: Int?, key: String) async throws(ServiceError) -> ServedImage {
+    private func load(_ element: Element, kind: ImageKind, url: String, width: Int?, key: String) async throws(ServiceError) -> ServedImage {
         let original: EncodedImage
         do {
-            original = try await pipeline.encodedImage(for: url)
+            original = try await pipeline.encodedImage(for: url, alternatives: kind == .full ? builder.otherPhotoURLs(for: element) : [])
+            if kind == .full { missingPhotos.withLockedValue { _ = $0.remove(element.number) } }
         } catch {
+            if kind == .full, error.isNotFound { missingPhotos.withLockedValue { _ = $0.insert(element.number) } }
             metrics.upstreamFailure(reason: error.reason.rawValue)
             logger.warning("upstream image failed", metadata: ["url": "\(url)", "reason": "\(error.reason.rawValue)", "message": "\(error.message)"])
             throw ServiceError.upstream(error)

@@ -6,7 +6,18 @@ const who = document.getElementById("who");
 let elements = [];
 
 who.value = localStorage.getItem("tilecache.who") || "";
-who.addEventListener("change", () => localStorage.setItem("tilecache.who", who.value.trim()));
+let whoTimer;
+/** A new name shows at once: the favourites view and the ★ state follow the name as it is typed. */
+function nameChanged(delay) {
+  clearTimeout(whoTimer);
+  whoTimer = setTimeout(() => {
+    localStorage.setItem("tilecache.who", who.value.trim());
+    const view = location.hash.replace(/^#\/?/, "").split("/")[0];
+    if (view === "favorites" || view === "element") route({ keepScroll: true });
+  }, delay);
+}
+who.addEventListener("input", () => nameChanged(250));
+who.addEventListener("change", () => nameChanged(0));
 
 function el(tag, attributes = {}, ...children) {
   const node = document.createElement(tag);
@@ -18,11 +29,17 @@ function el(tag, attributes = {}, ...children) {
   return node;
 }
 
-/** An <img> that records whether it loaded, so people (and the browser test) can tell. */
-function image(src, alt, className) {
+/** A placeholder in place of an image that does not exist or did not load: never a broken-image icon. */
+function placeholder(className, text) {
+  return el("div", { class: `${className} placeholder`, role: "img", "aria-label": text, "data-loaded": "placeholder" }, text);
+}
+
+/** An <img> that records whether it loaded (for people and the browser check) and turns into a placeholder if not. */
+function image(src, alt, className, missingText = "No image") {
   const img = el("img", { src, alt, class: className, loading: "eager", "data-loaded": "pending" });
-  img.addEventListener("load", () => { img.dataset.loaded = img.naturalWidth > 0 ? "true" : "error"; });
-  img.addEventListener("error", () => { img.dataset.loaded = "error"; });
+  const fail = () => { img.dataset.loaded = "error"; img.replaceWith(placeholder(className, missingText)); };
+  img.addEventListener("load", () => { if (img.naturalWidth > 0) img.dataset.loaded = "true"; else fail(); });
+  img.addEventListener("error", fail);
   return img;
 }
 
@@ -34,11 +51,12 @@ function showTable() {
     const tile = el("a", {
       class: `tile ${e.category.replace(/[^a-z]+/gi, "-")}`, href: `#/element/${e.number}`, role: "listitem",
       style: `grid-column:${e.xpos};grid-row:${e.ypos}`, title: e.name, "data-number": e.number,
-    }, el("span", { class: "number" }, String(e.number)), image(e.thumbnail_url, e.name, "thumb"),
+    }, el("span", { class: "number" }, String(e.number)), image(e.thumbnail_url, e.name, "thumb", e.symbol),
        el("span", { class: "symbol" }, e.symbol));
     grid.append(tile);
   }
-  main.replaceChildren(el("h2", {}, "Periodic table"), el("div", { class: "table-scroll" }, grid));
+  main.replaceChildren(el("h2", {}, "Periodic table"), el("p", { class: "status scroll-hint" }, "Scroll sideways for every column."),
+    el("div", { class: "table-scroll", id: "table-scroll" }, grid));
 }
 
 function showList(sort) {
@@ -55,7 +73,7 @@ function showList(sort) {
   const list = el("ul", { class: "list" });
   for (const e of sorted) {
     list.append(el("li", {}, el("a", { href: `#/element/${e.number}`, "data-number": e.number },
-      image(e.thumbnail_url, e.name, "thumb"),
+      image(e.thumbnail_url, e.name, "thumb", e.symbol),
       el("span", { class: "lines" }, el("strong", {}, e.name), el("span", {}, `${e.symbol}(${e.number}) ${e.atomic_mass}`)))));
   }
   main.replaceChildren(el("h2", {}, "Elements"), buttons, list);
@@ -66,8 +84,8 @@ function showElement(id) {
   if (!e) { main.replaceChildren(el("p", { class: "status" }, `No element ${id}.`)); return; }
   document.title = `${e.name} · TileCache`;
   const photo = e.has_image
-    ? image(e.image_url, `Photo of ${e.name}`, "photo")
-    : el("div", { class: "photo placeholder", role: "img", "aria-label": "No photo" }, `No photo of ${e.name} exists`);
+    ? image(e.image_url, `Photo of ${e.name}`, "photo", `No photo of ${e.name} could be loaded`)
+    : placeholder("photo", `No photo of ${e.name} exists`);
   const facts = el("dl", { class: "facts" });
   for (const [term, value] of [["Symbol", e.symbol], ["Atomic number", e.number], ["Atomic weight", e.atomic_mass],
     ["Melting point", kelvin(e.melt)], ["Boiling point", kelvin(e.boil)], ["Discovered by", e.discovered_by || "unknown"],
@@ -75,20 +93,9 @@ function showElement(id) {
     facts.append(el("dt", {}, term), el("dd", { "data-field": term.toLowerCase().replace(/ /g, "-") }, String(value)));
   }
   const status = el("span", { class: "saved", id: "favorite-status" });
-  const button = el("button", { id: "favorite", type: "button", onclick: async () => {
-    const name = who.value.trim();
-    if (!name) { status.textContent = "Enter your name above first."; who.focus(); return; }
-    localStorage.setItem("tilecache.who", name);
-    button.disabled = true;
-    try {
-      const response = await fetch("/api/v1/favorites", { method: "POST", headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ favoritedBy: name, elementName: e.name, elementSymbol: e.symbol }) });
-      const body = await response.json();
-      status.textContent = response.ok ? `Saved as a favourite of ${body.favoritedBy}.` : `Not saved: ${body.error.message}`;
-      status.dataset.result = response.ok ? "saved" : "error";
-    } catch (error) { status.textContent = `Not saved: ${error}`; status.dataset.result = "error"; }
-    button.disabled = false;
-  } }, "★ Favourite");
+  const button = el("button", { id: "favorite", type: "button", "aria-pressed": "false", onclick: () => toggleFavorite(e, button, status) },
+    "☆ Favourite");
+  showFavoriteState(e, button, status);
   const card = el("div", { class: `card tile ${e.category.replace(/[^a-z]+/gi, "-")}` },
     el("span", { class: "number" }, String(e.number)), el("span", { class: "symbol big" }, e.symbol),
     el("span", { class: "name" }, e.name), el("span", { class: "mass" }, String(e.atomic_mass)));
@@ -96,27 +103,102 @@ function showElement(id) {
     el("div", { class: "detail" }, photo, el("div", {}, card, facts, el("p", {}, button, " ", status))));
 }
 
+/** The favourites of `person` for element `e` (normally none or one). */
+async function favoritesOf(person, e) {
+  const response = await fetch(`/api/v1/favorites?favoritedBy=${encodeURIComponent(person)}&number=${e.number}`);
+  const body = await response.json();
+  if (!response.ok) throw new Error(body.error.message);
+  return body;
+}
+
+function renderFavoriteButton(button, on) {
+  button.textContent = on ? "★ Favourite" : "☆ Favourite";
+  button.setAttribute("aria-pressed", String(on));
+  button.dataset.state = on ? "on" : "off";
+  button.title = on ? "Remove from your favourites" : "Add to your favourites";
+}
+
+/** Shows whether the person named above has `e` as a favourite. */
+async function showFavoriteState(e, button, status) {
+  const person = who.value.trim();
+  renderFavoriteButton(button, false);
+  if (!person) { status.textContent = "Enter your name above to keep favourites."; return; }
+  try {
+    const mine = await favoritesOf(person, e);
+    renderFavoriteButton(button, mine.length > 0);
+    status.textContent = mine.length ? `A favourite of ${person}.` : "";
+    status.dataset.result = mine.length ? "saved" : "none";
+  } catch (error) { status.textContent = `Favourites unavailable: ${error.message}`; status.dataset.result = "error"; }
+}
+
+/** ★ toggles: POST when `e` is not yet a favourite of the person, DELETE (by id) every one of theirs when it is. */
+async function toggleFavorite(e, button, status) {
+  const person = who.value.trim();
+  if (!person) { status.textContent = "Enter your name above first."; who.focus(); return; }
+  localStorage.setItem("tilecache.who", person);
+  button.disabled = true;
+  try {
+    const mine = await favoritesOf(person, e);
+    if (mine.length === 0) {
+      const response = await fetch("/api/v1/favorites", { method: "POST", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ favoritedBy: person, elementName: e.name, elementSymbol: e.symbol }) });
+      const body = await response.json();
+      if (!response.ok) throw new Error(body.error.message);
+      renderFavoriteButton(button, true);
+      status.textContent = `Saved as a favourite of ${body.favoritedBy}.`;
+      status.dataset.result = "saved";
+    } else {
+      for (const favorite of mine) {
+        const response = await fetch(`/api/v1/favorites/${encodeURIComponent(favorite.id)}`, { method: "DELETE" });
+        if (!response.ok && response.status !== 404) throw new Error((await response.json()).error.message);
+      }
+      renderFavoriteButton(button, false);
+      status.textContent = `Removed from the favourites of ${person}.`;
+      status.dataset.result = "removed";
+    }
+  } catch (error) { status.textContent = `Not changed: ${error.message}`; status.dataset.result = "error"; }
+  button.disabled = false;
+}
+
+let favoritesRequest = 0;
+
 async function showFavorites() {
   const name = who.value.trim();
   const heading = el("h2", {}, "Favourites");
+  const request = ++favoritesRequest;
   if (!name) { main.replaceChildren(heading, el("p", { class: "status" }, "Enter your name above to see your favourites.")); return; }
   main.replaceChildren(heading, el("p", { class: "status" }, "Loading…"));
-  const response = await fetch(`/api/v1/favorites?favoritedBy=${encodeURIComponent(name)}`);
-  const body = await response.json();
-  if (!response.ok) { main.replaceChildren(heading, el("p", { class: "status" }, body.error.message)); return; }
+  let favorites;
+  try {
+    const response = await fetch(`/api/v1/favorites?favoritedBy=${encodeURIComponent(name)}`);
+    const body = await response.json();
+    if (!response.ok) throw new Error(body.error.message);
+    favorites = body;
+  } catch (error) {
+    if (request === favoritesRequest) main.replaceChildren(heading, el("p", { class: "status" }, `Favourites unavailable: ${error.message}`));
+    return;
+  }
+  if (request !== favoritesRequest) return;  // the name changed while this list was loading
   const list = el("ul", { class: "list", id: "favorites" });
-  for (const favorite of body.favorites) {
-    const e = elements.find((x) => x.symbol === favorite.elementSymbol);
-    list.append(el("li", { "data-symbol": favorite.elementSymbol }, el("a", { href: e ? `#/element/${e.number}` : "#/favorites" },
-      e ? image(e.thumbnail_url, e.name, "thumb") : "",
-      el("span", { class: "lines" }, el("strong", {}, favorite.elementName),
-        el("span", {}, `${favorite.elementSymbol} · ${new Date(favorite.createdAt).toLocaleString()}`)))));
+  for (const favorite of favorites) {
+    const e = elements.find((x) => x.number === favorite.number) || elements.find((x) => x.symbol === favorite.elementSymbol);
+    const remove = el("button", { type: "button", class: "remove", "aria-label": `Remove ${favorite.elementName}`, onclick: async () => {
+      remove.disabled = true;
+      const response = await fetch(`/api/v1/favorites/${encodeURIComponent(favorite.id)}`, { method: "DELETE" });
+      if (response.ok || response.status === 404) showFavorites(); else remove.disabled = false;
+    } }, "Remove");
+    list.append(el("li", { "data-symbol": favorite.elementSymbol, "data-id": favorite.id },
+      el("a", { href: e ? `#/element/${e.number}` : "#/favorites" },
+        e ? image(e.thumbnail_url, e.name, "thumb", e.symbol) : "",
+        el("span", { class: "lines" }, el("strong", {}, favorite.elementName),
+          el("span", {}, `${favorite.elementSymbol} · ${new Date(favorite.createdAt).toLocaleString()}`))),
+      remove));
   }
   main.replaceChildren(el("h2", {}, `Favourites of ${name}`),
-    body.favorites.length ? list : el("p", { class: "status" }, "No favourites yet: open an element and press ★."));
+    favorites.length ? list : el("p", { class: "status" }, "No favourites yet: open an element and press ☆."));
 }
 
-function route() {
+function route({ keepScroll = false } = {}) {
   const [view, argument] = location.hash.replace(/^#\/?/, "").split("/");
   document.title = "TileCache · The Elements";
   for (const link of document.querySelectorAll("nav a")) link.classList.toggle("active", link.dataset.view === (view || "table"));
@@ -124,19 +206,22 @@ function route() {
   else if (view === "element") showElement(argument);
   else if (view === "favorites") showFavorites();
   else showTable();
-  window.scrollTo(0, 0);
+  if (!keepScroll) window.scrollTo(0, 0);
 }
 
 async function start() {
   try {
-    const response = await fetch("/api/v1/elements");
-    if (!response.ok) throw new Error(`HTTP ${response.status}`);
-    elements = (await response.json()).elements;
+    // As the seed apps do: the first 100 elements, then the remaining 18.
+    for (const path of ["/api/v1/elements", "/api/v1/elements_remaining"]) {
+      const response = await fetch(path);
+      if (!response.ok) throw new Error(`${path}: HTTP ${response.status}`);
+      elements = elements.concat(await response.json());
+    }
   } catch (error) {
     main.replaceChildren(el("p", { class: "status" }, `Could not load the elements: ${error.message}`));
     return;
   }
-  window.addEventListener("hashchange", route);
+  window.addEventListener("hashchange", () => route());
   route();
 }
 

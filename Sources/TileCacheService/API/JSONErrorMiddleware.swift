@@ -1,0 +1,28 @@
+import HTTPTypes
+import Hummingbird
+
+/// Makes every error a JSON body `{"error": {"status", "reason", "message"}}`: unknown routes (404), Hummingbird's
+/// own errors (a body too large, a bad request) and anything unexpected (500, details to the log only).
+struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as ServiceError {
+            throw error
+        } catch let error as any HTTPResponseError {
+            let status = error.status
+            if status == .notFound {  // the router's answer when no route matches (handlers throw ServiceError)
+                throw ServiceError(.notFound, reason: "no-route", message: "nothing here: \(request.method.rawValue) \(request.uri.path.prefix(200))")
+            }
+            throw ServiceError(status, reason: Self.reason(for: status), message: status.reasonPhrase.lowercased())
+        } catch {
+            context.logger.error("unexpected error", metadata: ["path": "\(request.uri.path)", "error": "\(error)"])
+            throw ServiceError(.internalServerError, reason: "internal", message: "the server failed to answer this request")
+        }
+    }
+
+    /// `content-too-large` for 413, and so on: the status's phrase as a reason.
+    static func reason(for status: HTTPResponse.Status) -> String {
+        status.reasonPhrase.lowercased().split(whereSeparator: { !$0.isLetter && !$0.isNumber }).joined(separator: "-")
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import HTTPTypes
+
+/// The list queries of the seed's mock API, on both resources (elements and favourites):
+/// `page` + `limit`, `sortBy` + `order` (`asc`/`desc`), `search` (case-insensitive substring over string fields) and
+/// exact-match filters by field (`?symbol=Na`, `?number=11`, `?favoritedBy=Ada`).
+///
+/// A query name that is neither one of these nor a field of any listed object is ignored, as mock APIs do; a known
+/// parameter with a bad value is a 400 naming it.
+struct ListQuery: Sendable {
+    static let reserved: Set<String> = ["page", "limit", "sortBy", "order", "search"]
+    /// The response header with the number of matches before paging (as json-server sends it).
+    static let totalCountHeader = HTTPField.Name("X-Total-Count")!
+
+    var page = 1
+    var limit: Int?
+    var sortBy: String?
+    var descending = false
+    var search: String?
+    var filters: [(field: String, value: String)] = []
+
+    /// Reads the query of a list request.
+    ///
+    /// - Parameter fields: the fields the listed objects have; other names are ignored.
+    /// - Throws: `ServiceError` 400 for a bad `page`, `limit`, `order` or `sortBy`.
+    init(_ query: QueryItems, fields: Set<String>) throws(ServiceError) {
+        func positive(_ name: String) throws(ServiceError) -> Int? {
+            guard let text = query[name] else { return nil }
+            guard let value = Int(text), value >= 1 else {
+                throw ServiceError(.badRequest, reason: "bad-\(name)", message: "\(name) must be a whole number from 1, got '\(text.prefix(64))'")
+            }
+            return value
+        }
+        page = try positive("page") ?? 1
+        limit = try positive("limit")
+        if let order = query["order"] {
+            switch order.lowercased() {
+            case "asc": descending = false
+            case "desc": descending = true
+            default: throw ServiceError(.badRequest, reason: "bad-order", message: "order must be asc or desc, got '\(order.prefix(64))'")
+            }
+        }
+        if let field = query["sortBy"], !field.isEmpty {
+            guard fields.contains(field) else {
+                throw ServiceError(.badRequest, reason: "bad-sortBy",
+                                   message: "sortBy names no field of these records: '\(field.prefix(64))'")
+            }
+            sortBy = field
+        }
+        if let text = query["search"], !text.isEmpty { search = text }
+        filters = query.items.filter { !Self.reserved.contains($0.name) && fields.contains($0.name) }.map { ($0.name, $0.value) }
+    }
+
+    /// The records matching the filters and search, sorted, and the requested page of them; `total` counts every match.
+    func apply(to records: [[String: JSONValue]]) -> (page: [[String: JSONValue]], total: Int) {
+        var matching = records.filter { record in
+            filters.allSatisfy { Self.matches(record[$0.field], $0.value) }
+                && (search.map { text in record.values.contains { $0.string?.localizedCaseInsensitiveContains(text) == true } } ?? true)
+        }
+        if let sortBy {
+            matching = matching.enumerated().sorted { a, b in
+                let (x, y) = (a.element[sortBy] ?? .null, b.element[sortBy] ?? .null)
+                if (x == .null) != (y == .null) { return y == .null }  // null last in either order
+                switch Self.compare(x, y) {
+                case .orderedSame: return a.offset < b.offset
+                case .orderedAscending: return !descending
+                case .orderedDescending: return descending
+                }
+            }.map(\.element)
+        }
+        let total = matching.count
+        guard let limit else { return (matching, total) }
+        let start = min(total, (page - 1).multipliedReportingOverflow(by: limit).overflow ? total : (page - 1) * limit)
+        return (Array(matching[start..<min(total, start + limit)]), total)
+    }
+
+    /// Exact match of a query value against a field: numbers numerically, strings as written, `true`/`false`, `null`.
+    static func matches(_ field: JSONValue?, _ text: String) -> Bool {
+        guard let field else { return false }
+        switch field {
+        case .string(let string): return string == text
+        case .integer(let number): return Double(text) == Double(number)
+        case .number(let number): return Double(text) == number
+        case .bool(let flag): return String(flag) == text
+        case .null: return text == "null"
+        case .array, .object: return false
+        }
+    }
+
+    /// Numbers before strings (each in natural order, strings case-insensitively), then other values.
+    private static func compare(_ a: JSONValue, _ b: JSONValue) -> ComparisonResult {
+        let (ra, rb) = (rank(a), rank(b))
+        if ra != rb { return ra < rb ? .orderedAscending : .orderedDescending }
+        if let x = a.double, let y = b.double { return x == y ? .orderedSame : (x < y ? .orderedAscending : .orderedDescending) }
+        if let x = a.string, let y = b.string {
+            let folded = x.caseInsensitiveCompare(y)
+            return folded == .orderedSame ? x.compare(y) : folded
+        }
+        return .orderedSame
+    }
+
+    private static func rank(_ value: JSONValue) -> Int {
+        switch value {
+        case .integer, .number: 0
+        case .string: 1
+        case .bool: 2
+        case .array, .object: 3
+        case .null: 4
+        }
+    }
+}

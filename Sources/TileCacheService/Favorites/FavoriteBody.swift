@@ -1,0 +1,124 @@
+import Foundation
+import ImageCore
+
+/// A favourite as the seed's mock API kept it: whatever object was posted, checked and completed.
+///
+/// Two generations of the seed apps post different bodies, and both are accepted: `{favoritedBy, elementName,
+/// elementSymbol}` (January 2019) and a whole element record plus `favoritedBy` (December 2019). Every stored body
+/// carries `elementName`, `elementSymbol`, `name`, `symbol` and `number` (the ones not posted are added from the
+/// catalogue, and `number` is stored as an integer whatever its posted form), so either generation's Favorite model
+/// decodes every record.
+enum FavoriteBody {
+    /// Largest body accepted (413 beyond).
+    static let maxBytes = 64 * 1024
+    /// Longest `favoritedBy`, in characters.
+    static let maxNameLength = 100
+    /// Keys the server sets, whatever was posted.
+    static let serverKeys: Set<String> = ["id", "createdAt"]
+
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    /// A posted body, checked and completed: the object to store, who it belongs to and the element it names.
+    struct Checked {
+        var object: [String: JSONValue]
+        var favoritedBy: String
+        var element: Element
+
+        /// The object as stored (JSON text).
+        var text: String { String(decoding: (try? FavoriteBody.encoder.encode(object)) ?? Data("{}".utf8), as: UTF8.self) }
+    }
+
+    /// Parses and checks a request body.
+    ///
+    /// - Throws: `ServiceError` 400 when it is not a JSON object, `favoritedBy` is missing, blank or too long, no element
+    ///   is named or a naming key has the wrong type; 422 when the element is unknown or the keys name different ones.
+    static func check(_ bytes: Data, catalogue: ElementCatalogue) throws(ServiceError) -> Checked {
+        let parsed: JSONValue
+        do {
+            parsed = try JSONDecoder().decode(JSONValue.self, from: bytes)
+        } catch {
+            throw ServiceError(.badRequest, reason: "bad-json", message: "the body is not valid JSON: \(Self.describe(error))")
+        }
+        guard case .object(var object) = parsed else {
+            throw ServiceError(.badRequest, reason: "bad-json", message: "the body must be a JSON object with favoritedBy and the element's name or symbol")
+        }
+        for key in serverKeys { object[key] = nil }
+        guard case .string(let rawPerson)? = object["favoritedBy"] else {
+            throw ServiceError(.badRequest, reason: "missing-field", message: "favoritedBy is required (a non-empty string)")
+        }
+        let person = rawPerson.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !person.isEmpty else {
+            throw ServiceError(.badRequest, reason: "missing-field", message: "favoritedBy is required (a non-empty string)")
+        }
+        guard person.count <= maxNameLength else {
+            throw ServiceError(.badRequest, reason: "field-too-long", message: "favoritedBy is longer than \(maxNameLength) characters")
+        }
+        object["favoritedBy"] = .string(person)
+        let element = try namedElement(object, catalogue: catalogue)
+        let completion: [(String, JSONValue)] = [
+            ("elementName", .string(element.name)), ("elementSymbol", .string(element.symbol)), ("name", .string(element.name)),
+            ("symbol", .string(element.symbol)), ("number", .integer(Int64(element.number))),
+        ]
+        for (key, value) in completion where object[key] == nil || object[key] == .null { object[key] = value }
+        object["number"] = .integer(Int64(element.number))  // `"11"` or `11.0` as posted would not decode as an Int
+        return Checked(object: object, favoritedBy: person, element: element)
+    }
+
+    /// The one element the naming keys (`elementName`, `elementSymbol`, `name`, `symbol`, `number`) agree on.
+    private static func namedElement(_ object: [String: JSONValue], catalogue: ElementCatalogue) throws(ServiceError) -> Element {
+        var found: [(key: String, given: String, element: Element)] = []
+        for key in ["elementName", "elementSymbol", "name", "symbol", "number"] {
+            guard let value = object[key], value != .null else { continue }
+            let given: String
+            let element: Element?
+            if key == "number" {
+                guard let number = value.wholeNumber else {
+                    throw ServiceError(.badRequest, reason: "bad-field", message: "number must be a whole number")
+                }
+                given = String(number)
+                element = Int(exactly: number).flatMap(catalogue.element(number:))
+            } else {
+                guard let text = value.string?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty, text.count <= 64 else {
+                    throw ServiceError(.badRequest, reason: "bad-field", message: "\(key) must be a non-empty string of at most 64 characters")
+                }
+                given = text
+                element = key.lowercased().hasSuffix("symbol")
+                    ? catalogue.elements.first { $0.symbol.lowercased() == text.lowercased() }
+                    : catalogue.element(matching: text).flatMap { Int(text) == nil ? $0 : nil }
+            }
+            guard let element else {
+                throw ServiceError(.unprocessableContent, reason: "unknown-element", message: "\(key) '\(given)' names no element")
+            }
+            found.append((key, given, element))
+        }
+        guard let first = found.first else {
+            throw ServiceError(.badRequest, reason: "missing-field",
+                               message: "name the element: elementName and elementSymbol, or name, symbol or number")
+        }
+        if let other = found.first(where: { $0.element.number != first.element.number }) {
+            throw ServiceError(.unprocessableContent, reason: "element-mismatch",
+                               message: "\(first.key) '\(first.given)' is \(first.element.name) but \(other.key) '\(other.given)' is \(other.element.name)")
+        }
+        return first.element
+    }
+
+    /// The API's view of a stored favourite: the stored object plus `id` (a string) and `createdAt`.
+    static func record(_ favorite: Favorite) -> [String: JSONValue] {
+        var object: [String: JSONValue] = [:]
+        if case .object(let stored)? = try? JSONDecoder().decode(JSONValue.self, from: Data(favorite.body.utf8)) { object = stored }
+        object["id"] = .string(favorite.id.map(String.init) ?? "")
+        object["createdAt"] = .string(favorite.createdAt)
+        return object
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        if case DecodingError.dataCorrupted(let context) = error {
+            return (context.underlyingError as NSError?)?.localizedDescription ?? context.debugDescription
+        }
+        return "\(error)"
+    }
+}
