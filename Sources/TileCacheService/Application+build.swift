@@ -83,6 +83,16 @@ struct PrefetchService: Service {
         let images = dependencies.configuration.builder.images(for: dependencies.catalogue.elements).filter { !$0.isKnownMissing }
         let alternatives = Dictionary(uniqueKeysWithValues: images.filter { !$0.alternativeURLs.isEmpty }.map { ($0.url, $0.alternativeURLs) })
         let run = await cancelWhenGracefulShutdown { await dependencies.pipeline.prefetch(images.map(\.url), alternatives: alternatives) }
+        // What the prefetch learnt of photos decides `has_image` as the image routes' own loads do.
+        let photos = Dictionary(uniqueKeysWithValues: images.filter { $0.kind == .full }.map { ($0.url, $0.element) })
+        for result in run.results {
+            guard let element = photos[result.url] else { continue }
+            if result.error == nil {
+                dependencies.images.notePhoto(of: element, found: true)
+            } else if result.error?.isNotFound == true {
+                dependencies.images.notePhoto(of: element, found: false)
+            }
+        }
         logger.info("prefetch at start finished", metadata: [
             "requested": "\(run.report.requests)", "failed": "\(run.report.failed)",
             "seconds": "\(Double(run.duration.components.seconds) + Double(run.duration.components.attoseconds) / 1e18)"])

@@ -50,6 +50,9 @@ struct ElementsEndpointTests {
             #expect(try await numbers("page=2&limit=10") == Array(11...20))
             #expect(try await numbers("page=11&limit=10").isEmpty)
             #expect(try await numbers("limit=3") == [1, 2, 3])
+            #expect(try await numbers("page=2&limit=9223372036854775807").isEmpty)  // no overflow
+            #expect(try await numbers("page=9223372036854775807&limit=2").isEmpty)
+            #expect(try await numbers("limit=9223372036854775807") == Array(1...100))
             #expect(try await numbers("sortBy=atomic_mass&order=desc&limit=2") == [100, 99])
             #expect(try await numbers("sortBy=name&limit=3") == [89, 13, 95])
             #expect(try await numbers("symbol=Na") == [11])

@@ -60,6 +60,12 @@ struct FavoritesAndOperationsTests {
             #expect(ignored.status == .ok && ignored.jsonArray?.count == 3)  // unknown keys are ignored, as mock APIs do
             let sorted = try #require(try await client.execute(uri: "/api/v1/favorites?sortBy=number&order=desc&limit=2", method: .get).jsonArray)
             #expect(sorted.map { $0["number"] as? Int } == [79, 55])
+            // A person with no favourites yet, or only three-key ones, sorts by an element field all the same.
+            for query in ["favoritedBy=Nobody&sortBy=name", "favoritedBy=Ada&sortBy=atomic_mass", "favoritedBy=Nobody&atomic_mass=1"] {
+                let response = try await client.execute(uri: "/api/v1/favorites?\(query)", method: .get)
+                #expect(response.status == .ok, "\(query)")
+            }
+            #expect(try await client.execute(uri: "/api/v1/favorites?atomic_mass=1", method: .get).jsonArray?.count == 0)
         }
     }
 

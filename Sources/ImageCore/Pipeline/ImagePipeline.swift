@@ -21,7 +21,7 @@ public final class ImagePipeline: Sendable {
     public let statistics = PipelineStatistics()
     /// URLs whose image this process found under another spelling (requested URL to serving URL); the disk cache
     /// remembers them across processes.
-    private let aliases = NIOLockedValueBox<[String: String]>([:])
+    private let aliases = NIOLockedValueBox(Aliases())
     private let logger: Logger
 
     /// Builds a pipeline. When the disk cache directory cannot be used, the pipeline runs without it and logs one
@@ -145,11 +145,17 @@ public final class ImagePipeline: Sendable {
         do throws(ImageCoreError) {
             return try await loadBytes(url)
         } catch where error.isNotFound {
+            // Only "not there either" moves on to the next spelling; another failure (a timeout, a 5xx, an invalid
+            // image) is the answer, since the image may well be there.
             for alternative in alternatives where alternative != url {
-                guard var loaded = try? await loadBytes(alternative) else { continue }
-                rememberAlias(alternative, of: url)
-                loaded.servedBy = alternative
-                return loaded
+                do throws(ImageCoreError) {
+                    var loaded = try await loadBytes(alternative)
+                    rememberAlias(alternative, of: url)
+                    loaded.servedBy = alternative
+                    return loaded
+                } catch where error.isNotFound {
+                    continue
+                }
             }
             let tried = alternatives.map { ($0 as NSString).lastPathComponent }.joined(separator: ", ")
             throw ImageCoreError(error.reason, subject: error.subject, message: "\(error.message) (other spellings tried: \(tried))",
@@ -157,16 +163,30 @@ public final class ImagePipeline: Sendable {
         }
     }
 
-    /// The URL remembered as serving `url`'s image, from this process or the disk cache.
+    /// What this process knows of aliases: found ones, and URLs whose disk entry it has read (alias or not), so the
+    /// disk cache's file is read once per URL, not on every request.
+    struct Aliases {
+        var known: [String: String] = [:]
+        var lookedUp: Set<String> = []
+    }
+
+    /// The URL remembered as serving `url`'s image, by this process or (read once) by the disk cache.
     private func knownAlias(of url: String) -> String? {
-        if let alias = aliases.withLockedValue({ $0[url] }) { return alias }
-        guard let alias = diskCache?.alias(for: url) else { return nil }
-        aliases.withLockedValue { $0[url] = alias }
-        return alias
+        let (alias, lookedUp) = aliases.withLockedValue { ($0.known[url], $0.lookedUp.contains(url)) }
+        if alias != nil || lookedUp { return alias }
+        let stored = diskCache?.alias(for: url)
+        aliases.withLockedValue {
+            $0.lookedUp.insert(url)
+            if $0.known[url] == nil { $0.known[url] = stored }
+        }
+        return stored
     }
 
     private func rememberAlias(_ alias: String?, of url: String) {
-        aliases.withLockedValue { $0[url] = alias }
+        aliases.withLockedValue {
+            $0.known[url] = alias
+            $0.lookedUp.insert(url)
+        }
         do {
             try diskCache?.rememberAlias(alias, for: url)
         } catch {

@@ -21,7 +21,8 @@ struct ListQuery: Sendable {
 
     /// Reads the query of a list request.
     ///
-    /// - Parameter fields: the fields the listed objects have; other names are ignored.
+    /// - Parameter fields: the fields the listed records can have (a record without one sorts as `null` and matches no
+    ///   filter on it); other names are ignored.
     /// - Throws: `ServiceError` 400 for a bad `page`, `limit`, `order` or `sortBy`.
     init(_ query: QueryItems, fields: Set<String>) throws(ServiceError) {
         func positive(_ name: String) throws(ServiceError) -> Int? {
@@ -42,8 +43,7 @@ struct ListQuery: Sendable {
         }
         if let field = query["sortBy"], !field.isEmpty {
             guard fields.contains(field) else {
-                throw ServiceError(.badRequest, reason: "bad-sortBy",
-                                   message: "sortBy names no field of these records: '\(field.prefix(64))'")
+                throw ServiceError(.badRequest, reason: "bad-sortBy", message: "sortBy names no field of these records: '\(field.prefix(64))'")
             }
             sortBy = field
         }
@@ -70,8 +70,9 @@ struct ListQuery: Sendable {
         }
         let total = matching.count
         guard let limit else { return (matching, total) }
-        let start = min(total, (page - 1).multipliedReportingOverflow(by: limit).overflow ? total : (page - 1) * limit)
-        return (Array(matching[start..<min(total, start + limit)]), total)
+        let (skipped, overflow) = (page - 1).multipliedReportingOverflow(by: limit)
+        let start = overflow ? total : min(total, skipped)
+        return (Array(matching[start..<(start + min(limit, total - start))]), total)
     }
 
     /// Exact match of a query value against a field: numbers numerically, strings as written, `true`/`false`, `null`.

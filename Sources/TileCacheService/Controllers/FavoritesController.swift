@@ -41,7 +41,7 @@ struct FavoritesController: Sendable {
     private func list(_ request: Request) throws -> Response {
         let query = QueryItems(request.uri.query)
         let records = try database { try store.list(favoritedBy: query["favoritedBy"]) }.map(FavoriteBody.record)
-        let fields = records.reduce(into: Set(["id", "createdAt", "favoritedBy"])) { $0.formUnion($1.keys) }
+        let fields = records.reduce(into: FavoriteBody.knownFields) { $0.formUnion($1.keys) }
         let (page, total) = try ListQuery(query, fields: fields).apply(to: records)
         var response = try JSONResponse.make(page)
         response.headers[ListQuery.totalCountHeader] = String(total)

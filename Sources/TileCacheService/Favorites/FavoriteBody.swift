@@ -15,6 +15,9 @@ enum FavoriteBody {
     static let maxNameLength = 100
     /// Keys the server sets, whatever was posted.
     static let serverKeys: Set<String> = ["id", "createdAt"]
+    /// Fields a favourite can be listed by even when no stored record has them: the server's, the January 2019 body's
+    /// and an element record's.
+    static let knownFields = serverKeys.union(["favoritedBy", "elementName", "elementSymbol"]).union(ElementRecord.seedKeys)
 
     static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()

@@ -103,8 +103,14 @@ public final class FavoritesStore: Sendable {
                 try db.execute(sql: "INSERT INTO favorite_v2 (id, favoritedBy, elementNumber, body, createdAt) VALUES (?, ?, ?, ?, ?)",
                                arguments: [row["id"], row["favoritedBy"], element?.number ?? 0, text, row["createdAt"]])
             }
+            // Ids are never handed out again, also those of favourites deleted before the migration: a client holding
+            // a stale id must not reach someone else's favourite. Dropping the old table drops its counter; carry it.
+            let issued = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'favorite'") ?? 0
             try db.drop(table: "favorite")
             try db.rename(table: "favorite_v2", to: "favorite")
+            try db.execute(sql: "DELETE FROM sqlite_sequence WHERE name = 'favorite'")
+            let highest = try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM favorite") ?? 0
+            try db.execute(sql: "INSERT INTO sqlite_sequence (name, seq) VALUES ('favorite', ?)", arguments: [max(issued, highest)])
         }
         try migrator.migrate(database)
         return database

@@ -12,8 +12,7 @@ function nameChanged(delay) {
   clearTimeout(whoTimer);
   whoTimer = setTimeout(() => {
     localStorage.setItem("tilecache.who", who.value.trim());
-    const view = location.hash.replace(/^#\/?/, "").split("/")[0];
-    if (view === "favorites" || view === "element") route({ keepScroll: true });
+    if (["favorites", "element"].includes(currentView())) route({ keepScroll: true });
   }, delay);
 }
 who.addEventListener("input", () => nameChanged(250));
@@ -175,17 +174,27 @@ async function showFavorites() {
     if (!response.ok) throw new Error(body.error.message);
     favorites = body;
   } catch (error) {
-    if (request === favoritesRequest) main.replaceChildren(heading, el("p", { class: "status" }, `Favourites unavailable: ${error.message}`));
+    if (request === favoritesRequest && currentView() === "favorites") {
+      main.replaceChildren(heading, el("p", { class: "status" }, `Favourites unavailable: ${error.message}`));
+    }
     return;
   }
-  if (request !== favoritesRequest) return;  // the name changed while this list was loading
+  // The name changed, or another view opened, while this list was loading.
+  if (request !== favoritesRequest || currentView() !== "favorites") return;
   const list = el("ul", { class: "list", id: "favorites" });
   for (const favorite of favorites) {
     const e = elements.find((x) => x.number === favorite.number) || elements.find((x) => x.symbol === favorite.elementSymbol);
     const remove = el("button", { type: "button", class: "remove", "aria-label": `Remove ${favorite.elementName}`, onclick: async () => {
       remove.disabled = true;
-      const response = await fetch(`/api/v1/favorites/${encodeURIComponent(favorite.id)}`, { method: "DELETE" });
-      if (response.ok || response.status === 404) showFavorites(); else remove.disabled = false;
+      try {
+        const response = await fetch(`/api/v1/favorites/${encodeURIComponent(favorite.id)}`, { method: "DELETE" });
+        if (!response.ok && response.status !== 404) throw new Error((await response.json()).error.message);
+        showFavorites();
+      } catch (error) {
+        remove.disabled = false;
+        remove.title = `Not removed: ${error.message}`;
+        remove.textContent = "Retry remove";
+      }
     } }, "Remove");
     list.append(el("li", { "data-symbol": favorite.elementSymbol, "data-id": favorite.id },
       el("a", { href: e ? `#/element/${e.number}` : "#/favorites" },
@@ -197,6 +206,9 @@ async function showFavorites() {
   main.replaceChildren(el("h2", {}, `Favourites of ${name}`),
     favorites.length ? list : el("p", { class: "status" }, "No favourites yet: open an element and press ☆."));
 }
+
+/** The view the address names: table, list, element or favorites. */
+function currentView() { return location.hash.replace(/^#\/?/, "").split("/")[0] || "table"; }
 
 function route({ keepScroll = false } = {}) {
   const [view, argument] = location.hash.replace(/^#\/?/, "").split("/");
