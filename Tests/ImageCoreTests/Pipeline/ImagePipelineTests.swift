@@ -187,6 +187,22 @@ struct ImagePipelineTests {
         }
     }
 
+    @Test("an alternative that fails other than by 404 is the answer: the image may be there, so no 404 and no alias")
+    func alternativeFailure() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withOrigin({ $0.faults = [FaultRule(pathContains: "/caesium.jpg", fault: .status(503))] }) { origin in
+                let configured = pipeline(directory)
+                do {
+                    _ = try await configured.image(for: origin.imagesBase + "/cesium.jpg", alternatives: [origin.imagesBase + "/caesium.jpg"])
+                    Issue.record("expected a failure")
+                } catch let error as ImageCoreError {
+                    #expect(error.httpStatus == 503 && error.subject.hasSuffix("/caesium.jpg"), "\(error)")
+                }
+                #expect(configured.diskCache?.alias(for: origin.imagesBase + "/cesium.jpg") == nil)
+            }
+        }
+    }
+
     @Test("a disk cache directory that cannot be used degrades to memory only")
     func unusableDiskCache() async throws {
         try await withOrigin { origin in
