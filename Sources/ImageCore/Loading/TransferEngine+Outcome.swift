@@ -37,23 +37,32 @@ extension EngineCore {
         default:
             return failure(.transfer, "libcurl error \(code.rawValue): \(detail)")
         }
+        // Every answer libcurl gives about the finished transfer is checked; one it cannot give fails the transfer
+        // rather than reporting a made-up status or size.
+        var refused: (name: String, code: CURLcode)?
+        func read(_ code: CURLcode, _ name: String) { if code != CURLE_OK, refused == nil { refused = (name, code) } }
         var status = 0
-        tc_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+        read(tc_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status), "CURLINFO_RESPONSE_CODE")
         var effective: UnsafeMutablePointer<CChar>?
-        tc_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &effective)
+        read(tc_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &effective), "CURLINFO_EFFECTIVE_URL")
         var redirects = 0, connects = 0
-        tc_easy_getinfo_long(easy, CURLINFO_REDIRECT_COUNT, &redirects)
-        tc_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &connects)
+        read(tc_easy_getinfo_long(easy, CURLINFO_REDIRECT_COUNT, &redirects), "CURLINFO_REDIRECT_COUNT")
+        read(tc_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &connects), "CURLINFO_NUM_CONNECTS")
         var downloaded: curl_off_t = 0
-        tc_easy_getinfo_offset(easy, CURLINFO_SIZE_DOWNLOAD_T, &downloaded)
-        func time(_ info: CURLINFO) -> Duration {
+        read(tc_easy_getinfo_offset(easy, CURLINFO_SIZE_DOWNLOAD_T, &downloaded), "CURLINFO_SIZE_DOWNLOAD_T")
+        func time(_ info: CURLINFO, _ name: String) -> Duration {
             var microseconds: curl_off_t = 0
-            tc_easy_getinfo_offset(easy, info, &microseconds)
+            read(tc_easy_getinfo_offset(easy, info, &microseconds), name)
             return .microseconds(microseconds)
         }
         let timings = TransferTimings(
-            dns: time(CURLINFO_NAMELOOKUP_TIME_T), connect: time(CURLINFO_CONNECT_TIME_T),
-            firstByte: time(CURLINFO_STARTTRANSFER_TIME_T), total: time(CURLINFO_TOTAL_TIME_T))
+            dns: time(CURLINFO_NAMELOOKUP_TIME_T, "CURLINFO_NAMELOOKUP_TIME_T"),
+            connect: time(CURLINFO_CONNECT_TIME_T, "CURLINFO_CONNECT_TIME_T"),
+            firstByte: time(CURLINFO_STARTTRANSFER_TIME_T, "CURLINFO_STARTTRANSFER_TIME_T"),
+            total: time(CURLINFO_TOTAL_TIME_T, "CURLINFO_TOTAL_TIME_T"))
+        if let refused {
+            return failure(.transfer, "libcurl could not report \(refused.name): \(String(cString: curl_easy_strerror(refused.code)))")
+        }
         return .success(HTTPResponse(
             requestedURL: url, effectiveURL: effective.map { String(cString: $0) } ?? url, status: status,
             headers: transfer.headers, body: transfer.body, timings: timings, redirectCount: redirects,

@@ -111,9 +111,14 @@ final class EngineCore: @unchecked Sendable {
         self.logger = logger
         guard let multi = curl_multi_init() else { fatalError("curl_multi_init failed: out of memory") }
         self.multi = multi
-        tc_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maxConnectionsPerHost)
-        tc_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, configuration.maxTotalConnections)
-        tc_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, configuration.maxTotalConnections)
+        // The engine admits transfers itself within these limits; the multi handle carries the same ones. libcurl refuses
+        // a multi option only when it does not know it (a build mismatch), which no transfer could work around.
+        for (option, value, name) in [(CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maxConnectionsPerHost, "CURLMOPT_MAX_HOST_CONNECTIONS"),
+                                      (CURLMOPT_MAX_TOTAL_CONNECTIONS, configuration.maxTotalConnections, "CURLMOPT_MAX_TOTAL_CONNECTIONS"),
+                                      (CURLMOPT_MAXCONNECTS, configuration.maxTotalConnections, "CURLMOPT_MAXCONNECTS")] {
+            let code = tc_multi_setopt_long(multi, option, value)
+            precondition(code == CURLM_OK, "libcurl refused \(name): \(String(cString: curl_multi_strerror(code)))")
+        }
     }
 
     func start() {
@@ -199,7 +204,13 @@ final class EngineCore: @unchecked Sendable {
             return
         }
         transfer.easy = easy
-        configure(easy, for: transfer)
+        do {
+            try configure(easy, for: transfer)
+        } catch {
+            release(transfer)
+            resume(transfer, with: .failure(error))
+            return
+        }
         let status = curl_multi_add_handle(multi, easy)
         guard status == CURLM_OK else {
             let message = String(cString: curl_multi_strerror(status))
@@ -212,43 +223,53 @@ final class EngineCore: @unchecked Sendable {
         activePerOrigin[transfer.target.origin, default: 0] += 1
     }
 
-    private func configure(_ easy: UnsafeMutableRawPointer, for transfer: CurlTransfer) {
+    /// Sets every option of `transfer` on `easy`, checking each result: an option libcurl refuses (a URL past its
+    /// length limit, a protocol list it does not know, which would silently drop the redirect guard) fails the
+    /// transfer with the option's name instead of running it without.
+    private func configure(_ easy: UnsafeMutableRawPointer, for transfer: CurlTransfer) throws(ImageCoreError) {
         let request = transfer.request
         let options = request.options
+        func check(_ code: CURLcode, _ option: String) throws(ImageCoreError) {
+            guard code != CURLE_OK else { return }
+            throw ImageCoreError(option == "CURLOPT_URL" ? .invalidURL : .transfer, subject: request.url,
+                                 message: "libcurl refused \(option): \(String(cString: curl_easy_strerror(code)))")
+        }
         curl_easy_reset(easy)
-        tc_easy_setopt_string(easy, CURLOPT_URL, request.url)
-        tc_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https")
-        tc_easy_setopt_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
-        tc_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 1)
-        tc_easy_setopt_long(easy, CURLOPT_MAXREDIRS, options.maxRedirects)
-        tc_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
-        tc_easy_setopt_string(easy, CURLOPT_USERAGENT, configuration.userAgent)
-        tc_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, options.connectTimeout.milliseconds)
-        tc_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, options.totalTimeout.milliseconds)
-        tc_easy_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, options.lowSpeedLimit)
-        tc_easy_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, max(1, options.lowSpeedTime.milliseconds / 1000))
-        tc_easy_setopt_offset(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(options.maxBodyBytes))
-        tc_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, "")  // every encoding libcurl decodes
-        tc_easy_setopt_long(easy, CURLOPT_NOBODY, request.headOnly ? 1 : 0)
-        tc_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer)
+        try check(tc_easy_setopt_string(easy, CURLOPT_URL, request.url), "CURLOPT_URL")
+        try check(tc_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"), "CURLOPT_PROTOCOLS_STR")
+        try check(tc_easy_setopt_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"), "CURLOPT_REDIR_PROTOCOLS_STR")
+        try check(tc_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 1), "CURLOPT_FOLLOWLOCATION")
+        try check(tc_easy_setopt_long(easy, CURLOPT_MAXREDIRS, options.maxRedirects), "CURLOPT_MAXREDIRS")
+        try check(tc_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1), "CURLOPT_NOSIGNAL")
+        try check(tc_easy_setopt_string(easy, CURLOPT_USERAGENT, configuration.userAgent), "CURLOPT_USERAGENT")
+        try check(tc_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, options.connectTimeout.milliseconds), "CURLOPT_CONNECTTIMEOUT_MS")
+        try check(tc_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, options.totalTimeout.milliseconds), "CURLOPT_TIMEOUT_MS")
+        try check(tc_easy_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, options.lowSpeedLimit), "CURLOPT_LOW_SPEED_LIMIT")
+        try check(tc_easy_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, max(1, options.lowSpeedTime.milliseconds / 1000)), "CURLOPT_LOW_SPEED_TIME")
+        try check(tc_easy_setopt_offset(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(options.maxBodyBytes)), "CURLOPT_MAXFILESIZE_LARGE")
+        try check(tc_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, ""), "CURLOPT_ACCEPT_ENCODING")  // every encoding libcurl decodes
+        try check(tc_easy_setopt_long(easy, CURLOPT_NOBODY, request.headOnly ? 1 : 0), "CURLOPT_NOBODY")
+        try check(tc_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer), "CURLOPT_ERRORBUFFER")
         let context = Unmanaged.passUnretained(transfer).toOpaque()
-        tc_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context)
-        tc_easy_setopt_write_callback(easy, CURLOPT_WRITEFUNCTION) { data, size, count, context in
+        try check(tc_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context), "CURLOPT_WRITEDATA")
+        try check(tc_easy_setopt_write_callback(easy, CURLOPT_WRITEFUNCTION) { data, size, count, context in
             let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
             return transfer.receive(UnsafeRawBufferPointer(start: data, count: size * count))
-        }
-        tc_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context)
-        tc_easy_setopt_write_callback(easy, CURLOPT_HEADERFUNCTION) { data, size, count, context in
+        }, "CURLOPT_WRITEFUNCTION")
+        try check(tc_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context), "CURLOPT_HEADERDATA")
+        try check(tc_easy_setopt_write_callback(easy, CURLOPT_HEADERFUNCTION) { data, size, count, context in
             let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
             return transfer.receiveHeader(UnsafeRawBufferPointer(start: data, count: size * count))
-        }
-        var list: UnsafeMutablePointer<curl_slist>?
-        if let etag = request.ifNoneMatch { list = curl_slist_append(list, "If-None-Match: \(etag)") }
-        if let date = request.ifModifiedSince { list = curl_slist_append(list, "If-Modified-Since: \(date)") }
-        if let list {
+        }, "CURLOPT_HEADERFUNCTION")
+        // The transfer owns the list from the first append, so `release` frees it whatever fails after.
+        for header in [request.ifNoneMatch.map { "If-None-Match: \($0)" }, request.ifModifiedSince.map { "If-Modified-Since: \($0)" }] {
+            guard let header else { continue }
+            guard let list = curl_slist_append(transfer.headerList, header) else {
+                throw ImageCoreError(.transfer, subject: request.url, message: "could not build the request headers (out of memory)")
+            }
             transfer.headerList = list
-            tc_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, list)
         }
+        if let list = transfer.headerList { try check(tc_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, list), "CURLOPT_HTTPHEADER") }
     }
 
     private func collectFinished() {

@@ -25,6 +25,24 @@ struct TransferEngineTests {
         }
     }
 
+    @Test("an option libcurl refuses fails the transfer, naming the option; the engine goes on working")
+    func refusedOption() async throws {
+        try await withOrigin { origin in
+            let engine = TransferEngine()
+            // libcurl refuses strings longer than CURL_MAX_INPUT_LENGTH (8,000,000 bytes): before, the refusal went
+            // unnoticed and the handle ran with whatever URL it had.
+            let long = origin.baseURL + hydrogenPath + "?" + String(repeating: "a", count: 8_000_001)
+            do {
+                _ = try await engine.perform(HTTPRequest(url: long))
+                Issue.record("expected libcurl to refuse the URL")
+            } catch let error as ImageCoreError {
+                #expect(error.reason == .invalidURL && error.message.contains("CURLOPT_URL"), "\(error.message)")
+            }
+            #expect(origin.statistics.requests == 0)
+            #expect(try await engine.perform(HTTPRequest(url: origin.baseURL + hydrogenPath)).status == 200)
+        }
+    }
+
     @Test("reuses one connection for sequential requests (keep-alive)")
     func keepAlive() async throws {
         try await withOrigin { origin in
