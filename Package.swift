@@ -11,6 +11,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "ImageCore", targets: ["ImageCore"]),
+        .library(name: "Catalogue", targets: ["Catalogue"]),
         .library(name: "TileCacheOrigin", targets: ["TileCacheOrigin"]),
         .library(name: "TileCacheService", targets: ["TileCacheService"]),
         .library(name: "TileCacheCLI", targets: ["TileCacheCLI"]),
@@ -65,6 +66,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The periodic table: elements, image kinds, both hosts' URLs in both directions, other spellings of names,
+        // the known-missing rule. ImageCore knows nothing of it.
+        .target(
+            name: "Catalogue",
+            swiftSettings: swiftSettings
+        ),
         // The origin's extra encoders (progressive/gray/CMYK JPEG, 16-bit/interlaced PNG, gzip): C, so libpng's
         // longjmp stays in C.
         .target(
@@ -75,7 +82,7 @@ let package = Package(
         .target(
             name: "TileCacheOrigin",
             dependencies: [
-                "ImageCore", "COriginCodecs",
+                "ImageCore", "Catalogue", "COriginCodecs",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -88,7 +95,7 @@ let package = Package(
         .target(
             name: "CacheLab",
             dependencies: [
-                "ImageCore", "TileCacheOrigin",
+                "ImageCore", "Catalogue", "TileCacheOrigin",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "HeapModule", package: "swift-collections"),
             ],
@@ -97,7 +104,7 @@ let package = Package(
         .target(
             name: "TileCacheService",
             dependencies: [
-                "ImageCore",
+                "ImageCore", "Catalogue",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -112,7 +119,7 @@ let package = Package(
         .target(
             name: "TileCacheCLI",
             dependencies: [
-                "ImageCore", "TileCacheOrigin", "TileCacheService", "CacheLab",
+                "ImageCore", "Catalogue", "TileCacheOrigin", "TileCacheService", "CacheLab",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),  // IOError: why a port could not be bound
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -129,7 +136,7 @@ let package = Package(
         // Inputs the test suites share: real photos (with their licences), PngSuite, and the verdict corpus.
         .target(
             name: "TileCacheFixtures",
-            dependencies: ["ImageCore", "TileCacheOrigin"],
+            dependencies: ["ImageCore", "Catalogue", "TileCacheOrigin"],
             path: "Tests/TileCacheFixtures",
             exclude: ["photos/LICENSES.md"],
             resources: [.copy("photos"), .copy("pngsuite")],
@@ -138,7 +145,7 @@ let package = Package(
         .testTarget(
             name: "TileCacheServiceTests",
             dependencies: [
-                "TileCacheService", "ImageCore", "TileCacheOrigin", "TileCacheFixtures",
+                "TileCacheService", "ImageCore", "Catalogue", "TileCacheOrigin", "TileCacheFixtures",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -147,18 +154,23 @@ let package = Package(
         ),
         .testTarget(
             name: "TileCacheCLITests",
-            dependencies: ["TileCacheCLI", "ImageCore", "TileCacheOrigin", "TileCacheFixtures"],
+            dependencies: ["TileCacheCLI", "ImageCore", "Catalogue", "TileCacheOrigin", "TileCacheFixtures"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CacheLabTests",
-            dependencies: ["CacheLab", "ImageCore"],
+            dependencies: ["CacheLab", "ImageCore", "Catalogue"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CatalogueTests",
+            dependencies: ["Catalogue"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "ImageCoreTests",
             dependencies: [
-                "ImageCore", "TileCacheOrigin", "TileCacheFixtures",
+                "ImageCore", "Catalogue", "TileCacheOrigin", "TileCacheFixtures",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],

@@ -19,6 +19,7 @@ let package = Package(
             name: "ImageCoreBenchmarks",
             dependencies: [
                 .product(name: "ImageCore", package: rootPackage),
+                .product(name: "Catalogue", package: rootPackage),
                 .product(name: "TileCacheOrigin", package: rootPackage),
                 .product(name: "Benchmark", package: "benchmark"),
             ],

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Derives Sources/ImageCore/Catalogue/ElementCatalogue+Data.swift from the element data sets.
+"""Derives Sources/Catalogue/ElementCatalogue+Data.swift from the element data sets.
 
 Dev-time only: the generated Swift file is committed, so the package never reads ../shared at run time.
 
@@ -17,7 +17,7 @@ import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 data = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "..", "shared", "data")
-target = os.path.join(here, "..", "Sources", "ImageCore", "Catalogue", "ElementCatalogue+Data.swift")
+target = os.path.join(here, "..", "Sources", "Catalogue", "ElementCatalogue+Data.swift")
 SEED_KEYS = {"name", "appearance", "atomic_mass", "boil", "category", "color", "density", "discovered_by", "melt",
              "molar_heat", "named_by", "number", "period", "phase", "source", "spectral_img", "summary", "symbol",
              "xpos", "ypos", "shells"}

@@ -1,3 +1,4 @@
+import Catalogue
 import Foundation
 import ImageCore
 import TileCacheOrigin
@@ -37,7 +38,7 @@ public struct ImageSizes: Sendable {
     ///   (`…/Tiles/NNN/s7.JPG` or `…/<element name>.jpg`, on any host).
     public func bytes(of url: String) throws(Unknown) -> Int {
         if let bytes = measured[url] { return bytes }
-        guard let (element, kind) = catalogueImage(url) else { throw Unknown(url: url) }
+        guard let (element, kind) = ImageURLBuilder.image(at: url, in: catalogue) else { throw Unknown(url: url) }
         let (width, height) = synthesizer.size(of: element, kind: kind)
         return width * height * 3  // the origin's images are RGB, one byte per channel
     }
@@ -51,18 +52,4 @@ public struct ImageSizes: Sendable {
         }
     }
 
-    private func catalogueImage(_ url: String) -> (Element, ImageKind)? {
-        let path = url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
-        let parts = path.split(separator: "/").map(String.init)
-        if parts.count >= 3, parts[parts.count - 1] == "s7.JPG", parts[parts.count - 3] == "Tiles",
-           let number = Int(parts[parts.count - 2]), let element = catalogue.element(number: number) {
-            return (element, .thumbnail)
-        }
-        if let file = parts.last, file.hasSuffix(".jpg") {
-            let name = String(file.dropLast(4))
-            let spelled = OriginServer.photoSpellings.first { $0.value == name }?.key ?? name
-            if let element = catalogue.elements.first(where: { $0.name.lowercased() == spelled }) { return (element, .full) }
-        }
-        return nil
-    }
 }

@@ -1,3 +1,4 @@
+import Catalogue
 import ImageCore
 
 /// The hardening fault matrix: every misbehaviour a client of image hosts must survive, each put on one thumbnail

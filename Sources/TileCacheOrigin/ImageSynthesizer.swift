@@ -1,3 +1,4 @@
+import Catalogue
 import ImageCore
 
 /// Generates the origin's element images: deterministic for a seed, with enough texture that JPEG sizes look like

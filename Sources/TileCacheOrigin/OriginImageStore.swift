@@ -1,3 +1,4 @@
+import Catalogue
 import ImageCore
 import NIOConcurrencyHelpers
 
@@ -57,20 +58,21 @@ final class OriginImageStore: Sendable {
         "\(synthesizer.seed)/\(synthesizer.quality)/\(kind.rawValue)/\(element.number)"
     }
 
+    /// The hosts' paths, as the catalogue reads them (`/periodictable/Tiles/NNN/s7.JPG`, `/images-of-elements/<name>.jpg`).
+    static let paths = ImageURLBuilder(tilesBase: "/periodictable", imagesBase: "/images-of-elements")
+
+    /// The path of `element`'s photo as the photo host spells it.
+    static func photoPath(of element: Element) -> String { paths.imagesBase + "/" + photoName(of: element) + ".jpg" }
+
+    /// The element and kind at `path`, as the real hosts have them: the photo host spells each name one way only
+    /// (`caesium.jpg`, never `cesium.jpg`) and has no photos from 90 up.
     private func resolve(_ path: String) -> (Element, ImageKind)? {
-        let path = path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? path
-        let parts = path.split(separator: "/").map(String.init)
-        if parts.count == 4, parts[0] == "periodictable", parts[1] == "Tiles", parts[3] == "s7.JPG",
-           parts[2].count == 3, let number = Int(parts[2]), let element = catalogue.element(number: number) {
-            return (element, .thumbnail)
+        guard let image = Self.paths.image(at: path, in: catalogue) else { return nil }
+        if image.kind == .full {
+            let requested = path.prefix { $0 != "?" }
+            guard !image.isKnownMissing, requested == Self.photoPath(of: image.element) else { return nil }
         }
-        if parts.count == 2, parts[0] == "images-of-elements", parts[1].hasSuffix(".jpg") {
-            let name = String(parts[1].dropLast(4))
-            guard let element = catalogue.elements.first(where: { Self.photoName(of: $0) == name }),
-                  !element.hasKnownMissingPhoto else { return nil }
-            return (element, .full)
-        }
-        return nil
+        return (image.element, image.kind)
     }
 
     static func photoName(of element: Element) -> String {

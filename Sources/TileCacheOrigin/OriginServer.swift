@@ -1,3 +1,4 @@
+import Catalogue
 import ImageCore
 import Logging
 import NIOCore
@@ -127,10 +128,8 @@ public final class OriginServer: Sendable {
         await withTaskGroup(of: Void.self) { group in
             for element in ElementCatalogue.standard.elements {
                 group.addTask(executorPreference: executor) {
-                    _ = images.image(forPath: "/periodictable/Tiles/\(element.paddedNumber)/s7.JPG")
-                    if !element.hasKnownMissingPhoto {
-                        _ = images.image(forPath: "/images-of-elements/\(OriginImageStore.photoName(of: element)).jpg")
-                    }
+                    _ = images.image(forPath: OriginImageStore.paths.thumbnailURL(for: element))
+                    if !element.hasKnownMissingPhoto { _ = images.image(forPath: OriginImageStore.photoPath(of: element)) }
                 }
             }
         }

@@ -1,3 +1,4 @@
+import Catalogue
 import Hummingbird
 import ImageCore
 import Logging

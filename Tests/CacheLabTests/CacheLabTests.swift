@@ -1,4 +1,5 @@
 @testable import CacheLab
+import Catalogue
 import ImageCore
 import Testing
 

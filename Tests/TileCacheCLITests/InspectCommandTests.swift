@@ -1,3 +1,4 @@
+import Catalogue
 import Foundation
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,6 @@
 // Micro-benchmarks of ImageCore's hot paths: wall time and mallocs per operation.
 import Benchmark
+import Catalogue
 import Foundation
 import ImageCore
 import TileCacheOrigin

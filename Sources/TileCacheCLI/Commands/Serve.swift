@@ -1,4 +1,5 @@
 import ArgumentParser
+import Catalogue
 import Foundation
 import ImageCore
 import Logging

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Catalogue
 import ImageCore
 
 /// Which images a command works on: catalogue images (bases, elements, kinds) or a URL list, never both.

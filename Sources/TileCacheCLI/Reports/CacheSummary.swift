@@ -1,3 +1,4 @@
+import Catalogue
 import Foundation
 import ImageCore
 
@@ -79,12 +80,9 @@ public struct CacheSummary: Sendable, Encodable {
         }
     }
 
-    /// `thumbnail` for `/Tiles/NNN/s7.JPG`, `full` for a catalogue photo name, else `other`.
+    /// `thumbnail` or `full` for a catalogue image URL (on any host), else `other`.
     static func kind(of url: String) -> String {
-        if url.hasSuffix("/s7.JPG"), url.contains("/Tiles/") { return "thumbnail" }
-        let name = (url as NSString).lastPathComponent.lowercased()
-        let photoNames = Set(ElementCatalogue.standard.elements.flatMap { [$0.name.lowercased()] + $0.otherSpellings }.map { $0 + ".jpg" })
-        return photoNames.contains(name) ? "full" : "other"
+        ImageURLBuilder.image(at: url)?.kind.rawValue ?? "other"
     }
 
     func render(_ format: OutputFormat) -> String {

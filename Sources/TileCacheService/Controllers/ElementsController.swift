@@ -1,3 +1,4 @@
+import Catalogue
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -103,8 +104,7 @@ struct ElementsController: Sendable {
 
     /// The element of a tile path segment: three digits, `001` to `118`, as the thumbnail host names them.
     private func tile(_ segment: String) throws(ServiceError) -> Element {
-        guard segment.count == 3, segment.allSatisfy(\.isASCIIDigit), let number = Int(segment),
-              let element = dependencies.catalogue.element(number: number) else {
+        guard let element = ImageURLBuilder.element(tile: segment, in: dependencies.catalogue) else {
             throw ServiceError(.notFound, reason: "unknown-element",
                                message: "no tile '\(segment.prefix(64))': tiles are numbered with three digits, 001 to 118")
         }
@@ -113,8 +113,7 @@ struct ElementsController: Sendable {
 
     /// The element of a photo's file name (before `.jpg`): the lowercased name, or another spelling of it (`caesium`).
     private func photo(_ name: String) throws(ServiceError) -> Element {
-        guard let element = dependencies.catalogue.element(matching: name),
-              name == element.name.lowercased() || element.otherSpellings.contains(name) else {
+        guard let element = ImageURLBuilder.element(photo: name, in: dependencies.catalogue) else {
             let hint = dependencies.catalogue.element(matching: name).map { ": the photo of \($0.name) is /\($0.name.lowercased()).jpg" } ?? ""
             throw ServiceError(.notFound, reason: "unknown-element", message: "no photo '\(name.prefix(64)).jpg'\(hint)")
         }

@@ -1,3 +1,4 @@
+import Catalogue
 import Foundation
 import ImageCore
 import Logging

@@ -75,6 +75,59 @@ public struct ImageURLBuilder: Sendable, Hashable {
         }
     }
 
+    // MARK: - From a URL back to the catalogue (the one parser of image URLs)
+
+    /// The catalogue image at `url` when it lies under this builder's bases: `<tilesBase>/Tiles/NNN/s7.JPG` or
+    /// `<imagesBase>/<name>.jpg`, the name lowercased or another spelling of it. A query string is ignored.
+    public func image(at url: String, in catalogue: ElementCatalogue = .standard) -> CatalogueImage? {
+        let path = Self.withoutQuery(url)
+        if path.hasPrefix(tilesBase + "/Tiles/") {
+            let parts = path.dropFirst(tilesBase.count + "/Tiles/".count).split(separator: "/", omittingEmptySubsequences: false)
+            guard parts.count == 2, parts[1] == "s7.JPG", let element = Self.element(tile: String(parts[0]), in: catalogue) else { return nil }
+            return images(for: [element], kinds: [.thumbnail])[0]
+        }
+        if path.hasPrefix(imagesBase + "/") {
+            let file = path.dropFirst(imagesBase.count + 1)
+            guard file.hasSuffix(".jpg"), !file.contains("/"),
+                  let element = Self.element(photo: String(file.dropLast(4)), in: catalogue) else { return nil }
+            return images(for: [element], kinds: [.full])[0]
+        }
+        return nil
+    }
+
+    /// The element and kind a URL of either host names, on any base: `…/Tiles/NNN/s7.JPG` (a thumbnail) or
+    /// `…/<name>.jpg` (a photo, the name lowercased or another spelling of it). A query string is ignored. For URLs
+    /// whose bases are unknown: access traces, disk cache entries.
+    public static func image(at url: String, in catalogue: ElementCatalogue = .standard) -> (element: Element, kind: ImageKind)? {
+        let parts = withoutQuery(url).split(separator: "/", omittingEmptySubsequences: false)
+        if parts.count >= 3, parts[parts.count - 1] == "s7.JPG", parts[parts.count - 3] == "Tiles",
+           let element = element(tile: String(parts[parts.count - 2]), in: catalogue) {
+            return (element, .thumbnail)
+        }
+        if let file = parts.last, file.hasSuffix(".jpg"), let element = element(photo: String(file.dropLast(4)), in: catalogue) {
+            return (element, .full)
+        }
+        return nil
+    }
+
+    /// The element a thumbnail's number names: exactly three digits, `001` to `118`.
+    public static func element(tile number: String, in catalogue: ElementCatalogue = .standard) -> Element? {
+        guard number.count == 3, number.allSatisfy({ $0.isASCII && $0.isNumber }), let value = Int(number) else { return nil }
+        return catalogue.element(number: value)
+    }
+
+    /// The element a photo's file name (before `.jpg`) names: its name lowercased, or another spelling of it (`caesium`).
+    /// Symbols, numbers and other cases name none, as on the photo host.
+    public static func element(photo name: String, in catalogue: ElementCatalogue = .standard) -> Element? {
+        guard let element = catalogue.element(matching: name),
+              name == element.name.lowercased() || element.otherSpellings.contains(name) else { return nil }
+        return element
+    }
+
+    private static func withoutQuery(_ url: String) -> Substring {
+        url.prefix { $0 != "?" && $0 != "#" }
+    }
+
     private static func withoutTrailingSlash(_ base: String) -> String {
         var base = base
         while base.hasSuffix("/") { base.removeLast() }

@@ -1,6 +1,9 @@
+import Foundation
+
 /// The 118 elements, embedded in the package (no network needed), with look-up by number, symbol or name.
 ///
-/// Derived from the seed element API's data set (Periodic-Table-JSON, CC BY-SA 3.0): facts only, element 119 left out.
+/// Derived from the seed element API's data set (Periodic-Table-JSON, CC BY-SA 3.0): every fact it served, element 119
+/// left out (docs/catalogue.md).
 public struct ElementCatalogue: Sendable {
     /// Atomic numbers from this one up have no full-size photo upstream.
     public static let firstNumberWithoutPhoto = 90
@@ -34,7 +37,7 @@ public struct ElementCatalogue: Sendable {
 
     /// The element with this atomic number, symbol, name or other spelling of its name (case-insensitive), or nil. O(1).
     public func element(matching identifier: String) -> Element? {
-        let trimmed = identifier.trimmingWhitespace()
+        let trimmed = identifier.trimmingCharacters(in: .whitespacesAndNewlines)
         if let number = Int(trimmed) { return element(number: number) }
         return index[trimmed.lowercased()].map { elements[$0] }
     }
@@ -45,15 +48,5 @@ public struct ElementCatalogue: Sendable {
             return elements.first { $0.number == number }
         }
         return elements[number - 1]
-    }
-}
-
-extension String {
-    /// The string without leading and trailing spaces, tabs and line breaks.
-    func trimmingWhitespace() -> String {
-        var slice = Substring(self)
-        while let first = slice.first, first.isWhitespace { slice.removeFirst() }
-        while let last = slice.last, last.isWhitespace { slice.removeLast() }
-        return String(slice)
     }
 }

@@ -1,4 +1,4 @@
-import ImageCore
+import Catalogue
 import Testing
 
 @Suite("ElementCatalogue")
@@ -56,5 +56,32 @@ struct ElementCatalogueTests {
         #expect(images.filter { !$0.alternativeURLs.isEmpty }.map(\.element.number) == [13, 16, 55])
         let custom = ImageURLBuilder(tilesBase: "http://127.0.0.1:9/t/", imagesBase: "http://127.0.0.1:9/i")
         #expect(custom.thumbnailURL(for: hydrogen) == "http://127.0.0.1:9/t/Tiles/001/s7.JPG")
+    }
+
+    @Test("reads URLs back: under the builder's bases, or on any host; other spellings and queries; nothing else")
+    func urlsBack() {
+        let builder = ImageURLBuilder(tilesBase: "http://127.0.0.1:9/periodictable", imagesBase: "http://127.0.0.1:9/images-of-elements")
+        let iron = catalogue.element(number: 26)!
+        for image in builder.images(for: catalogue.elements) {
+            #expect(builder.image(at: image.url) == image, "\(image.url)")
+        }
+        #expect(builder.image(at: "http://127.0.0.1:9/images-of-elements/caesium.jpg")?.element.number == 55)
+        #expect(builder.image(at: "http://127.0.0.1:9/periodictable/Tiles/026/s7.JPG?v=2")?.element == iron)
+        for url in ["http://127.0.0.1:9/periodictable/Tiles/26/s7.JPG", "http://127.0.0.1:9/periodictable/Tiles/119/s7.JPG",
+                    "http://127.0.0.1:9/periodictable/Tiles/026/s7.jpg", "http://127.0.0.1:9/periodictable/Tiles/026/x/s7.JPG",
+                    "http://127.0.0.1:9/images-of-elements/Iron.jpg", "http://127.0.0.1:9/images-of-elements/fe.jpg",
+                    "http://127.0.0.1:9/images-of-elements/26.jpg", "http://127.0.0.1:9/images-of-elements/a/iron.jpg",
+                    "http://other:9/images-of-elements/iron.jpg", "http://127.0.0.1:9/periodictable/iron.png"] {
+            #expect(builder.image(at: url) == nil, "\(url)")
+        }
+        // On any host: access traces and cache entries.
+        #expect(ImageURLBuilder.image(at: "https://cdn.example/x/Tiles/118/s7.JPG")?.element.symbol == "Og")
+        #expect(ImageURLBuilder.image(at: "https://cdn.example/sulphur.jpg?t=1")?.kind == .full)
+        #expect(ImageURLBuilder.image(at: "https://cdn.example/sulphur.jpg")?.element.number == 16)
+        #expect(ImageURLBuilder.image(at: "https://cdn.example/Tiles/1/s7.JPG") == nil)
+        #expect(ImageURLBuilder.image(at: "https://cdn.example/notes.txt") == nil)
+        #expect(ImageURLBuilder.element(tile: "001")?.symbol == "H" && ImageURLBuilder.element(tile: "1") == nil)
+        #expect(ImageURLBuilder.element(tile: "٠٠١") == nil)  // digits of other scripts are not tile numbers
+        #expect(ImageURLBuilder.element(photo: "aluminum")?.number == 13 && ImageURLBuilder.element(photo: "Al") == nil)
     }
 }
