@@ -97,6 +97,8 @@ public final class DiskCache: Sendable {
     public let sizeLimit: Int
     /// How long writing stays off after the file system refused a write.
     public let writeRetryInterval: Duration
+    /// Whether the cache was opened with `init(readingOnly:)`: it reads and reports, and changes nothing on disk.
+    public let isReadOnly: Bool
     private let entriesDirectory: String
     private let lockPath: String
     private let state = NIOLockedValueBox(State())
@@ -114,6 +116,7 @@ public final class DiskCache: Sendable {
         self.sizeLimit = max(1, sizeLimit)
         self.writeRetryInterval = writeRetryInterval
         self.logger = logger
+        isReadOnly = false
         entriesDirectory = directory + "/entries"
         lockPath = directory + "/.lock"
         guard !directory.trimmingWhitespace().isEmpty else {
@@ -132,6 +135,34 @@ public final class DiskCache: Sendable {
             self.state.withLockedValue { self.rescan(&$0) }
             self.state.withLockedValue { self.evict(&$0) }
         }
+    }
+
+    /// Opens an existing cache to read it (`tilecache stats`): nothing is created, locked, cleaned, evicted, touched or
+    /// removed, so it works on a read-only copy and leaves a cache in use exactly as it was. Writes are refused.
+    ///
+    /// - Throws: `.io` naming the directory when it holds no cache or its entries cannot be read.
+    public init(readingOnly directory: String, logger: Logger = Logger(label: "tilecache.disk-cache")) throws(ImageCoreError) {
+        self.directory = directory
+        sizeLimit = .max
+        writeRetryInterval = .zero
+        self.logger = logger
+        isReadOnly = true
+        entriesDirectory = directory + "/entries"
+        lockPath = directory + "/.lock"
+        var info = stat()
+        guard stat(entriesDirectory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+            throw ImageCoreError(.io, subject: directory, message: "no disk cache here (no entries directory)")
+        }
+        guard access(entriesDirectory, R_OK | X_OK) == 0 else {
+            throw ImageCoreError(.io, subject: directory, message: "cannot read the cache directory: \(String(cString: strerror(errno)))")
+        }
+        state.withLockedValue { rescan(&$0) }
+    }
+
+    /// The refusal of a write to a cache opened read-only.
+    private func refuseIfReadOnly(_ subject: String) throws(ImageCoreError) {
+        guard isReadOnly else { return }
+        throw ImageCoreError(.io, subject: subject, message: "the disk cache \(directory) was opened to read only")
     }
 
     /// A snapshot of the counters.
@@ -159,7 +190,7 @@ public final class DiskCache: Sendable {
         }
         switch DiskCacheFile.decode([UInt8](data), expectedURL: url) {
         case .success(let entry):
-            touch(path)
+            if !isReadOnly { touch(path) }
             state.withLockedValue { state in
                 state.statistics.hits += 1
                 state.index[name]?.lastAccess = Date().timeIntervalSince1970
@@ -169,6 +200,10 @@ public final class DiskCache: Sendable {
             state.withLockedValue { $0.statistics.misses += 1 }
             return nil
         case .failure(.damaged(let why)):
+            guard !isReadOnly else {
+                state.withLockedValue { $0.statistics.misses += 1 }
+                return nil
+            }
             logger.warning("removing damaged cache entry", metadata: ["url": "\(url)", "path": "\(path)", "reason": "\(why)"])
             removeFile(named: name)
             state.withLockedValue { state in
@@ -186,6 +221,7 @@ public final class DiskCache: Sendable {
     /// - Throws: `.io` naming the path when the write fails otherwise; the previous entry, if any, is left intact.
     @discardableResult
     public func store(_ bytes: [UInt8], metadata: DiskCacheMetadata) throws(ImageCoreError) -> Bool {
+        try refuseIfReadOnly(metadata.url)
         let file: [UInt8]
         do {
             file = try DiskCacheFile.encode(metadata, bytes: bytes)
@@ -254,6 +290,7 @@ public final class DiskCache: Sendable {
 
     /// Removes `url`'s entry, if any.
     public func remove(_ url: String) {
+        guard !isReadOnly else { return }
         removeFile(named: (path(for: url) as NSString).lastPathComponent)
     }
 
@@ -273,7 +310,7 @@ public final class DiskCache: Sendable {
     public struct Verification: Sendable, Hashable, Codable {
         /// Entries whose checksum matched and whose bytes decoded.
         public var valid = 0
-        /// Entries removed because their file was damaged or their bytes no longer decode.
+        /// Entries whose file was damaged or whose bytes no longer decode: removed (kept when opened read-only).
         public var removed = 0
         /// Temp files left in the entries directory (a writer is running, or one crashed).
         public var tempFiles = 0
@@ -291,7 +328,7 @@ public final class DiskCache: Sendable {
             guard let data = FileManager.default.contents(atPath: path) else { continue }  // removed meanwhile
             guard case .success(let entry) = DiskCacheFile.decode([UInt8](data), expectedURL: nil),
                   (try? inspector.validate(entry.bytes, subject: entry.metadata.url, contentType: entry.metadata.contentType)) != nil else {
-                removeFile(named: name)
+                if !isReadOnly { removeFile(named: name) }
                 verification.removed += 1
                 continue
             }
@@ -313,6 +350,7 @@ public final class DiskCache: Sendable {
     ///
     /// - Throws: `.io` naming the file when it cannot be written; the previous file is left intact.
     public func rememberAlias(_ target: String?, for url: String) throws(ImageCoreError) {
+        try refuseIfReadOnly(aliasesPath)
         try withLock { () throws(ImageCoreError) in
             var aliases = self.readAliases()
             guard aliases[url] != target else { return }
@@ -346,6 +384,7 @@ public final class DiskCache: Sendable {
 
     /// Removes every entry.
     public func removeAll() throws(ImageCoreError) {
+        try refuseIfReadOnly(directory)
         try withLock { () throws(ImageCoreError) in
             self.state.withLockedValue { state in
                 self.rescan(&state)

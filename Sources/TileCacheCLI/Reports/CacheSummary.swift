@@ -49,13 +49,13 @@ public struct CacheSummary: Sendable, Encodable {
     /// The result of `--verify`, when asked for.
     public var verification: DiskCache.Verification?
 
-    /// Reads the cache at `cacheDirectory` (creating nothing when there is none) and its run log.
+    /// Reads the cache at `cacheDirectory` and its run log, changing nothing (creating nothing when there is none).
     public init(cacheDirectory: String, lastRuns: Int) throws {
         directory = cacheDirectory
         var metadata: [DiskCacheMetadata] = []
         if FileManager.default.fileExists(atPath: cacheDirectory + "/entries") {
             do {
-                let cache = try DiskCache(directory: cacheDirectory, sizeLimit: .max)
+                let cache = try DiskCache(readingOnly: cacheDirectory)
                 metadata = cache.allMetadata()
                 bytes = cache.totalBytes
             } catch {

@@ -31,6 +31,50 @@ struct DiskCacheTests {
         }
     }
 
+    @Test("opened to read only, a cache changes nothing: no lock, no cleanup, no access times, no removals; writes are refused")
+    func readingOnly() async throws {
+        try await withTemporaryDirectory { directory in
+            let url = "http://example.com/a.jpg", damagedURL = "http://example.com/damaged.jpg"
+            let bytes = Fixtures.thumbnailJPEG
+            do {
+                let cache = try DiskCache(directory: directory)
+                #expect(try cache.store(bytes, metadata: metadata(url, bytes)))
+                #expect(try cache.store(bytes, metadata: metadata(damagedURL, bytes)))
+            }
+            try FileManager.default.removeItem(atPath: directory + "/.lock")
+            let dead = directory + "/entries/.tmp-\(Int32.max - 1)-123"
+            _ = FileManager.default.createFile(atPath: dead, contents: Data([1, 2, 3]))
+            let writable = try DiskCache(directory: directory)
+            let damaged = writable.path(for: damagedURL)
+            var file = try Data(contentsOf: URL(fileURLWithPath: damaged))
+            file[file.count - 1] ^= 0xFF
+            try file.write(to: URL(fileURLWithPath: damaged))
+            // An access time an hour ahead: a touch (now) would show, and reading alone does not move it (relatime
+            // updates only an access time older than the modification time or a day).
+            let ahead = Int(Date().timeIntervalSince1970) + 3600
+            var times = [timespec(tv_sec: ahead, tv_nsec: 0), timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2)]
+            #expect(utimensat(AT_FDCWD, writable.path(for: url), &times, 0) == 0)
+            try FileManager.default.removeItem(atPath: directory + "/.lock")
+            _ = FileManager.default.createFile(atPath: dead, contents: Data([1, 2, 3]))
+
+            let reader = try DiskCache(readingOnly: directory)
+            #expect(reader.isReadOnly && reader.count == 2 && reader.allMetadata().count == 2)
+            #expect(reader.entry(for: url)?.bytes == bytes)
+            #expect(reader.entry(for: damagedURL) == nil)
+            reader.remove(url)
+            #expect(throws: ImageCoreError.self) { try reader.store(bytes, metadata: metadata("http://example.com/b.jpg", bytes)) }
+            #expect(throws: ImageCoreError.self) { try reader.rememberAlias("http://example.com/x.jpg", for: url) }
+            #expect(throws: ImageCoreError.self) { try reader.removeAll() }
+            var info = stat()
+            #expect(stat(writable.path(for: url), &info) == 0 && info.st_atim.tv_sec == ahead)  // not touched
+            #expect(FileManager.default.fileExists(atPath: damaged))  // not removed
+            #expect(FileManager.default.fileExists(atPath: dead))  // not cleaned
+            #expect(!FileManager.default.fileExists(atPath: directory + "/.lock"))  // not locked
+            #expect(!FileManager.default.fileExists(atPath: directory + "/aliases.json"))
+            #expect(throws: ImageCoreError.self) { try DiskCache(readingOnly: directory + "/nothing") }
+        }
+    }
+
     @Test("temp files of dead writers are removed at start; a live writer's are kept")
     func crashLeftovers() async throws {
         try await withTemporaryDirectory { directory in
