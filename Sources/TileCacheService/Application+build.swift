@@ -87,12 +87,7 @@ struct PrefetchService: Service {
         // What the prefetch learnt of photos decides `has_image` as the image routes' own loads do.
         let photos = Dictionary(uniqueKeysWithValues: images.filter { $0.kind == .full }.map { ($0.url, $0.element) })
         for result in run.results {
-            guard let element = photos[result.url] else { continue }
-            if result.error == nil {
-                dependencies.images.notePhoto(of: element, found: true)
-            } else if result.error?.isNotFound == true {
-                dependencies.images.notePhoto(of: element, found: false)
-            }
+            if let element = photos[result.url] { dependencies.images.notePhoto(of: element, after: result.error) }
         }
         logger.info("prefetch at start finished", metadata: [
             "requested": "\(run.report.requests)", "failed": "\(run.report.failed)",

@@ -128,11 +128,6 @@ struct ElementsController: Sendable {
     }
 }
 
-extension Character {
-    /// `0` to `9` only (not other scripts' digits).
-    var isASCIIDigit: Bool { isASCII && isNumber }
-}
-
 /// One element as the seed API served it: every key of its element JSON (absent values as `null`, `id` a string),
 /// plus TileCache's own (`group`, `block`, `electron_configuration`, `thumbnail_url`, `image_url`, `has_image`).
 enum ElementRecord {

@@ -51,7 +51,8 @@ struct FavoritesController: Sendable {
 
     private func find(_ context: BasicRequestContext) throws -> Favorite {
         let text = context.parameters.get("id") ?? ""
-        guard text.count <= 18, text.allSatisfy(\.isASCIIDigit), let id = Int64(text),
+        // Digits only: Int64 alone would also take "+7" and "-7".
+        guard text.count <= 18, text.allSatisfy({ $0.isASCII && $0.isNumber }), let id = Int64(text),
               let favorite = try database({ try store.favorite(id: id) }) else { throw notFound(text) }
         return favorite
     }

@@ -90,9 +90,11 @@ enum FavoriteBody {
                     throw ServiceError(.badRequest, reason: "bad-field", message: "\(key) must be a non-empty string of at most 64 characters")
                 }
                 given = text
+                // The catalogue's index reads numbers, symbols and names alike: keep the answers of the kind asked for.
+                let matched = catalogue.element(matching: text)
                 element = key.lowercased().hasSuffix("symbol")
-                    ? catalogue.elements.first { $0.symbol.lowercased() == text.lowercased() }
-                    : catalogue.element(matching: text).flatMap { Int(text) == nil ? $0 : nil }
+                    ? matched.flatMap { $0.symbol.lowercased() == text.lowercased() ? $0 : nil }
+                    : matched.flatMap { Int(text) == nil ? $0 : nil }
             }
             guard let element else {
                 throw ServiceError(.unprocessableContent, reason: "unknown-element", message: "\(key) '\(given)' names no element")

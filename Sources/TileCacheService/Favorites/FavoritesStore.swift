@@ -3,7 +3,7 @@ import Foundation
 import GRDB
 import ImageCore
 
-/// One stored favourite: the object as posted (normalised, see `FavoritesController`), with the server's id and time.
+/// One stored favourite: the object as posted (checked and completed, see `FavoriteBody`), with the server's id and time.
 public struct Favorite: Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
     /// Row id (the API shows it as a string).
     public var id: Int64?

@@ -63,11 +63,15 @@ public final class ImageStore: Sendable {
     /// Whether the photo host's last answer for `element`'s photo was 404 (or 410) under every spelling.
     public func lacksPhoto(_ element: Element) -> Bool { missingPhotos.withLockedValue { $0.contains(element.number) } }
 
-    /// Records the photo host's answer for `element`'s photo (also from loads outside this store: the start-up prefetch).
-    public func notePhoto(of element: Element, found: Bool) {
-        missingPhotos.withLockedValue { missing in
-            if found { missing.remove(element.number) } else { missing.insert(element.number) }
+    /// Records what a load of `element`'s photo said about the photo host (also loads outside this store: the start-up
+    /// prefetch): success means it has the photo, 404 or 410 under every spelling that it has none; any other failure
+    /// says nothing.
+    public func notePhoto(of element: Element, after error: ImageCoreError?) {
+        guard let error else {
+            missingPhotos.withLockedValue { _ = $0.remove(element.number) }
+            return
         }
+        if error.isNotFound { missingPhotos.withLockedValue { _ = $0.insert(element.number) } }
     }
 
     /// The image of `element` of `kind`, resized to `width` when given. A photo the host lacks under the catalogue's
@@ -138,9 +142,9 @@ public final class ImageStore: Sendable {
         let original: EncodedImage
         do {
             original = try await pipeline.encodedImage(for: url, alternatives: kind == .full ? builder.otherPhotoURLs(for: element) : [])
-            if kind == .full { notePhoto(of: element, found: true) }
+            if kind == .full { notePhoto(of: element, after: nil) }
         } catch {
-            if kind == .full, error.isNotFound { notePhoto(of: element, found: false) }
+            if kind == .full { notePhoto(of: element, after: error) }
             metrics.upstreamFailure(reason: error.reason.rawValue)
             logger.warning("upstream image failed", metadata: ["url": "\(url)", "reason": "\(error.reason.rawValue)", "message": "\(error.message)"])
             throw ServiceError.upstream(error)
