@@ -102,12 +102,23 @@ function showElement(id) {
     el("div", { class: "detail" }, photo, el("div", {}, card, facts, el("p", {}, button, " ", status))));
 }
 
-/** The favourites of `person` for element `e` (normally none or one). */
-async function favoritesOf(person, e) {
-  const response = await fetch(`/api/v1/favorites?favoritedBy=${encodeURIComponent(person)}&number=${e.number}`);
+/** A request to this service's API: the JSON answer, or an Error with the API's message. */
+async function api(path, options = {}) {
+  const response = await fetch(path, options);
   const body = await response.json();
   if (!response.ok) throw new Error(body.error.message);
   return body;
+}
+
+/** The favourites of `person`, of element `e` only when given (then normally none or one). */
+function favoritesOf(person, e) {
+  return api(`/api/v1/favorites?favoritedBy=${encodeURIComponent(person)}` + (e ? `&number=${e.number}` : ""));
+}
+
+/** Deletes a favourite by id; one already gone (404) counts as deleted. */
+async function deleteFavorite(id) {
+  const response = await fetch(`/api/v1/favorites/${encodeURIComponent(id)}`, { method: "DELETE" });
+  if (!response.ok && response.status !== 404) throw new Error((await response.json()).error.message);
 }
 
 function renderFavoriteButton(button, on) {
@@ -139,18 +150,13 @@ async function toggleFavorite(e, button, status) {
   try {
     const mine = await favoritesOf(person, e);
     if (mine.length === 0) {
-      const response = await fetch("/api/v1/favorites", { method: "POST", headers: { "Content-Type": "application/json" },
+      const body = await api("/api/v1/favorites", { method: "POST", headers: { "Content-Type": "application/json" },
         body: JSON.stringify({ favoritedBy: person, elementName: e.name, elementSymbol: e.symbol }) });
-      const body = await response.json();
-      if (!response.ok) throw new Error(body.error.message);
       renderFavoriteButton(button, true);
       status.textContent = `Saved as a favourite of ${body.favoritedBy}.`;
       status.dataset.result = "saved";
     } else {
-      for (const favorite of mine) {
-        const response = await fetch(`/api/v1/favorites/${encodeURIComponent(favorite.id)}`, { method: "DELETE" });
-        if (!response.ok && response.status !== 404) throw new Error((await response.json()).error.message);
-      }
+      for (const favorite of mine) await deleteFavorite(favorite.id);
       renderFavoriteButton(button, false);
       status.textContent = `Removed from the favourites of ${person}.`;
       status.dataset.result = "removed";
@@ -169,10 +175,7 @@ async function showFavorites() {
   main.replaceChildren(heading, el("p", { class: "status" }, "Loading…"));
   let favorites;
   try {
-    const response = await fetch(`/api/v1/favorites?favoritedBy=${encodeURIComponent(name)}`);
-    const body = await response.json();
-    if (!response.ok) throw new Error(body.error.message);
-    favorites = body;
+    favorites = await favoritesOf(name);
   } catch (error) {
     if (request === favoritesRequest && currentView() === "favorites") {
       main.replaceChildren(heading, el("p", { class: "status" }, `Favourites unavailable: ${error.message}`));
@@ -187,8 +190,7 @@ async function showFavorites() {
     const remove = el("button", { type: "button", class: "remove", "aria-label": `Remove ${favorite.elementName}`, onclick: async () => {
       remove.disabled = true;
       try {
-        const response = await fetch(`/api/v1/favorites/${encodeURIComponent(favorite.id)}`, { method: "DELETE" });
-        if (!response.ok && response.status !== 404) throw new Error((await response.json()).error.message);
+        await deleteFavorite(favorite.id);
         showFavorites();
       } catch (error) {
         remove.disabled = false;
@@ -207,13 +209,18 @@ async function showFavorites() {
     favorites.length ? list : el("p", { class: "status" }, "No favourites yet: open an element and press ☆."));
 }
 
-/** The view the address names: table, list, element or favorites. */
-function currentView() { return location.hash.replace(/^#\/?/, "").split("/")[0] || "table"; }
+/** The address's view (table, list, element or favorites) and its argument. */
+function address() {
+  const [view, argument] = location.hash.replace(/^#\/?/, "").split("/");
+  return { view: view || "table", argument };
+}
+
+function currentView() { return address().view; }
 
 function route({ keepScroll = false } = {}) {
-  const [view, argument] = location.hash.replace(/^#\/?/, "").split("/");
+  const { view, argument } = address();
   document.title = "TileCache · The Elements";
-  for (const link of document.querySelectorAll("nav a")) link.classList.toggle("active", link.dataset.view === (view || "table"));
+  for (const link of document.querySelectorAll("nav a")) link.classList.toggle("active", link.dataset.view === view);
   if (view === "list") showList(argument);
   else if (view === "element") showElement(argument);
   else if (view === "favorites") showFavorites();
