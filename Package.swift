@@ -58,6 +58,7 @@ let package = Package(
             name: "ImageCore",
             dependencies: [
                 "CCurl", "CTurboJPEG", "CPNG", "CJPEGDecoder",
+                .product(name: "NIOCore", package: "swift-nio"),  // ByteBuffer: encoded images served without copies
                 // pthread-backed locks, which ThreadSanitizer understands (Synchronization.Mutex uses raw futexes).
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-600}
-memory_bytes=$((16 * 1024 * 1024)); encoded_bytes=$((32 * 1024 * 1024))
+memory_bytes=$((32 * 1024 * 1024))
 command -v wrk >/dev/null || { echo "soak: wrk is missing (apt-get install wrk)" >&2; exit 1; }
 swift build -c release --product tilecache >/dev/null
 tilecache="$(swift build -c release --show-bin-path)/tilecache"
@@ -22,7 +22,7 @@ start_origin "$tilecache" "$work" --latency-ms 5 --faults hostile --fault '/Tile
 pids+=("$origin_pid")
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$tilecache" serve --port "$port" --tiles-base "$tiles" --images-base "$images" --cache-dir "$work/cache" \
-    --memory-bytes "$memory_bytes" --encoded-bytes "$encoded_bytes" --timeout 5 > "$work/serve.log" 2>&1 &
+    --memory-bytes "$memory_bytes" --timeout 5 > "$work/serve.log" 2>&1 &
 serve_pid=$!
 pids+=($serve_pid)
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
@@ -86,9 +86,9 @@ sleep 1
 curl -s "http://127.0.0.1:$port/api/v1/stats" > "$work/stats.json"
 curl -s "http://127.0.0.1:$port/metrics" > "$work/metrics.txt"
 
-python3 - "$work" "$memory_bytes" "$encoded_bytes" <<'PY'
+python3 - "$work" "$memory_bytes" <<'PY'
 import json, re, sys
-work, memory_bytes, encoded_bytes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+work, memory_bytes = sys.argv[1], int(sys.argv[2])
 wrk = open(f"{work}/wrk.out").read()
 statuses = {int(s): int(n) for s, n in re.findall(r"soak-status (\d+) (\d+)", wrk)}
 unexpected = int(re.search(r"soak-unexpected (\d+)", wrk).group(1))
@@ -106,11 +106,11 @@ failed_loads, shared_failed = sum(failures.values()), stats.get("sharedLoads", {
 # with up to 8 requests in flight: the service answers and counts them, wrk does not see them.)
 metrics = open(f"{work}/metrics.txt").read()
 def metric(name, *labels):
-    pattern = rf'^{name}\{{(.*)\}} (\S+)$'
+    pattern = rf'^{name}(?:\{{(.*)\}})? (\S+)$'
     return sum(int(float(value)) for found, value in re.findall(pattern, metrics, re.M) if all(label in found for label in labels))
 served_502 = metric("tilecache_http_requests_total", 'status="502"')
 upstream_404 = (metric("tilecache_http_requests_total", 'status="404"', 'route="/api/v1/elements/{id}/image"')
-                - metric("tilecache_image_lookups_total", 'layer="known-missing"'))
+                - metric("tilecache_known_missing_photos_total"))
 accounted = served_502 + upstream_404 == failed_loads + shared_failed
 print(f"soak: upstream failures by reason (service /api/v1/stats): {failures}")
 print(f"soak: failed loads {failed_loads} + requests that shared one {shared_failed} = {failed_loads + shared_failed}; "
@@ -120,7 +120,7 @@ print(f"soak: responses with an unexpected status: {unexpected}; wrk socket erro
 print("soak: resident memory, MiB, every 10 s: " + " ".join(f"{mb:.0f}" for _, mb in rss))
 half = rss[len(rss) // 2:]
 growth = max(mb for _, mb in half) - half[0][1]
-limit = 64 + (memory_bytes + encoded_bytes) / 2**20 + 32  # runtime and libraries + both caches + slack
+limit = 64 + memory_bytes / 2**20 + 32  # runtime and libraries + the memory tier + slack
 print(f"soak: second half grew {growth:.1f} MiB; peak {max(mb for _, mb in rss):.1f} MiB against a bound of {limit:.0f} MiB")
 ok = (unexpected == 0 and socket_errors is None and growth < 8 and max(mb for _, mb in rss) < limit and served > 0
       and accounted and served_502 - statuses.get(502, 0) in range(0, 9))

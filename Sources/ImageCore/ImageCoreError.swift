@@ -37,6 +37,12 @@ public struct ImageCoreError: Error, Sendable, Equatable, CustomStringConvertibl
         case io
         /// The request was cancelled.
         case cancelled
+        /// The request's own deadline (the pipeline's `requestTimeout`) passed before the image was ready.
+        case deadlineExceeded = "deadline-exceeded"
+        /// Too many loads were waiting already (the pipeline's `maxPendingLoads`); retry shortly.
+        case overloaded
+        /// The image was valid but could not be processed (resized) as asked.
+        case processing
     }
 
     /// The stable reason code.
@@ -47,8 +53,25 @@ public struct ImageCoreError: Error, Sendable, Equatable, CustomStringConvertibl
     public var message: String
     /// The HTTP status, for `.httpStatus` (and set where known for other reasons).
     public var httpStatus: Int?
+    /// What the server sent, when a response arrived but its body was not a valid image: what a report of a broken
+    /// URL shows beside the reason.
+    public var received: ReceivedBody?
     /// Set by the transfer engine for transport failures worth another attempt (a body cut off by the peer).
     var isTransientTransport = false
+
+    /// A response whose body failed validation, as far as it could be read.
+    public struct ReceivedBody: Sendable, Hashable {
+        /// The final HTTP status.
+        public var status: Int
+        /// Content-Type as served.
+        public var contentType: String?
+        /// Body size.
+        public var byteCount: Int
+        /// Format sniffed from the bytes.
+        public var format: ImageFormat?
+        /// Width and height when the header could be read.
+        public var header: ImageHeader?
+    }
 
     /// Creates an error about `subject`.
     public init(_ reason: Reason, subject: String, message: String, httpStatus: Int? = nil) {

@@ -4,33 +4,36 @@ import ImageCore
 import Logging
 import ServiceLifecycle
 
-/// What the routes share: the catalogue, the image store, favourites, metrics and configuration.
+/// What the routes share: the catalogue, the pipeline, favourites, metrics and configuration.
 public struct ServiceDependencies: Sendable {
     public let configuration: ServiceConfiguration
     public let catalogue: ElementCatalogue
+    /// Every image request goes through it: its memory tier holds encoded bytes and variants.
     public let pipeline: ImagePipeline
-    public let images: ImageStore
+    /// What the photo host said about each photo (`has_image`).
+    public let photos: PhotoAvailability
     public let favorites: FavoritesStore
     public let metrics: ServiceMetrics
     public let web: WebAssets
     /// Records image requests when `configuration.traceFile` is set.
     public let trace: TraceRecorder?
+    /// The service's logger.
+    public let logger: Logger
 
-    /// Builds the pipeline, image store and favourites store a configuration describes.
+    /// Builds the pipeline and favourites store a configuration describes.
     ///
     /// - Throws: `FavoritesStoreError` or `TraceRecorderError` when the favourites database or the trace file cannot
     ///   be opened; `ImageCoreError` (`.io`) when the disk cache cannot be used and `requiresDiskCache` is set
     ///   (otherwise the disk cache degrades with a warning).
     public init(configuration: ServiceConfiguration, logger: Logger) throws {
         self.configuration = configuration
+        self.logger = logger
         catalogue = .standard
         pipeline = configuration.requiresDiskCache
             ? try ImagePipeline(requiringDiskCacheWith: configuration.pipeline, logger: logger)
             : ImagePipeline(configuration: configuration.pipeline, logger: logger)
-        metrics = ServiceMetrics()
-        images = ImageStore(pipeline: pipeline, builder: configuration.builder, byteLimit: configuration.encodedCacheBytes,
-                            maxPendingLoads: configuration.maxPendingLoads, requestTimeout: configuration.requestTimeout,
-                            metrics: metrics, logger: logger)
+        metrics = ServiceMetrics(statistics: pipeline.statistics)
+        photos = PhotoAvailability()
         favorites = try FavoritesStore(path: configuration.databasePath, catalogue: catalogue)
         web = try WebAssets()
         trace = try configuration.traceFile.map { path throws(TraceRecorderError) in try TraceRecorder(path: path, logger: logger) }
@@ -87,7 +90,7 @@ struct PrefetchService: Service {
         // What the prefetch learnt of photos decides `has_image` as the image routes' own loads do.
         let photos = Dictionary(uniqueKeysWithValues: images.filter { $0.kind == .full }.map { ($0.url, $0.element) })
         for result in run.results {
-            if let element = photos[result.url] { dependencies.images.notePhoto(of: element, after: result.error) }
+            if let element = photos[result.url] { dependencies.photos.note(element, after: result.error) }
         }
         logger.info("prefetch at start finished", metadata: [
             "requested": "\(run.report.requests)", "failed": "\(run.report.failed)",

@@ -10,18 +10,15 @@ public struct ServiceConfiguration: Sendable {
     public var port = 8080
     /// Where catalogue images are fetched from.
     public var builder = ImageURLBuilder()
-    /// Caches, downloader and validation.
-    public var pipeline = ImagePipeline.Configuration()
+    /// Caches, downloader, validation and the limits of image loads. A service's memory tier holds encoded bytes
+    /// (originals and resized variants, sent without re-encoding): by default up to 64 MiB in 100,000 entries; loads
+    /// waiting for upstream are bounded at 256 (more get 503 with Retry-After) and each image request waits 60 s at
+    /// most (then 504).
+    public var pipeline = Self.defaultPipeline
     /// Refuse to start when the disk cache directory cannot be used (default false: run without it, with a warning).
     public var requiresDiskCache = false
     /// `Cache-Control: public, max-age=N` on images.
     public var maxAgeSeconds = 86_400
-    /// Memory for hot images' encoded bytes and resized variants (default 64 MiB).
-    public var encodedCacheBytes = 64 * 1024 * 1024
-    /// Image loads that may wait for upstream at once; more get 503 with Retry-After (default 256).
-    public var maxPendingLoads = 256
-    /// Longest a client waits for an image (upstream included) before a 504 (default 60 s).
-    public var requestTimeout: Duration = .seconds(60)
     /// A connection idle this long (a stalled or slow client) is closed (default 30 s).
     public var idleTimeout: Duration = .seconds(30)
     /// The favourites database (SQLite), beside the cache by default.
@@ -35,6 +32,22 @@ public struct ServiceConfiguration: Sendable {
     public init() {
         databasePath = Self.defaultDatabasePath(cacheDirectory: DiskCache.defaultDirectory)
     }
+
+    /// The pipeline defaults of a service (see `pipeline`).
+    public static var defaultPipeline: ImagePipeline.Configuration {
+        var pipeline = ImagePipeline.Configuration()
+        pipeline.memoryContent = .encoded
+        pipeline.memoryCountLimit = defaultMemoryCount
+        pipeline.memoryCostLimit = defaultMemoryBytes
+        pipeline.maxPendingLoads = 256
+        pipeline.requestTimeout = .seconds(60)
+        return pipeline
+    }
+
+    /// Most entries in a service's memory tier by default.
+    public static let defaultMemoryCount = 100_000
+    /// Most encoded bytes in a service's memory tier by default (64 MiB).
+    public static let defaultMemoryBytes = 64 * 1024 * 1024
 
     /// `favorites.sqlite` in the cache directory's parent (beside the cache, never inside it).
     public static func defaultDatabasePath(cacheDirectory: String) -> String {

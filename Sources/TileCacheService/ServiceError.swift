@@ -39,9 +39,17 @@ public struct ServiceError: HTTPResponseError, Sendable, Equatable {
         return response
     }
 
-    /// The client-facing error for an upstream failure: 404 for upstream 404/410, 504 for timeouts, 502 otherwise.
-    static func upstream(_ error: ImageCoreError) -> ServiceError {
+    /// The client-facing error for a failed image load: 404 for upstream 404/410, 504 for timeouts, 503 when
+    /// overloaded, 500 when a valid image could not be resized, 502 otherwise.
+    static func image(_ error: ImageCoreError) -> ServiceError {
         switch error.reason {
+        case .overloaded:
+            return ServiceError(.serviceUnavailable, reason: "overloaded", message: "too many images are being fetched; retry shortly",
+                                headers: [.retryAfter: "1"])
+        case .deadlineExceeded:
+            return ServiceError(.gatewayTimeout, reason: "timeout", message: "the image was not ready in time")
+        case .processing:
+            return ServiceError(.internalServerError, reason: "resize-failed", message: "the image could not be resized")
         case .httpStatus where error.httpStatus == 404 || error.httpStatus == 410:
             return ServiceError(.notFound, reason: "upstream-not-found", message: "the upstream host has no such image")
         case .timeout:

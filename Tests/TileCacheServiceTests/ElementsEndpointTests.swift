@@ -175,7 +175,7 @@ struct ElementsEndpointTests {
     func requestTimeout() async throws {
         var origin = OriginServer.Configuration()
         origin.faults = [FaultRule(pathContains: "/Tiles/", fault: .noResponse)]
-        let harness = try await ServiceHarness.start(origin: origin) { $0.requestTimeout = TestTime.scaled(.milliseconds(300)) }
+        let harness = try await ServiceHarness.start(origin: origin) { $0.pipeline.requestTimeout = TestTime.scaled(.milliseconds(300)) }
         try await withService(harness) { client, _ in
             let response = try await client.execute(uri: "/api/v1/elements/1/thumbnail", method: .get)
             #expect(response.status == .gatewayTimeout && response.errorReason == "timeout")

@@ -50,12 +50,12 @@ struct FaultMatrixServiceTests {
                     #expect(result.4 == "upstream-" + testCase.outcome, "\(testCase.name)")
                 }
             }
-            /// `/api/v1/stats`: (network fetches, failures, byte-cache entries, disk entries).
+            /// `/api/v1/stats`: (network fetches, failures, memory-tier entries, disk entries).
             func stats() async throws -> (Int?, Int, Int?, Int?) {
                 let json = try await client.execute(uri: "/api/v1/stats", method: .get).json
                 return ((json?["outcomes"] as? [String: Int])?["networkFetch"],
                         (json?["failures"] as? [String: Int])?.values.reduce(0, +) ?? 0,
-                        (json?["byteCache"] as? [String: Any])?["count"] as? Int, json?["diskEntries"] as? Int)
+                        (json?["memoryCache"] as? [String: Any])?["count"] as? Int, json?["diskEntries"] as? Int)
             }
             let afterFirst = try await stats()
             #expect(afterFirst.0 == valid && afterFirst.1 == cases.count - valid)

@@ -115,11 +115,11 @@ struct FavoritesAndOperationsTests {
             _ = try await client.execute(uri: "/api/v1/elements/1/thumbnail", method: .get)
             let stats = try await client.execute(uri: "/api/v1/stats", method: .get)
             let outcomes = try #require(stats.json?["outcomes"] as? [String: Int])
-            #expect(outcomes["networkFetch"] == 1 && outcomes["memory"] == 1 && stats.json?["hitRate"] as? Double == 0.5)
+            #expect(outcomes["networkFetch"] == 1 && outcomes["memoryHit"] == 1 && stats.json?["hitRate"] as? Double == 0.5)
             let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
             #expect(metrics.contains(#"tilecache_http_requests_total{route="/api/v1/elements/{id}/thumbnail",method="GET",status="200"} 2"#))
-            #expect(metrics.contains(#"tilecache_image_lookups_total{layer="networkFetch"} 1"#))
-            #expect(metrics.contains(#"tilecache_image_lookups_total{layer="memory"} 1"#))
+            #expect(metrics.contains(#"tilecache_image_requests_total{outcome="networkFetch"} 1"#))
+            #expect(metrics.contains(#"tilecache_image_requests_total{outcome="memoryHit"} 1"#))
             #expect(metrics.contains("tilecache_http_request_duration_seconds_bucket"))
             #expect(metrics.contains("tilecache_upstream_bytes_total"))
         }
@@ -162,9 +162,9 @@ struct LiveServiceTests {
             let stats = try #require(try await client.execute(uri: "/api/v1/stats", method: .get).json)
             let shared = try #require(stats["sharedLoads"] as? [String: Int])
             let outcomes = try #require(stats["outcomes"] as? [String: Int])
-            // One request loaded the photo; the rest shared its load (or, arriving late, hit the byte cache).
+            // One request loaded the photo; the rest shared its load (or, arriving late, hit the memory tier).
             #expect(outcomes["networkFetch"] == 1 && shared["failed"] == 0)
-            #expect((shared["succeeded"] ?? 0) + (outcomes["memory"] ?? 0) == 15)
+            #expect((shared["succeeded"] ?? 0) + (outcomes["memoryHit"] ?? 0) == 15)
             #expect(stats["requests"] as? Int == 16)
         }
     }
@@ -185,8 +185,8 @@ struct LiveServiceTests {
             #expect(stats["sharedLoads"] as? [String: Int] == ["succeeded": 0, "failed": 7])
             #expect(stats["requests"] as? Int == 8)
             let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
-            #expect(metrics.contains(#"tilecache_shared_loads_total{result="failed"} 7"#))
-            #expect(metrics.contains(#"tilecache_upstream_failures_total{reason="http-status"} 1"#))
+            #expect(metrics.contains(#"tilecache_image_shared_loads_total{result="failed"} 7"#))
+            #expect(metrics.contains(#"tilecache_image_failures_total{reason="http-status"} 1"#))
         }
     }
 
@@ -203,7 +203,7 @@ struct LiveServiceTests {
     func overload() async throws {
         var origin = OriginServer.Configuration()
         origin.latency = .milliseconds(400)
-        let harness = try await ServiceHarness.start(origin: origin) { $0.maxPendingLoads = 2 }
+        let harness = try await ServiceHarness.start(origin: origin) { $0.pipeline.maxPendingLoads = 2 }
         try await withService(harness, mode: .live) { client, _ in
             let base = "http://127.0.0.1:\(try #require(client.port))"
             let engine = ImageCore.TransferEngine()

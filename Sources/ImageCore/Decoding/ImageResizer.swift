@@ -13,23 +13,39 @@ public enum ImageResizer {
     /// - Throws: `.dimensions` for a width outside `widthRange`; the inspector's errors for bytes that do not decode.
     public static func resizedJPEG(_ bytes: [UInt8], width: Int, quality: Int = 85, subject: String,
                                    inspector: ImageInspector = ImageInspector(strictness: .lenient)) throws(ImageCoreError) -> ResizedImage {
-        guard widthRange.contains(width) else {
-            throw ImageCoreError(.dimensions, subject: subject, message: "width \(width) is outside \(widthRange.lowerBound)...\(widthRange.upperBound)")
+        try checkWidth(width, subject: subject)
+        return try resized(decode(bytes, forWidth: width, subject: subject, inspector: inspector), width: width, quality: quality, subject: subject)
+    }
+
+    /// The pixels of `bytes`, for a resize to `width`: a JPEG decoded straight to the smallest DCT scale (n/8) still at
+    /// least `width` wide, a PNG decoded in full.
+    ///
+    /// - Throws: the inspector's errors for bytes that do not decode.
+    public static func decode(_ bytes: [UInt8], forWidth width: Int, subject: String,
+                              inspector: ImageInspector = ImageInspector(strictness: .lenient)) throws(ImageCoreError) -> DecodedImage {
+        guard ImageFormat.sniff(bytes) == .jpeg else { return try inspector.validate(bytes, subject: subject).image }
+        return try bytes.withRawBytes { raw throws(ImageCoreError) in
+            try JPEGCodec.decode(raw, strict: false, subject: subject, minimumWidth: width) { width, height throws(ImageCoreError) in
+                try inspector.checkDimensions(width, height, subject: subject)  // before any allocation
+            }.image
         }
-        let source: DecodedImage
-        if ImageFormat.sniff(bytes) == .jpeg {
-            source = try bytes.withRawBytes { raw throws(ImageCoreError) in
-                try JPEGCodec.decode(raw, strict: false, subject: subject, minimumWidth: width) { width, height throws(ImageCoreError) in
-                    try inspector.checkDimensions(width, height, subject: subject)  // before any allocation
-                }.image
-            }
-        } else {
-            source = try inspector.validate(bytes, subject: subject).image
-        }
+    }
+
+    /// `source` resized to exactly `width` pixels wide (alpha composited over white), encoded as JPEG.
+    ///
+    /// - Throws: `.dimensions` for a width outside `widthRange`.
+    public static func resized(_ source: DecodedImage, width: Int, quality: Int = 85, subject: String) throws(ImageCoreError) -> ResizedImage {
+        try checkWidth(width, subject: subject)
         let flattened = source.flattenedOverWhite()
         let height = max(1, (flattened.height * width + flattened.width / 2) / flattened.width)
         let resized = flattened.resampled(width: width, height: height)
-        return ResizedImage(bytes: try JPEGCodec.encode(resized, quality: quality), width: width, height: height)
+        return ResizedImage(bytes: try JPEGCodec.encode(resized, quality: quality), image: resized)
+    }
+
+    private static func checkWidth(_ width: Int, subject: String) throws(ImageCoreError) {
+        guard widthRange.contains(width) else {
+            throw ImageCoreError(.dimensions, subject: subject, message: "width \(width) is outside \(widthRange.lowerBound)...\(widthRange.upperBound)")
+        }
     }
 }
 
@@ -37,10 +53,12 @@ public enum ImageResizer {
 public struct ResizedImage: Sendable {
     /// The JPEG bytes.
     public var bytes: [UInt8]
+    /// The resized pixels the bytes encode.
+    public var image: DecodedImage
     /// Width in pixels.
-    public var width: Int
+    public var width: Int { image.width }
     /// Height in pixels.
-    public var height: Int
+    public var height: Int { image.height }
 }
 
 extension DecodedImage {

@@ -1,15 +1,19 @@
 import NIOConcurrencyHelpers
 
-/// Fetches URLs over the transfer engine: at most N transfers in flight, identical concurrent requests coalesced
-/// into one transfer, transient failures retried with backoff.
+/// Fetches URLs over a transfer engine of its own: at most N transfers in flight, transient failures retried with
+/// backoff, every attempt inside the caller's deadline.
 ///
+/// The one concurrency knob is `maxConcurrentTransfers`: the engine's connection limits follow from it, so they cannot
+/// disagree. Identical requests are not coalesced here: the pipeline coalesces whole loads (download, decode, store).
 /// A response is returned only for 2xx and 304; any other final status throws `.httpStatus`. Thread-safety: call
 /// `fetch` from any number of tasks at once; the bound holds across all of them.
 public final class Downloader: Sendable {
     /// Limits of the downloader.
     public struct Configuration: Sendable, Hashable {
-        /// Most transfers in flight at once (default 8).
+        /// Most transfers in flight at once (default 8); also the engine's connections per host and in total.
         public var maxConcurrentTransfers = 8
+        /// The User-Agent header.
+        public var userAgent = TransferEngine.Configuration().userAgent
         /// Retry rules.
         public var retryPolicy = RetryPolicy()
         /// Per-transfer limits and timeouts.
@@ -25,8 +29,6 @@ public final class Downloader: Sendable {
         public var transfers = 0
         /// Attempts after a transient failure.
         public var retries = 0
-        /// Requests that joined another caller's transfer instead of making their own.
-        public var coalesced = 0
         /// Body bytes received.
         public var bytesDownloaded = 0
     }
@@ -36,14 +38,18 @@ public final class Downloader: Sendable {
     /// The configuration.
     public let configuration: Configuration
     private let slots: AsyncSemaphore
-    private let coalescer = TaskCoalescer<HTTPRequest, HTTPResponse>()
     private let counters = NIOLockedValueBox(Statistics())
 
-    /// A downloader over `engine` (a new engine with default limits if none is given).
-    public init(engine: TransferEngine = TransferEngine(), configuration: Configuration = Configuration()) {
-        self.engine = engine
+    /// A downloader with an engine of its own, whose connection limits are `maxConcurrentTransfers`.
+    public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        slots = AsyncSemaphore(limit: max(1, configuration.maxConcurrentTransfers))
+        let limit = max(1, configuration.maxConcurrentTransfers)
+        var engineConfiguration = TransferEngine.Configuration()
+        engineConfiguration.maxConnectionsPerHost = limit
+        engineConfiguration.maxTotalConnections = limit
+        engineConfiguration.userAgent = configuration.userAgent
+        engine = TransferEngine(configuration: engineConfiguration)
+        slots = AsyncSemaphore(limit: limit)
     }
 
     /// A snapshot of the counters.
@@ -54,31 +60,20 @@ public final class Downloader: Sendable {
         try await fetch(HTTPRequest(url: url, options: configuration.transferOptions))
     }
 
-    /// Performs `request`, sharing one transfer with identical concurrent requests and retrying transient failures.
+    /// Performs `request`, retrying transient failures.
     ///
-    /// - Throws: `.httpStatus` for a final status other than 2xx/304, the engine's errors otherwise.
-    public func fetch(_ request: HTTPRequest) async throws(ImageCoreError) -> HTTPResponse {
-        do {
-            let (response, joined) = try await coalescer.run(request) { [self] in
-                try await fetchWithRetries(request)
-            }
-            if joined { counters.withLockedValue { $0.coalesced += 1 } }
-            return response
-        } catch let error as ImageCoreError {
-            throw error
-        } catch {
-            throw ImageCoreError(.cancelled, subject: request.url, message: "request cancelled")
-        }
-    }
-
-    private func fetchWithRetries(_ request: HTTPRequest) async throws(ImageCoreError) -> HTTPResponse {
+    /// - Parameter deadline: when given, every attempt's total timeout is cut to the time left before it, and no
+    ///   retry starts (or waits) past it: the transfers fit inside the caller's budget.
+    /// - Throws: `.httpStatus` for a final status other than 2xx/304, `.deadlineExceeded` at the deadline, the engine's errors
+    ///   otherwise.
+    public func fetch(_ request: HTTPRequest, deadline: ContinuousClock.Instant? = nil) async throws(ImageCoreError) -> HTTPResponse {
         var random = SystemRandomNumberGenerator()
         var attempt = 1
         while true {
             var retryAfter: Duration?
             let error: ImageCoreError
             do {
-                let response = try await transfer(request)
+                let response = try await transfer(request, deadline: deadline)
                 if (200..<300).contains(response.status) || response.status == 304 { return response }
                 retryAfter = RetryPolicy.parseRetryAfter(response.headers["Retry-After"])
                 error = ImageCoreError(.httpStatus, subject: request.url,
@@ -87,7 +82,8 @@ public final class Downloader: Sendable {
             } catch let failure {
                 error = failure
             }
-            guard let delay = configuration.retryPolicy.delay(after: error, attempt: attempt, retryAfter: retryAfter, using: &random) else {
+            guard let delay = configuration.retryPolicy.delay(after: error, attempt: attempt, retryAfter: retryAfter, using: &random),
+                  deadline.map({ ContinuousClock.now + delay < $0 }) ?? true else {
                 throw attempt > 1 ? error.afterAttempts(attempt) : error
             }
             counters.withLockedValue { $0.retries += 1 }
@@ -100,16 +96,31 @@ public final class Downloader: Sendable {
         }
     }
 
-    /// One attempt, inside the in-flight bound.
-    private func transfer(_ request: HTTPRequest) async throws(ImageCoreError) -> HTTPResponse {
+    /// `request` with its total timeout cut to the time left before `deadline`.
+    ///
+    /// - Throws: `.deadlineExceeded` when no time is left.
+    static func fitting(_ request: HTTPRequest, before deadline: ContinuousClock.Instant?) throws(ImageCoreError) -> HTTPRequest {
+        guard let deadline else { return request }
+        let left = deadline - ContinuousClock.now
+        guard left > .milliseconds(1) else {
+            throw ImageCoreError(.deadlineExceeded, subject: request.url, message: "the request's deadline passed before the transfer started")
+        }
+        var fitted = request
+        fitted.options.totalTimeout = min(request.options.totalTimeout, left)
+        return fitted
+    }
+
+    /// One attempt, inside the in-flight bound, its timeout cut to the deadline once it has a slot.
+    private func transfer(_ request: HTTPRequest, deadline: ContinuousClock.Instant?) async throws(ImageCoreError) -> HTTPResponse {
         do {
             try await slots.acquire()
         } catch {
             throw ImageCoreError(.cancelled, subject: request.url, message: "request cancelled while queued")
         }
         defer { slots.release() }
+        let fitted = try Self.fitting(request, before: deadline)
         counters.withLockedValue { $0.transfers += 1 }
-        let response = try await engine.perform(request)
+        let response = try await engine.perform(fitted)
         counters.withLockedValue { $0.bytesDownloaded += response.downloadedBytes }
         return response
     }

@@ -1,9 +1,11 @@
 extension ImagePipeline {
-    /// Everything a pipeline is built from.
+    /// Everything a pipeline is built from. Each limit has one knob here.
     public struct Configuration: Sendable {
-        /// Most decoded images in memory (default 100).
+        /// What the memory tier holds (default `.decoded`, the seed app's model).
+        public var memoryContent = MemoryContent.decoded
+        /// Most entries in memory (default 100, the seed's `NSCache`).
         public var memoryCountLimit = MemoryCache<String, CachedImage>.defaultCountLimit
-        /// Most decoded pixel bytes in memory (default 10 MiB).
+        /// Most bytes in memory: pixel bytes or encoded bytes, as `memoryContent` says (default 10 MiB).
         public var memoryCostLimit = MemoryCache<String, CachedImage>.defaultCostLimit
         /// Disk cache directory; nil runs without a disk cache (default `DiskCache.defaultDirectory`).
         public var diskDirectory: String? = DiskCache.defaultDirectory
@@ -13,10 +15,15 @@ extension ImagePipeline {
         public var defaultFreshness: Duration = .seconds(7 * 24 * 3600)
         /// Serve a stale disk entry when revalidating it fails for a transient reason (default true).
         public var serveStaleOnError = true
-        /// Downloader limits, retries and per-transfer options.
+        /// Transfers in flight (`maxConcurrentTransfers`, which also sets the engine's connection limits), retries
+        /// and per-transfer options.
         public var downloader = Downloader.Configuration()
-        /// Connection limits of the transfer engine.
-        public var engine = TransferEngine.Configuration()
+        /// Loads (requests past the memory tier) that may wait at once; one more fails at once with `.overloaded`.
+        /// Nil: no bound (default; a server sets one).
+        public var maxPendingLoads: Int?
+        /// The longest a request waits, from its start: past it, it fails with `.deadlineExceeded` (the load goes on for other
+        /// requests sharing it), and its transfers are cut to fit inside it. Nil: only the transfers' own timeouts.
+        public var requestTimeout: Duration?
         /// Validation limits.
         public var inspector = ImageInspector()
 

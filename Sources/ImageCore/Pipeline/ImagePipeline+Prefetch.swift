@@ -10,6 +10,10 @@ public struct PrefetchResult: Sendable {
     public var error: ImageCoreError?
     /// Format and size, when it succeeded.
     public var header: ImageHeader?
+    /// The final HTTP status, when the load went to the network (see `error.received` for a body that failed).
+    public var httpStatus: Int?
+    /// Content-Type as the origin served it, when known.
+    public var originContentType: String?
     /// Non-fatal findings.
     public var warnings: [String]
     /// Time taken.
@@ -46,55 +50,62 @@ public struct PrefetchRun: Sendable {
 }
 
 extension ImagePipeline {
-    /// Loads every URL through the pipeline with a bounded task group: at most `concurrency` loads at once
+    /// Loads every URL (see `prefetch(_:concurrency:progress:)`), with other URLs of an image, by URL, tried when the
+    /// host has none at that URL (see `ImageRequest.alternatives`).
+    public func prefetch(_ urls: [String], alternatives: [String: [String]] = [:], concurrency: Int? = nil,
+                         progress: (@Sendable (PrefetchProgress) -> Void)? = nil) async -> PrefetchRun {
+        await prefetch(urls.map { ImageRequest(url: $0, alternatives: alternatives[$0] ?? []) }, concurrency: concurrency, progress: progress)
+    }
+
+    /// Loads every request through `image(for:)` with a bounded task group: at most `concurrency` loads at once
     /// (default: twice the downloader's transfer limit, so that while some loads decode and store, the transfer limit
     /// is still used in full; the downloader never has more transfers in flight than its limit). Failures are
-    /// collected, never thrown. When the calling task is cancelled, no further URL is started, loads in flight end
-    /// with `.cancelled`, and the run returns what finished.
+    /// collected, never thrown. When the calling task is cancelled, no further request is started, loads in flight end
+    /// with `.cancelled`, and the run returns what finished. Results keep no pixels or bytes.
     ///
-    /// - Parameters:
-    ///   - alternatives: other URLs of an image, by URL, tried when the host has none at that URL (see `image(for:alternatives:)`).
-    ///   - progress: called after each URL finishes, from the collecting task.
-    public func prefetch(_ urls: [String], alternatives: [String: [String]] = [:], concurrency: Int? = nil,
+    /// - Parameter progress: called after each request finishes, from the collecting task.
+    public func prefetch(_ requests: [ImageRequest], concurrency: Int? = nil,
                          progress: (@Sendable (PrefetchProgress) -> Void)? = nil) async -> PrefetchRun {
         let limit = max(1, concurrency ?? 2 * configuration.downloader.maxConcurrentTransfers)
         let runStatistics = PipelineStatistics()
         let diskBefore = diskCache?.statistics
         let started = ContinuousClock.now
-        var results = [PrefetchResult?](repeating: nil, count: urls.count)
+        var results = [PrefetchResult?](repeating: nil, count: requests.count)
         var hits = 0, failures = 0, done = 0
         await withTaskGroup(of: (Int, PrefetchResult).self) { group in
             var next = 0
             func addNext() {
-                guard next < urls.count, !Task.isCancelled else { return }
-                let index = next, url = urls[index]
+                guard next < requests.count, !Task.isCancelled else { return }
+                let index = next, request = requests[index]
                 next += 1
                 group.addTask {
                     let begun = ContinuousClock.now
                     do throws(ImageCoreError) {
-                        let response = try await self.image(for: url, alternatives: alternatives[url] ?? [])
+                        let response = try await self.image(for: request)
                         runStatistics.record(response)
-                        return (index, PrefetchResult(url: url, servedBy: response.servedBy, outcome: response.outcome, error: nil, header: response.header,
-                                                      warnings: response.warnings, latency: response.latency))
+                        return (index, PrefetchResult(url: request.url, servedBy: response.servedBy, outcome: response.outcome, error: nil,
+                                                      header: response.header, httpStatus: response.httpStatus,
+                                                      originContentType: response.originContentType, warnings: response.warnings,
+                                                      latency: response.latency))
                     } catch {
                         let latency = ContinuousClock.now - begun
                         runStatistics.record(error, latency: latency)
-                        return (index, PrefetchResult(url: url, outcome: nil, error: error, header: nil, warnings: [], latency: latency))
+                        return (index, PrefetchResult(url: request.url, outcome: nil, error: error, header: nil, warnings: [], latency: latency))
                     }
                 }
             }
-            for _ in 0..<min(limit, urls.count) { addNext() }
+            for _ in 0..<min(limit, requests.count) { addNext() }
             for await (index, result) in group {
                 results[index] = result
                 done += 1
                 if result.error != nil { failures += 1 } else if result.outcome?.isHit == true { hits += 1 }
-                progress?(PrefetchProgress(done: done, total: urls.count, hits: hits, failures: failures,
+                progress?(PrefetchProgress(done: done, total: requests.count, hits: hits, failures: failures,
                                            elapsed: ContinuousClock.now - started))
                 addNext()
             }
         }
         let finished = results.compactMap { $0 }
-        return PrefetchRun(results: finished, notStarted: urls.count - finished.count, report: runStatistics.snapshot,
+        return PrefetchRun(results: finished, notStarted: requests.count - finished.count, report: runStatistics.snapshot,
                            disk: diskBefore.flatMap { before in diskCache?.statistics.since(before) },
                            duration: ContinuousClock.now - started)
     }

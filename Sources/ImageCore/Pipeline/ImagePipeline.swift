@@ -1,24 +1,34 @@
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
+import NIOCore
 
-/// Loads images through memory, then disk, then network, validating everything it downloads.
+/// Loads images through memory, then disk, then network, validating everything it downloads, and makes the variants
+/// a request's processing asks for.
 ///
-/// Memory holds decoded pixels (exact LRU limits); disk holds the original validated bytes. A stale disk entry
-/// with an ETag or Last-Modified is revalidated with a conditional request; a 304 counts as a revalidated hit.
-/// Nothing invalid is stored: bytes reach the disk cache only after a full decode succeeds. Thread-safety: call
-/// `image(for:)` from any number of tasks; the downloader bounds transfers in flight and coalesces identical ones.
+/// `image(for:)` is the one entry point. Memory holds pixels or encoded bytes (`Configuration.memoryContent`, exact
+/// LRU limits) under a key derived from the request; disk holds the original validated bytes. A stale disk entry with
+/// an ETag or Last-Modified is revalidated with a conditional request; a 304 counts as a revalidated hit. Nothing
+/// invalid is stored: bytes reach the disk cache only after a full decode succeeds. Concurrent requests with one
+/// coalescing key share one load (one download, one decode, one store, one resize), and a variant shares its source's
+/// load with requests for the original. Loads past the memory tier are bounded (`maxPendingLoads`), each request has
+/// one deadline (`requestTimeout`) its transfers fit inside, and the downloader bounds transfers in flight.
+/// Thread-safety: call `image(for:)` from any number of tasks.
 public final class ImagePipeline: Sendable {
     /// The configuration.
     public let configuration: Configuration
-    /// Decoded images by URL.
+    /// The memory tier: pixels or encoded bytes (see `MemoryContent`), keyed by `ImageRequest.memoryKey`.
     public let memoryCache: MemoryCache<String, CachedImage>
     /// Validated bytes by URL; nil when running without a disk cache.
     public let diskCache: DiskCache?
     /// The network layer.
     public let downloader: Downloader
-    /// Statistics since the pipeline was created.
+    /// Statistics since the pipeline was created: every request, by outcome and failure reason.
     public let statistics = PipelineStatistics()
+    /// The one coalescer: loads in flight by request.
+    private let loads = TaskCoalescer<ImageRequest.CoalescingKey, Loaded>()
+    /// Requests past the memory tier now (for `maxPendingLoads`).
+    private let pending = NIOLockedValueBox(0)
     /// URLs whose image this process found under another spelling (requested URL to serving URL); the disk cache
     /// remembers them across processes.
     private let aliases = NIOLockedValueBox(Aliases())
@@ -58,58 +68,200 @@ public final class ImagePipeline: Sendable {
         self.logger = logger
         memoryCache = MemoryCache(countLimit: configuration.memoryCountLimit, costLimit: configuration.memoryCostLimit)
         self.diskCache = diskCache
-        downloader = Downloader(engine: TransferEngine(configuration: configuration.engine), configuration: configuration.downloader)
+        downloader = Downloader(configuration: configuration.downloader)
     }
 
-    /// The decoded image at `url`.
+    // MARK: - The entry point
+
+    /// The image `request` asks for: from memory, else from the one load of its key (disk, else network, then the
+    /// processing), recorded in `statistics`.
     ///
-    /// - Parameter alternatives: other URLs of the same image (another spelling of a name), tried in order when the
-    ///   host has no image at `url` (404 or 410). The one that works is remembered, in memory and in the disk cache,
-    ///   and tried first next time; the response names it in `servedBy`.
-    /// - Throws: `ImageCoreError` naming the URL: the transfer's reason, `.httpStatus`, or the validator's reason.
-    public func image(for url: String, alternatives: [String] = []) async throws(ImageCoreError) -> ImageResponse {
+    /// - Throws: `ImageCoreError` naming the URL: the transfer's reason, `.httpStatus`, the validator's reason,
+    ///   `.processing` when a valid image cannot be processed, `.overloaded` past `maxPendingLoads`, `.deadlineExceeded`
+    ///   past `requestTimeout`.
+    public func image(for request: ImageRequest) async throws(ImageCoreError) -> ImageResponse {
         let started = ContinuousClock.now
         do {
-            let response = try await load(url, alternatives: alternatives, started: started)
+            let response = try await respond(to: request, started: started)
             statistics.record(response)
             return response
         } catch {
-            statistics.record(error, latency: ContinuousClock.now - started)
-            throw error
+            statistics.record(error.error, latency: ContinuousClock.now - started, shared: error.shared)
+            throw error.error
         }
     }
 
-    /// The original, validated bytes of the image at `url`, without decoding them when they come from disk.
-    ///
-    /// Bytes from disk were fully validated when stored and pass their checksum on every read; bytes from the network
-    /// are fully validated (and decoded into the memory cache) before they are returned or stored.
-    /// - Throws: as `image(for:alternatives:)`.
-    public func encodedImage(for url: String, alternatives: [String] = []) async throws(ImageCoreError) -> EncodedImage {
-        let started = ContinuousClock.now
+    /// The original image at `url` (a shorthand for `image(for: ImageRequest(url: url, alternatives: alternatives))`).
+    public func image(for url: String, alternatives: [String] = []) async throws(ImageCoreError) -> ImageResponse {
+        try await image(for: ImageRequest(url: url, alternatives: alternatives))
+    }
+
+    /// A failure, and whether it was another request's load that failed.
+    private struct Failure: Error {
+        var error: ImageCoreError
+        var shared = false
+    }
+
+    private func respond(to request: ImageRequest, started: ContinuousClock.Instant) async throws(Failure) -> ImageResponse {
+        if !request.options.contains(.reloadIgnoringCachedData) {
+            let servedBy = servingURL(of: request)
+            if let cached = memoryCache.value(forKey: request.memoryKey(servedBy: servedBy)) {
+                var image = cached.image
+                if image == nil, request.options.contains(.returnPixels), let bytes = cached.bytes {
+                    do {
+                        image = try configuration.inspector.validate(Array(bytes.readableBytesView), subject: servedBy).image
+                    } catch {
+                        throw Failure(error: error)
+                    }
+                }
+                return ImageResponse(request: request, servedBy: servedBy == request.url ? nil : servedBy, bytes: cached.bytes,
+                                     header: cached.header, contentType: cached.contentType, originContentType: nil,
+                                     validators: cached.validators,
+                                     image: image, outcome: .memoryHit, processed: false, shared: false, httpStatus: nil,
+                                     warnings: [], latency: ContinuousClock.now - started, transferTimings: nil, bytesDownloaded: 0)
+            }
+        }
+        if let limit = configuration.maxPendingLoads {
+            let admitted = pending.withLockedValue { count -> Bool in
+                guard count < limit else { return false }
+                count += 1
+                return true
+            }
+            guard admitted else {
+                throw Failure(error: ImageCoreError(.overloaded, subject: request.url,
+                                                    message: "\(limit) images are being loaded already; retry shortly"))
+            }
+        }
+        defer { if configuration.maxPendingLoads != nil { pending.withLockedValue { $0 -= 1 } } }
+        let deadline = configuration.requestTimeout.map { started + $0 }
+        let (loaded, joined) = try await shared(request, deadline: deadline)
+        let wantsPixels = request.options.contains(.returnPixels) || configuration.memoryContent == .decoded
+        return ImageResponse(request: request, servedBy: loaded.servedBy, bytes: loaded.bytes, header: loaded.header,
+                             contentType: loaded.contentType, originContentType: loaded.originContentType, validators: loaded.validators,
+                             image: wantsPixels ? loaded.image : nil, outcome: loaded.outcome, processed: loaded.processed,
+                             shared: joined, httpStatus: loaded.httpStatus, warnings: loaded.warnings,
+                             latency: ContinuousClock.now - started, transferTimings: loaded.timings,
+                             bytesDownloaded: joined ? 0 : loaded.bytesDownloaded)
+    }
+
+    /// The load of `request`'s key, started by this request or joined; waited for until `deadline` at most (the load
+    /// itself goes on for the requests still waiting).
+    private func shared(_ request: ImageRequest, deadline: ContinuousClock.Instant?) async throws(Failure) -> (Loaded, Bool) {
+        // `loads` runs only the first caller's operation, so `led` tells whether this request's load ran.
+        let led = NIOLockedValueBox(false)
+        let key = request.coalescingKey
+        let operation: @Sendable () async throws -> Loaded = { [self] in
+            led.withLockedValue { $0 = true }
+            return try await load(request, deadline: deadline)
+        }
         do {
-            let loaded = try await resolveBytes(url, alternatives: alternatives)
-            let image = EncodedImage(url: url, servedBy: loaded.servedBy, bytes: loaded.bytes, metadata: loaded.metadata,
-                                     outcome: loaded.outcome, warnings: loaded.warnings, latency: ContinuousClock.now - started,
-                                     bytesDownloaded: loaded.bytesDownloaded)
-            statistics.record(outcome: image.outcome, latency: image.latency, bytesDownloaded: image.bytesDownloaded)
-            return image
+            guard let deadline, let timeout = configuration.requestTimeout else { return try await loads.run(key, operation: operation) }
+            return try await withThrowingTaskGroup(of: (Loaded, Bool).self) { group in
+                group.addTask { [loads] in try await loads.run(key, operation: operation) }
+                group.addTask {
+                    try await Task.sleep(until: deadline, clock: .continuous)
+                    throw ImageCoreError(.deadlineExceeded, subject: request.url, message: "the image was not ready within \(timeout)")
+                }
+                defer { group.cancelAll() }
+                return try await group.next()!
+            }
+        } catch var error as ImageCoreError {
+            // A transfer cut to fit the deadline times out with it: that is the deadline's failure.
+            if error.reason == .timeout, let deadline, ContinuousClock.now >= deadline, let timeout = configuration.requestTimeout {
+                error = ImageCoreError(.deadlineExceeded, subject: request.url, message: "the image was not ready within \(timeout)")
+            }
+            throw Failure(error: error, shared: !led.withLockedValue { $0 })
         } catch {
-            statistics.record(error, latency: ContinuousClock.now - started)
-            throw error
+            throw Failure(error: ImageCoreError(.cancelled, subject: request.url, message: "the request was cancelled"),
+                          shared: !led.withLockedValue { $0 })
         }
     }
 
-    /// Memory, else bytes from `loadBytes` decoded (unless the network path decoded them already).
-    private func load(_ url: String, alternatives: [String], started: ContinuousClock.Instant) async throws(ImageCoreError) -> ImageResponse {
-        // Memory holds an image under the URL that served it, so a URL asked for without alternatives is only itself.
-        let alias = alternatives.isEmpty ? nil : knownAlias(of: url)
-        if let cached = memoryCache.value(forKey: alias ?? url) {
-            return ImageResponse(url: url, servedBy: alias, image: cached.image, header: cached.header, outcome: .memoryHit,
-                                 warnings: [], latency: ContinuousClock.now - started, bytesDownloaded: 0)
+    // MARK: - Loads
+
+    /// What one load produced, shared by every request that waited for it.
+    struct Loaded: Sendable {
+        var servedBy: String?
+        var bytes: ByteBuffer
+        var header: ImageHeader
+        var contentType: String
+        var originContentType: String?
+        var validators: ImageValidators
+        /// Pixels, when the load had them at hand (downloaded and validated, or decoded from disk).
+        var image: DecodedImage?
+        var outcome: ImageOutcome
+        var processed = false
+        var warnings: [String]
+        var httpStatus: Int?
+        var timings: TransferTimings?
+        var bytesDownloaded: Int
+    }
+
+    /// The source (disk, else network), then the processing when the request asks for a variant.
+    private func load(_ request: ImageRequest, deadline: ContinuousClock.Instant?) async throws(ImageCoreError) -> Loaded {
+        guard let width = request.processing.width else { return try await loadSource(request, deadline: deadline) }
+        let source = try await source(for: request, deadline: deadline)
+        let servedBy = source.servedBy ?? request.url
+        let variant: ResizedImage
+        do throws(ImageCoreError) {
+            // One decode: the pixels the load had (a download is decoded to validate it), else the bytes decoded at the
+            // smallest DCT scale still wide enough.
+            let pixels: DecodedImage
+            if let image = source.image {
+                pixels = image
+            } else {
+                pixels = try ImageResizer.decode(Array(source.bytes.readableBytesView), forWidth: width, subject: servedBy,
+                                                 inspector: configuration.inspector)
+            }
+            variant = try ImageResizer.resized(pixels, width: width, subject: servedBy)
+        } catch {
+            logger.error("processing failed", metadata: ["url": "\(servedBy)", "processing": "\(request.processing)", "message": "\(error.message)"])
+            throw ImageCoreError(.processing, subject: servedBy, message: "the image could not be processed: \(error.message)")
         }
-        var loaded = try await resolveBytes(url, alternatives: alternatives)
-        if loaded.validated == nil {
-            let source = loaded.servedBy ?? url
+        var loaded = source
+        loaded.bytes = ByteBuffer(bytes: variant.bytes)
+        loaded.header = ImageHeader(format: .jpeg, width: variant.image.width, height: variant.image.height, byteCount: variant.bytes.count)
+        loaded.contentType = ImageFormat.jpeg.mimeType
+        loaded.validators = source.validators.processed(request.processing)
+        loaded.image = variant.image
+        loaded.processed = true
+        remember(loaded, for: request)
+        return loaded
+    }
+
+    /// The source of a variant: from memory, else from its own load, which requests for the original (and for other
+    /// variants) share.
+    private func source(for request: ImageRequest, deadline: ContinuousClock.Instant?) async throws(ImageCoreError) -> Loaded {
+        let source = request.source
+        if !source.options.contains(.reloadIgnoringCachedData) {
+            let servedBy = servingURL(of: source)
+            if let cached = memoryCache.value(forKey: source.memoryKey(servedBy: servedBy)) {
+                return Loaded(servedBy: servedBy == source.url ? nil : servedBy, bytes: cached.bytes ?? ByteBuffer(), header: cached.header,
+                              contentType: cached.contentType, validators: cached.validators, image: cached.image,
+                              outcome: .memoryHit, warnings: [], bytesDownloaded: 0)
+            }
+        }
+        do {
+            let (loaded, joined) = try await loads.run(source.coalescingKey) { [self] in try await loadSource(source, deadline: deadline) }
+            guard joined else { return loaded }
+            var shared = loaded
+            shared.bytesDownloaded = 0  // counted by the request that led the source's load
+            return shared
+        } catch let error as ImageCoreError {
+            throw error
+        } catch {
+            throw ImageCoreError(.cancelled, subject: request.url, message: "the request was cancelled")
+        }
+    }
+
+    /// The original image: bytes from disk or network (other spellings tried), decoded when pixels are wanted,
+    /// stored in memory.
+    private func loadSource(_ request: ImageRequest, deadline: ContinuousClock.Instant?) async throws(ImageCoreError) -> Loaded {
+        var loaded = try await resolveBytes(request, deadline: deadline)
+        let wantsPixels = request.options.contains(.returnPixels)
+            || (configuration.memoryContent == .decoded && !request.options.contains(.disableMemoryCacheWrites))
+        if loaded.validated == nil, wantsPixels {
+            let source = loaded.servedBy ?? request.url
             do {
                 loaded.validated = try configuration.inspector.validate(loaded.bytes, subject: source, contentType: loaded.metadata.contentType)
             } catch {
@@ -117,40 +269,69 @@ public final class ImagePipeline: Sendable {
                 logger.warning("removing a disk entry that no longer decodes", metadata: ["url": "\(source)", "reason": "\(error.message)"])
                 diskCache?.remove(source)
                 let servedBy = loaded.servedBy
-                loaded = try await fromNetwork(source)
+                loaded = try await fromNetwork(source, request: request, deadline: deadline)
                 loaded.servedBy = servedBy
             }
         }
-        let validated = loaded.validated!
-        memoryCache.set(CachedImage(image: validated.image, header: validated.header), forKey: loaded.servedBy ?? url,
-                        cost: validated.image.cost)
-        return ImageResponse(url: url, servedBy: loaded.servedBy, image: validated.image, header: validated.header, outcome: loaded.outcome,
-                             warnings: loaded.warnings + validated.warnings, latency: ContinuousClock.now - started,
-                             bytesDownloaded: loaded.bytesDownloaded)
+        let metadata = loaded.metadata
+        let result = Loaded(servedBy: loaded.servedBy, bytes: ByteBuffer(bytes: loaded.bytes),
+                            header: ImageHeader(format: metadata.format, width: metadata.width, height: metadata.height,
+                                                byteCount: loaded.bytes.count),
+                            contentType: metadata.format.mimeType, originContentType: metadata.contentType,
+                            validators: ImageValidators(source: metadata),
+                            image: loaded.validated?.image, outcome: loaded.outcome,
+                            warnings: loaded.warnings + (loaded.validated?.warnings ?? []), httpStatus: loaded.httpStatus,
+                            timings: loaded.timings, bytesDownloaded: loaded.bytesDownloaded)
+        remember(result, for: request)
+        return result
     }
 
-    /// `loadBytes(url)`, or, when the host has no image there (404 or 410), the first of `alternatives` that loads.
+    /// Stores a load's result in the memory tier, as its content says, unless the request says not to.
+    private func remember(_ loaded: Loaded, for request: ImageRequest) {
+        guard !request.options.contains(.disableMemoryCacheWrites) else { return }
+        let entry: CachedImage
+        switch configuration.memoryContent {
+        case .decoded:
+            guard let image = loaded.image else { return }
+            entry = CachedImage(header: loaded.header, contentType: loaded.contentType, validators: loaded.validators, image: image)
+        case .encoded:
+            entry = CachedImage(header: loaded.header, contentType: loaded.contentType, validators: loaded.validators, bytes: loaded.bytes)
+        }
+        memoryCache.set(entry, forKey: request.memoryKey(servedBy: loaded.servedBy ?? request.url), cost: entry.cost)
+    }
+
+    // MARK: - Bytes: aliases, disk, network
+
+    /// The URL that serves `request`'s image as far as this process knows: a remembered alias, else the URL.
+    private func servingURL(of request: ImageRequest) -> String {
+        guard !request.alternatives.isEmpty else { return request.url }
+        return knownAlias(of: request.url) ?? request.url
+    }
+
+    /// `loadBytes(url)`, or, when the host has no image there (404 or 410), the first of the alternatives that loads.
     /// A working alternative is remembered and tried first next time; one that stops working is forgotten.
-    private func resolveBytes(_ url: String, alternatives: [String]) async throws(ImageCoreError) -> LoadedBytes {
-        guard !alternatives.isEmpty else { return try await loadBytes(url) }
-        if let alias = knownAlias(of: url) {
+    private func resolveBytes(_ request: ImageRequest, deadline: ContinuousClock.Instant?) async throws(ImageCoreError) -> LoadedBytes {
+        let url = request.url, alternatives = request.alternatives
+        guard !alternatives.isEmpty else { return try await loadBytes(url, request: request, deadline: deadline) }
+        let persist = !request.options.contains(.disableDiskCacheWrites)
+        if !request.options.contains(.reloadIgnoringCachedData), let alias = knownAlias(of: url) {
             do throws(ImageCoreError) {
-                var loaded = try await loadBytes(alias)
+                var loaded = try await loadBytes(alias, request: request, deadline: deadline)
                 loaded.servedBy = alias
                 return loaded
             } catch where error.isNotFound {
-                rememberAlias(nil, of: url)
+                rememberAlias(nil, of: url, persist: persist)
             }
         }
         do throws(ImageCoreError) {
-            return try await loadBytes(url)
+            return try await loadBytes(url, request: request, deadline: deadline)
         } catch where error.isNotFound {
             // Only "not there either" moves on to the next spelling; another failure (a timeout, a 5xx, an invalid
             // image) is the answer, since the image may well be there.
             for alternative in alternatives where alternative != url {
                 do throws(ImageCoreError) {
-                    var loaded = try await loadBytes(alternative)
-                    rememberAlias(alternative, of: url)
+                    var loaded = try await loadBytes(alternative, request: request, deadline: deadline)
+                    rememberAlias(alternative, of: url, persist: persist)
                     loaded.servedBy = alternative
                     return loaded
                 } catch where error.isNotFound {
@@ -158,8 +339,9 @@ public final class ImagePipeline: Sendable {
                 }
             }
             let tried = alternatives.map { ($0 as NSString).lastPathComponent }.joined(separator: ", ")
-            throw ImageCoreError(error.reason, subject: error.subject, message: "\(error.message) (other spellings tried: \(tried))",
-                                 httpStatus: error.httpStatus)
+            var exhausted = error
+            exhausted.message += " (other spellings tried: \(tried))"
+            throw exhausted
         }
     }
 
@@ -182,31 +364,37 @@ public final class ImagePipeline: Sendable {
         return stored
     }
 
-    private func rememberAlias(_ alias: String?, of url: String) {
+    /// Remembers (or, with nil, forgets) an alias in this process, and in the disk cache when `persist`.
+    private func rememberAlias(_ alias: String?, of url: String, persist: Bool) {
         aliases.withLockedValue {
             $0.known[url] = alias
             $0.lookedUp.insert(url)
         }
-        do {
-            try diskCache?.rememberAlias(alias, for: url)
-        } catch {
-            logger.warning("could not remember an alias in the disk cache", metadata: ["url": "\(url)", "reason": "\(error.message)"])
+        if persist {
+            do {
+                try diskCache?.rememberAlias(alias, for: url)
+            } catch {
+                logger.warning("could not remember an alias in the disk cache", metadata: ["url": "\(url)", "reason": "\(error.message)"])
+            }
         }
         if let alias { logger.debug("image found under another spelling", metadata: ["url": "\(url)", "servedBy": "\(alias)"]) }
     }
 
     /// Bytes from the disk cache (fresh, or revalidated by a 304), else from the network.
-    private func loadBytes(_ url: String) async throws(ImageCoreError) -> LoadedBytes {
-        guard let disk = diskCache, let entry = disk.entry(for: url) else { return try await fromNetwork(url) }
+    private func loadBytes(_ url: String, request: ImageRequest, deadline: ContinuousClock.Instant?) async throws(ImageCoreError) -> LoadedBytes {
+        guard !request.options.contains(.reloadIgnoringCachedData), let disk = diskCache,
+              let entry = disk.entry(for: ImageRequest.diskKey(servedBy: url)) else {
+            return try await fromNetwork(url, request: request, deadline: deadline)
+        }
         let stored = LoadedBytes(bytes: entry.bytes, metadata: entry.metadata, outcome: .diskHit)
         guard entry.metadata.isStale(defaultLifetime: configuration.defaultFreshness) else { return stored }
         // Without validators this is a plain refetch; with them, a 304 confirms the stored bytes.
-        var request = HTTPRequest(url: url, options: configuration.downloader.transferOptions)
-        request.ifNoneMatch = entry.metadata.etag
-        request.ifModifiedSince = entry.metadata.lastModified
+        var conditional = HTTPRequest(url: url, options: configuration.downloader.transferOptions)
+        conditional.ifNoneMatch = entry.metadata.etag
+        conditional.ifModifiedSince = entry.metadata.lastModified
         let response: HTTPResponse
         do {
-            response = try await downloader.fetch(request)
+            response = try await downloader.fetch(conditional, deadline: deadline)
         } catch {
             guard configuration.serveStaleOnError, error.isTransient || error.reason == .dns else {
                 if error.isNotFound { disk.remove(url) }
@@ -216,43 +404,58 @@ public final class ImagePipeline: Sendable {
             served.warnings = ["served stale from disk: revalidation failed: \(error.reason.rawValue): \(error.message)"]
             return served
         }
-        guard response.status == 304 else { return try accept(response, url: url) }
+        guard response.status == 304 else { return try accept(response, url: url, request: request) }
         var metadata = entry.metadata
         metadata.storedAt = Date()
         if let cacheControl = response.cacheControl { metadata.maxAgeSeconds = DiskCacheMetadata.maxAge(fromCacheControl: cacheControl) }
         if let etag = response.etag { metadata.etag = etag }
-        do {
-            try disk.updateMetadata(metadata, bytes: entry.bytes)
-        } catch {
-            logger.warning("could not refresh a revalidated cache entry", metadata: ["url": "\(url)", "reason": "\(error.message)"])
+        if !request.options.contains(.disableDiskCacheWrites) {
+            do {
+                try disk.updateMetadata(metadata, bytes: entry.bytes)
+            } catch {
+                logger.warning("could not refresh a revalidated cache entry", metadata: ["url": "\(url)", "reason": "\(error.message)"])
+            }
         }
-        return LoadedBytes(bytes: entry.bytes, metadata: metadata, outcome: .revalidated)
+        return LoadedBytes(bytes: entry.bytes, metadata: metadata, outcome: .revalidated, httpStatus: 304, timings: response.timings,
+                           bytesDownloaded: response.downloadedBytes)
     }
 
-    private func fromNetwork(_ url: String) async throws(ImageCoreError) -> LoadedBytes {
-        let response = try await downloader.fetch(HTTPRequest(url: url, options: configuration.downloader.transferOptions))
+    private func fromNetwork(_ url: String, request: ImageRequest, deadline: ContinuousClock.Instant?) async throws(ImageCoreError) -> LoadedBytes {
+        let response = try await downloader.fetch(HTTPRequest(url: url, options: configuration.downloader.transferOptions), deadline: deadline)
         guard response.status != 304 else {
             throw ImageCoreError(.httpStatus, subject: url, message: "unexpected 304 to an unconditional request", httpStatus: 304)
         }
-        return try accept(response, url: url)
+        return try accept(response, url: url, request: request)
     }
 
-    /// Validates a 2xx body (full decode), then stores it on disk and its pixels in memory.
-    private func accept(_ response: HTTPResponse, url: String) throws(ImageCoreError) -> LoadedBytes {
-        let validated = try configuration.inspector.validate(response.body, subject: url, contentType: response.contentType)
+    /// Validates a 2xx body (full decode), then stores it on disk.
+    ///
+    /// - Throws: the validator's error, carrying what was received (status, type, size, format, header if readable).
+    private func accept(_ response: HTTPResponse, url: String, request: ImageRequest) throws(ImageCoreError) -> LoadedBytes {
+        let validated: ValidatedImage
+        do {
+            validated = try configuration.inspector.validate(response.body, subject: url, contentType: response.contentType)
+        } catch {
+            var failure = error
+            failure.received = ImageCoreError.ReceivedBody(
+                status: response.status, contentType: response.contentType, byteCount: response.body.count,
+                format: ImageFormat.sniff(response.body), header: try? configuration.inspector.inspectHeader(response.body, subject: url))
+            throw failure
+        }
         let metadata = DiskCacheMetadata(url: url, header: validated.header, bytes: response.body,
                                          contentType: response.contentType, etag: response.etag,
                                          lastModified: response.lastModified, cacheControl: response.cacheControl)
-        if let disk = diskCache {
+        var warnings: [String] = []
+        if let disk = diskCache, !request.options.contains(.disableDiskCacheWrites) {
             do {
                 try disk.store(response.body, metadata: metadata)
             } catch {
                 logger.warning("could not store to the disk cache", metadata: ["url": "\(url)", "reason": "\(error.message)"])
+                warnings.append("not stored: \(error.message)")
             }
         }
-        memoryCache.set(CachedImage(image: validated.image, header: validated.header), forKey: url, cost: validated.image.cost)
-        return LoadedBytes(bytes: response.body, metadata: metadata, outcome: .networkFetch, validated: validated,
-                           bytesDownloaded: response.downloadedBytes)
+        return LoadedBytes(bytes: response.body, metadata: metadata, outcome: .networkFetch, validated: validated, warnings: warnings,
+                           httpStatus: response.status, timings: response.timings, bytesDownloaded: response.downloadedBytes)
     }
 }
 
@@ -265,5 +468,7 @@ struct LoadedBytes {
     var warnings: [String] = []
     /// The other URL that served the image, when the one asked for has none.
     var servedBy: String?
+    var httpStatus: Int?
+    var timings: TransferTimings?
     var bytesDownloaded = 0
 }

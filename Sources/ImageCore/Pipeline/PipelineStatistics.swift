@@ -1,13 +1,18 @@
 import Histogram
 import NIOConcurrencyHelpers
 
-/// Counts per outcome, failures per reason, bytes, and latency histograms (HdrHistogram) over a run.
+/// The pipeline's one set of statistics: counts per outcome, failures per reason, requests that shared another
+/// request's load, variants made, bytes, and latency histograms (HdrHistogram).
 ///
+/// Every request `ImagePipeline.image(for:)` answers or fails is recorded once. The CLI's reports, the service's
+/// `/api/v1/stats` and `/metrics`, and the soak check read `snapshot`; nothing else counts requests.
 /// Thread-safety: `record` may be called from any number of tasks at once.
 public final class PipelineStatistics: Sendable {
     private struct State {
         var counts: [ImageOutcome: Int] = [:]
         var failures: [ImageCoreError.Reason: Int] = [:]
+        var shared = SharedLoads()
+        var processed = 0
         var bytesDownloaded = 0
         /// Latency histograms by outcome; the nil key holds failures.
         var histograms: [ImageOutcome?: Histogram<UInt64>] = [:]
@@ -18,25 +23,28 @@ public final class PipelineStatistics: Sendable {
     /// Empty statistics.
     public init() {}
 
-    /// Records a success.
+    /// Records a success: by its outcome, or as a shared load when it waited for another request's load.
     public func record(_ response: ImageResponse) {
-        record(outcome: response.outcome, latency: response.latency, bytesDownloaded: response.bytesDownloaded)
-    }
-
-    /// Records a success by its parts (for layers above the pipeline, such as the service's byte cache).
-    public func record(outcome: ImageOutcome, latency: Duration, bytesDownloaded: Int = 0) {
         state.withLockedValue { state in
-            state.counts[outcome, default: 0] += 1
-            state.bytesDownloaded += bytesDownloaded
-            Self.record(latency, as: outcome, in: &state)
+            if response.shared {
+                state.shared.succeeded += 1
+            } else {
+                state.counts[response.outcome, default: 0] += 1
+                if response.processed { state.processed += 1 }
+            }
+            state.bytesDownloaded += response.bytesDownloaded
+            Self.record(response.latency, as: response.outcome, in: &state)
         }
     }
 
-    /// Records a failure and the time it took.
-    public func record(_ error: ImageCoreError, latency: Duration, bytesDownloaded: Int = 0) {
+    /// Records a failure and the time it took: by its reason, or as a shared load when another request's load failed.
+    public func record(_ error: ImageCoreError, latency: Duration, shared: Bool = false) {
         state.withLockedValue { state in
-            state.failures[error.reason, default: 0] += 1
-            state.bytesDownloaded += bytesDownloaded
+            if shared {
+                state.shared.failed += 1
+            } else {
+                state.failures[error.reason, default: 0] += 1
+            }
             Self.record(latency, as: nil, in: &state)
         }
     }
@@ -56,6 +64,7 @@ public final class PipelineStatistics: Sendable {
                 memoryHits: state.counts[.memoryHit, default: 0], diskHits: state.counts[.diskHit, default: 0],
                 revalidated: state.counts[.revalidated, default: 0], networkFetches: state.counts[.networkFetch, default: 0],
                 failures: Dictionary(uniqueKeysWithValues: state.failures.map { ($0.key.rawValue, $0.value) }),
+                sharedLoads: state.shared, processed: state.processed,
                 bytesDownloaded: state.bytesDownloaded, latencyMilliseconds: latencies)
         }
     }
@@ -84,7 +93,23 @@ public struct LatencySummary: Sendable, Hashable, Codable {
     public var max: Double
 }
 
-/// Statistics of a run: counts per outcome, failures per reason, hit rate, bytes and latencies.
+/// Requests answered by a load another request had started (they waited for it; its outcome is counted once, by the
+/// request that led it).
+public struct SharedLoads: Sendable, Hashable, Codable {
+    /// Requests that got the shared load's image.
+    public var succeeded = 0
+    /// Requests that got the shared load's failure.
+    public var failed = 0
+
+    /// Nothing shared yet.
+    public init() {}
+}
+
+/// Statistics of a run: counts per outcome, failures per reason, shared loads, hit rate, bytes and latencies.
+///
+/// **Hit rate**, the one definition: requests answered from a cache (memory, disk, or disk revalidated by a 304) over
+/// all requests recorded, successes and failures alike. A request that waited for another request's load is not a
+/// hit (it counts in `requests`, under `sharedLoads`).
 public struct PipelineReport: Sendable, Hashable, Codable {
     /// Served from memory.
     public var memoryHits: Int
@@ -94,19 +119,25 @@ public struct PipelineReport: Sendable, Hashable, Codable {
     public var revalidated: Int
     /// Downloaded.
     public var networkFetches: Int
-    /// Failures by reason (`ImageCoreError.Reason` raw values).
+    /// Failures by reason (`ImageCoreError.Reason` raw values), of requests that led their load.
     public var failures: [String: Int]
+    /// Requests answered by another request's load.
+    public var sharedLoads: SharedLoads
+    /// Variants made (resizes), counted once per load that made one.
+    public var processed: Int
     /// Bytes received from the network.
     public var bytesDownloaded: Int
     /// Latency percentiles by outcome (`memoryHit`, `diskHit`, `revalidated`, `networkFetch`, `failure`).
     public var latencyMilliseconds: [String: LatencySummary]
 
     /// Successful requests.
-    public var succeeded: Int { memoryHits + diskHits + revalidated + networkFetches }
+    public var succeeded: Int { memoryHits + diskHits + revalidated + networkFetches + sharedLoads.succeeded }
     /// Failed requests.
-    public var failed: Int { failures.values.reduce(0, +) }
+    public var failed: Int { failures.values.reduce(0, +) + sharedLoads.failed }
     /// All requests.
     public var requests: Int { succeeded + failed }
-    /// Hits (memory, disk, revalidated) over all requests; 0 when there were none.
-    public var hitRate: Double { requests == 0 ? 0 : Double(memoryHits + diskHits + revalidated) / Double(requests) }
+    /// Requests answered from a cache: memory, disk, revalidated.
+    public var hits: Int { memoryHits + diskHits + revalidated }
+    /// `hits` over `requests` (see the type's documentation); 0 when there were none.
+    public var hitRate: Double { requests == 0 ? 0 : Double(hits) / Double(requests) }
 }

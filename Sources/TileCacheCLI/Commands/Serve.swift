@@ -36,8 +36,9 @@ extension TileCacheCommand {
         @Option(help: "Cache-Control max-age of images, in seconds.")
         var maxAge = 86_400
 
-        @Option(help: "Memory for hot images' encoded bytes and resized variants, e.g. 64MiB.", transform: { try ByteSize(parsing: $0) })
-        var encodedBytes = ByteSize(bytes: 64 * 1024 * 1024)
+        @Option(help: ArgumentHelp("Same as --memory-bytes (the one memory tier holds encoded bytes when serving).", visibility: .hidden),
+                transform: { try ByteSize(parsing: $0) })
+        var encodedBytes: ByteSize?
 
         @Option(help: "Longest a client waits for an image, upstream included, in seconds (then 504).")
         var requestTimeout: Double = 60
@@ -57,6 +58,8 @@ extension TileCacheCommand {
         func validate() throws {
             guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535, got \(port)") }
             guard maxAge >= 0 else { throw ValidationError("--max-age must not be negative") }
+            if encodedBytes != nil, pipeline.memoryBytes != nil { throw ValidationError("give --memory-bytes or --encoded-bytes, not both") }
+            if let encodedBytes, encodedBytes.bytes <= 0 { throw ValidationError("--encoded-bytes must be positive") }
             guard requestTimeout > 0, requestTimeout <= 3600 else { throw ValidationError("--request-timeout must be more than 0 and at most 3600") }
             for (name, base) in [("--tiles-base", tilesBase), ("--images-base", imagesBase)] {
                 guard base.lowercased().hasPrefix("http://") || base.lowercased().hasPrefix("https://") else {
@@ -70,14 +73,14 @@ extension TileCacheCommand {
             configuration.host = host
             configuration.port = port
             configuration.builder = ImageURLBuilder(tilesBase: tilesBase, imagesBase: imagesBase)
-            configuration.pipeline = pipeline.configuration()
+            configuration.pipeline = pipeline.configuration(defaults: ServiceConfiguration.defaultPipeline)
+            if let encodedBytes { configuration.pipeline.memoryCostLimit = encodedBytes.bytes }
+            configuration.pipeline.requestTimeout = .milliseconds(Int(requestTimeout * 1000))
             configuration.requiresDiskCache = true
             configuration.maxAgeSeconds = maxAge
-            configuration.encodedCacheBytes = encodedBytes.bytes
             configuration.databasePath = db ?? ServiceConfiguration.defaultDatabasePath(cacheDirectory: pipeline.cacheDirectory.path)
             configuration.prefetchAtStart = prefetch
             configuration.traceFile = recordTrace
-            configuration.requestTimeout = .milliseconds(Int(requestTimeout * 1000))
             var logger = Logger(label: "tilecache.serve") { StreamLogHandler.standardError(label: $0) }
             logger.logLevel = verbose ? .debug : .info
             let console = Console.current

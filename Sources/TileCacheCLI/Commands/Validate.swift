@@ -41,19 +41,16 @@ extension TileCacheCommand {
             let console = Console.current
             let images = try source.images()
             if images.isEmpty, !allowEmpty { throw source.nothingToCheck }
-            let configuration = pipeline.configuration()
-            var disk: DiskCache?
-            if store, let directory = pipeline.cacheDir {
-                do {
-                    disk = try DiskCache(directory: directory, sizeLimit: pipeline.diskBytes.bytes)
-                } catch {
-                    throw PipelineOptions.unusable(error)
-                }
+            // Without --store the check runs without a disk cache: it reads none and writes none.
+            var configuration = pipeline.configuration()
+            if !store { configuration.diskDirectory = nil }
+            let checker: ImagePipeline
+            do {
+                checker = try ImagePipeline(requiringDiskCacheWith: configuration)
+            } catch {
+                throw PipelineOptions.unusable(error)
             }
-            let downloader = Downloader(engine: TransferEngine(configuration: configuration.engine),
-                                        configuration: configuration.downloader)
-            let validator = URLValidator(downloader: downloader, inspector: configuration.inspector, store: disk,
-                                         concurrency: pipeline.concurrency)
+            let validator = URLValidator(pipeline: checker, storing: store, concurrency: pipeline.concurrency)
             let (report, signal) = await Interruption.run(onInterrupt: { _ in
                 console.err("interrupted: stopping; press Ctrl-C again to exit at once\n")
             }) {

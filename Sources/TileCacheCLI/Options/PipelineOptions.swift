@@ -10,11 +10,22 @@ struct PipelineOptions: ParsableArguments {
     @Flag(help: "Run without a disk cache: store nothing, log nothing (otherwise a cache directory that cannot be used is an error).")
     var noDiskCache = false
 
-    @Option(help: "Most decoded images kept in memory.")
-    var memoryCount = MemoryCache<String, CachedImage>.defaultCountLimit
+    @Option(help: ArgumentHelp("What the memory tier holds: decoded (pixels, the seed app's cache) or encoded (bytes, as served).",
+                               valueName: "decoded|encoded"),
+            transform: { text in
+                guard let content = MemoryContent(rawValue: text) else {
+                    throw ValidationError("--memory-content must be decoded or encoded, got '\(text)'")
+                }
+                return content
+            })
+    var memoryContent: MemoryContent?
 
-    @Option(help: "Most decoded pixel bytes kept in memory, e.g. 10MiB.", transform: { try ByteSize(parsing: $0) })
-    var memoryBytes = ByteSize(bytes: MemoryCache<String, CachedImage>.defaultCostLimit)
+    @Option(help: "Most images kept in memory (default 100; serve: 100000).")
+    var memoryCount: Int?
+
+    @Option(help: "Most bytes kept in memory, pixels or encoded bytes as --memory-content says, e.g. 10MiB (default 10MiB; serve: 64MiB).",
+            transform: { try ByteSize(parsing: $0) })
+    var memoryBytes: ByteSize?
 
     @Option(help: "Disk cache size limit, e.g. 256MiB.", transform: { try ByteSize(parsing: $0) })
     var diskBytes = ByteSize(bytes: DiskCache.defaultSizeLimit)
@@ -35,8 +46,8 @@ struct PipelineOptions: ParsableArguments {
     var maxPixels = ImageInspector.defaultMaxPixels
 
     func validate() throws {
-        guard memoryCount > 0 else { throw ValidationError("--memory-count must be positive, got \(memoryCount)") }
-        guard memoryBytes.bytes > 0 else { throw ValidationError("--memory-bytes must be positive") }
+        if let memoryCount, memoryCount <= 0 { throw ValidationError("--memory-count must be positive, got \(memoryCount)") }
+        if let memoryBytes, memoryBytes.bytes <= 0 { throw ValidationError("--memory-bytes must be positive") }
         guard diskBytes.bytes > 0 else { throw ValidationError("--disk-bytes must be positive") }
         guard (1...256).contains(concurrency) else { throw ValidationError("--concurrency must be 1...256, got \(concurrency)") }
         guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be more than 0 and at most 3600 seconds") }
@@ -48,19 +59,18 @@ struct PipelineOptions: ParsableArguments {
     /// The disk cache directory (`--cache-dir`, `$TILECACHE_CACHE_DIR` or `cache`), nil with `--no-disk-cache`.
     var cacheDir: String? { noDiskCache ? nil : cacheDirectory.path }
 
-    /// The pipeline configuration these options describe.
-    func configuration() -> ImagePipeline.Configuration {
-        var configuration = ImagePipeline.Configuration()
-        configuration.memoryCountLimit = memoryCount
-        configuration.memoryCostLimit = memoryBytes.bytes
+    /// The pipeline configuration these options describe, over a command's defaults (a service's differ).
+    func configuration(defaults: ImagePipeline.Configuration = ImagePipeline.Configuration()) -> ImagePipeline.Configuration {
+        var configuration = defaults
+        if let memoryContent { configuration.memoryContent = memoryContent }
+        if let memoryCount { configuration.memoryCountLimit = memoryCount }
+        if let memoryBytes { configuration.memoryCostLimit = memoryBytes.bytes }
         configuration.diskDirectory = cacheDir
         configuration.diskSizeLimit = diskBytes.bytes
         configuration.downloader.maxConcurrentTransfers = concurrency
         configuration.downloader.retryPolicy = RetryPolicy(maxAttempts: retries + 1)
         configuration.downloader.transferOptions.totalTimeout = .milliseconds(Int(timeout * 1000))
         configuration.downloader.transferOptions.maxBodyBytes = maxBytes.bytes
-        configuration.engine.maxConnectionsPerHost = max(configuration.engine.maxConnectionsPerHost, concurrency)
-        configuration.engine.maxTotalConnections = max(configuration.engine.maxTotalConnections, concurrency)
         configuration.inspector = ImageInspector(maxPixels: maxPixels)
         return configuration
     }

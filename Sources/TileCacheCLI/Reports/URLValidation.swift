@@ -76,119 +76,72 @@ public struct URLValidationReport: Sendable, Codable, Equatable {
     public var results: [URLValidationResult]
 }
 
-/// Checks image URLs: fetch, validate, and optionally store; never stores a broken image.
+/// Checks image URLs through the pipeline: every URL fetched and fully validated, whatever the caches hold; valid
+/// images stored on disk only when asked (the pipeline never stores a broken one).
 public struct URLValidator: Sendable {
-    let downloader: Downloader
-    let inspector: ImageInspector
-    let store: DiskCache?
+    let pipeline: ImagePipeline
+    let storing: Bool
     let concurrency: Int
 
-    /// A validator fetching through `downloader`; `store` receives valid images when given.
-    public init(downloader: Downloader, inspector: ImageInspector, store: DiskCache?, concurrency: Int) {
-        self.downloader = downloader
-        self.inspector = inspector
-        self.store = store
+    /// A validator over `pipeline`; valid images go to its disk cache when `storing` (and the pipeline has one).
+    public init(pipeline: ImagePipeline, storing: Bool, concurrency: Int) {
+        self.pipeline = pipeline
+        self.storing = storing
         self.concurrency = max(1, concurrency)
     }
 
     /// Checks every image, `concurrency` at a time; results in input order. When the calling task is cancelled, no
     /// further URL is started, checks in flight are cancelled, and the report holds what was checked.
     public func validate(_ images: [TargetImage]) async -> URLValidationReport {
-        var results = [URLValidationResult?](repeating: nil, count: images.count)
-        await withTaskGroup(of: (Int, URLValidationResult).self) { group in
-            var next = 0
-            func addNext() {
-                guard next < images.count, !Task.isCancelled else { return }
-                let index = next
-                next += 1
-                group.addTask { (index, await check(images[index])) }
-            }
-            for _ in 0..<concurrency { addNext() }
-            for await (index, result) in group {
-                results[index] = result
-                addNext()
-            }
+        // A check reads no cache: memory and disk may hold an image the host no longer serves.
+        let options: ImageRequest.Options = storing ? [.reloadIgnoringCachedData, .disableMemoryCacheWrites] : .noStore
+        let fetched = images.filter { $0.invalidInput == nil }
+        let requests = fetched.map {
+            ImageRequest(url: $0.url, alternatives: $0.isKnownMissing ? [] : $0.alternativeURLs, options: options)
         }
+        let run = await pipeline.prefetch(requests, concurrency: concurrency)
         let interrupted = Task.isCancelled
-        let all = results.compactMap { $0 }.filter { !(interrupted && $0.reason == ImageCoreError.Reason.cancelled.rawValue) }
+        var checked = run.results.makeIterator()
+        var all: [URLValidationResult] = []
+        for image in images {
+            if let problem = image.invalidInput {
+                all.append(URLValidationResult(url: image.url, ok: false, reason: "invalid-input",
+                                               message: "\(image.origin ?? image.url): \(problem); not fetched",
+                                               warnings: [], expectedMissing: image.isKnownMissing))
+                continue
+            }
+            guard let result = checked.next() else { break }
+            if interrupted, result.error?.reason == .cancelled { continue }
+            all.append(Self.result(of: result, for: image))
+        }
         let expected = all.filter { !$0.ok && $0.expectedMissing }.count
         let ok = all.filter(\.ok).count
         return URLValidationReport(interrupted: interrupted, checked: all.count, ok: ok, broken: all.count - ok - expected,
                                    expectedMissing: expected, notChecked: images.count - all.count, results: all)
     }
 
-    func check(_ image: TargetImage) async -> URLValidationResult {
-        var result = URLValidationResult(url: image.url, ok: false, warnings: [], expectedMissing: image.isKnownMissing)
-        if let problem = image.invalidInput {
-            result.reason = "invalid-input"
-            result.message = "\(image.origin ?? image.url): \(problem); not fetched"
-            return result
+    /// The report line of one check.
+    static func result(of checked: PrefetchResult, for image: TargetImage) -> URLValidationResult {
+        var result = URLValidationResult(url: image.url, ok: checked.error == nil, warnings: checked.warnings,
+                                         expectedMissing: image.isKnownMissing, servedBy: checked.servedBy)
+        result.timeMilliseconds = checked.latency.inSeconds * 1000
+        if let error = checked.error {
+            result.reason = error.reason.rawValue
+            result.message = error.message
+            result.status = error.httpStatus ?? error.received?.status
+            result.contentType = error.received?.contentType
+            result.bytes = error.received?.byteCount
+            result.format = error.received?.format?.rawValue
+            result.width = error.received?.header?.width
+            result.height = error.received?.header?.height
+        } else if let header = checked.header {
+            result.status = checked.httpStatus
+            result.contentType = checked.originContentType
+            result.bytes = header.byteCount
+            result.format = header.format.rawValue
+            result.width = header.width
+            result.height = header.height
         }
-        let started = ContinuousClock.now
-        await fetchAndValidate(image, into: &result)
-        result.timeMilliseconds = (ContinuousClock.now - started).inSeconds * 1000
         return result
-    }
-
-    private func fetchAndValidate(_ image: TargetImage, into result: inout URLValidationResult) async {
-        let response: HTTPResponse
-        do {
-            response = try await downloader.fetch(image.url)
-        } catch {
-            result.status = error.httpStatus
-            result.reason = error.reason.rawValue
-            result.message = error.message
-            if error.isNotFound, !image.isKnownMissing, let found = await otherSpelling(of: image) { result = found }
-            return
-        }
-        result.status = response.status
-        result.contentType = response.contentType
-        result.bytes = response.body.count
-        result.format = ImageFormat.sniff(response.body)?.rawValue
-        do {
-            let validated = try inspector.check(response.body, subject: image.url, contentType: response.contentType)
-            result.ok = true
-            result.width = validated.header.width
-            result.height = validated.header.height
-            result.warnings = validated.warnings
-            if let store {
-                let metadata = DiskCacheMetadata(url: image.url, header: validated.header, bytes: response.body,
-                                                 contentType: response.contentType, etag: response.etag,
-                                                 lastModified: response.lastModified, cacheControl: response.cacheControl)
-                do {
-                    try store.store(response.body, metadata: metadata)
-                } catch {
-                    result.warnings.append("not stored: \(error.message)")
-                }
-            }
-        } catch {
-            result.reason = error.reason.rawValue
-            result.message = error.message
-            if let header = try? inspector.inspectHeader(response.body, subject: image.url) {
-                result.width = header.width
-                result.height = header.height
-            }
-        }
-    }
-
-    /// For a missing catalogue photo, the check of the first other spelling of the name that serves a valid image,
-    /// under the URL asked for; remembered as an alias in the store when one is given.
-    private func otherSpelling(of image: TargetImage) async -> URLValidationResult? {
-        for alternative in image.alternativeURLs {
-            var found = URLValidationResult(url: alternative, ok: false, warnings: [], expectedMissing: false)
-            await fetchAndValidate(TargetImage(url: alternative), into: &found)
-            guard found.ok else { continue }
-            if let store {
-                do {
-                    try store.rememberAlias(alternative, for: image.url)
-                } catch {
-                    found.warnings.append("alias not remembered: \(error.message)")
-                }
-            }
-            found.url = image.url
-            found.servedBy = alternative
-            return found
-        }
-        return nil
     }
 }

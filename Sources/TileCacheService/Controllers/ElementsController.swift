@@ -51,7 +51,7 @@ struct ElementsController: Sendable {
 
     /// Whether a photo of `element` is served: none for 90 and up, nor where the photo host answered 404.
     private func hasImage(_ element: Element) -> Bool {
-        !element.hasKnownMissingPhoto && !dependencies.images.lacksPhoto(element)
+        !element.hasKnownMissingPhoto && !dependencies.photos.lacksPhoto(element)
     }
 
     private func image(_ request: Request, element: Element, kind: ImageKind) async throws -> Response {
@@ -65,21 +65,71 @@ struct ElementsController: Sendable {
             }
             width = value
         }
-        dependencies.trace?.record(dependencies.configuration.builder.url(for: element, kind: kind))
-        let served = try await dependencies.images.image(element, kind: kind, width: width)
+        let builder = dependencies.configuration.builder
+        let url = builder.url(for: element, kind: kind)
+        dependencies.trace?.record(url)
+        if kind == .full, element.hasKnownMissingPhoto {
+            dependencies.metrics.knownMissing()
+            throw ServiceError(.notFound, reason: "no-photo", message: "there is no full-size photo of \(element.name)")
+        }
+        let served = try await load(ImageRequest(url: url, alternatives: kind == .full ? builder.otherPhotoURLs(for: element) : [],
+                                                 processing: ImageProcessing(width: width)),
+                                    photoOf: kind == .full ? element : nil)
         var headers: HTTPFields = [
-            .eTag: served.etag, .lastModified: served.lastModified,
+            .eTag: served.validators.etag, .lastModified: served.validators.lastModified,
             .cacheControl: "public, max-age=\(dependencies.configuration.maxAgeSeconds)",
         ]
-        headers[Self.sourceHeader] = served.source
-        if Self.isNotModified(request, etag: served.etag, lastModified: served.lastModified) {
+        headers[Self.sourceHeader] = ServedFrom(served).rawValue
+        if Self.isNotModified(request, etag: served.validators.etag, lastModified: served.validators.lastModified) {
             return Response(status: .notModified, headers: headers)
         }
         headers[.contentType] = served.contentType
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: served.body))
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: served.bytes ?? ByteBuffer()))
     }
 
+    /// The pipeline's answer to `request`, as an HTTP error when it fails; a photo's load also tells `photos` whether
+    /// the host has it.
+    private func load(_ request: ImageRequest, photoOf element: Element?) async throws(ServiceError) -> ImageResponse {
+        do {
+            let response = try await dependencies.pipeline.image(for: request)
+            if let element { dependencies.photos.note(element, after: nil) }
+            return response
+        } catch {
+            if let element { dependencies.photos.note(element, after: error) }
+            if !error.isNotFound, error.reason != .overloaded {
+                dependencies.logger.warning("image failed", metadata: ["url": "\(request.url)", "reason": "\(error.reason.rawValue)",
+                                                                      "message": "\(error.message)"])
+            }
+            throw ServiceError.image(error)
+        }
+    }
+
+    /// Where the bytes of an image response came from (`ServedFrom`).
     static let sourceHeader = HTTPField.Name("X-TileCache-Source")!
+
+    /// The values of `X-TileCache-Source`.
+    enum ServedFrom: String {
+        /// The pipeline's memory tier (the image, or the variant).
+        case memory
+        /// The original, read from the disk cache.
+        case diskHit
+        /// The original, on disk and confirmed by upstream with a 304.
+        case revalidated
+        /// The original, downloaded for this request.
+        case networkFetch
+        /// A variant made for this request.
+        case resized
+
+        init(_ response: ImageResponse) {
+            switch response.outcome {
+            case .memoryHit: self = .memory
+            case _ where response.processed: self = .resized
+            case .diskHit: self = .diskHit
+            case .revalidated: self = .revalidated
+            case .networkFetch: self = .networkFetch
+            }
+        }
+    }
 
     /// If-None-Match wins over If-Modified-Since (RFC 9110 13.2.2).
     static func isNotModified(_ request: Request, etag: String, lastModified: String) -> Bool {

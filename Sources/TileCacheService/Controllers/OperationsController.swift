@@ -6,16 +6,23 @@ import ImageCore
 struct OperationsController: Sendable {
     let dependencies: ServiceDependencies
 
+    /// The body of `/api/v1/stats`: the pipeline's statistics (see `PipelineReport` for the one definition of hit
+    /// rate) and its caches' counters.
     struct Stats: Encodable {
         var requests: Int
         var hitRate: Double
+        /// Requests by `ImageOutcome`, of those that led their own lookup or load.
         var outcomes: [String: Int]
+        /// Failed loads by `ImageCoreError.Reason`.
         var failures: [String: Int]
-        var sharedLoads: ImageStore.SharedLoads
+        var sharedLoads: SharedLoads
+        /// Variants made (resizes).
+        var resized: Int
         var bytesDownloaded: Int
         var latencyMilliseconds: [String: LatencySummary]
-        var byteCache: MemoryCache<String, ServedImage>.Statistics
-        var pixelCache: MemoryCache<String, CachedImage>.Statistics
+        /// What the memory tier holds and what it did.
+        var memoryCache: MemoryCache<String, CachedImage>.Statistics
+        var memoryContent: MemoryContent
         var diskCache: DiskCache.Statistics?
         var diskEntries: Int?
         var diskBytes: Int?
@@ -31,20 +38,15 @@ struct OperationsController: Sendable {
     }
 
     private func stats() -> Stats {
-        let report = dependencies.pipeline.statistics.snapshot
-        let bytes = dependencies.images.bytesCache.statistics
-        let outcomes = ["memory": bytes.hits, "diskHit": report.diskHits, "revalidated": report.revalidated,
-                        "networkFetch": report.networkFetches]
-        // Every image request is answered once: by a cache layer or a load of its own (outcomes, failures), or by
-        // another request's load (sharedLoads), which is not a hit.
-        let successes = outcomes.values.reduce(0, +)
-        let shared = dependencies.images.sharedLoads
-        let requests = successes + report.failed + shared.succeeded + shared.failed
-        return Stats(requests: requests, hitRate: requests == 0 ? 0 : Double(successes - report.networkFetches) / Double(requests),
-                     outcomes: outcomes, failures: report.failures, sharedLoads: shared, bytesDownloaded: report.bytesDownloaded,
-                     latencyMilliseconds: report.latencyMilliseconds, byteCache: bytes,
-                     pixelCache: dependencies.pipeline.memoryCache.statistics, diskCache: dependencies.pipeline.diskCache?.statistics,
-                     diskEntries: dependencies.pipeline.diskCache?.count, diskBytes: dependencies.pipeline.diskCache?.totalBytes)
+        let pipeline = dependencies.pipeline
+        let report = pipeline.statistics.snapshot
+        let outcomes = [ImageOutcome.memoryHit.rawValue: report.memoryHits, ImageOutcome.diskHit.rawValue: report.diskHits,
+                        ImageOutcome.revalidated.rawValue: report.revalidated, ImageOutcome.networkFetch.rawValue: report.networkFetches]
+        return Stats(requests: report.requests, hitRate: report.hitRate, outcomes: outcomes, failures: report.failures,
+                     sharedLoads: report.sharedLoads, resized: report.processed, bytesDownloaded: report.bytesDownloaded,
+                     latencyMilliseconds: report.latencyMilliseconds, memoryCache: pipeline.memoryCache.statistics,
+                     memoryContent: pipeline.configuration.memoryContent, diskCache: pipeline.diskCache?.statistics,
+                     diskEntries: pipeline.diskCache?.count, diskBytes: pipeline.diskCache?.totalBytes)
     }
 
     /// 200 when the codecs decode, the cache directory is writable and the database answers; 503 otherwise.

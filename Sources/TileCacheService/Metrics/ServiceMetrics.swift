@@ -1,12 +1,16 @@
+import ImageCore
 import Metrics
 import Prometheus
 import NIOConcurrencyHelpers
 
-/// The service's metrics: swift-metrics objects made by a Prometheus factory over this instance's own registry
-/// (no global bootstrap, so tests can build many apps in one process).
+/// The service's metrics: HTTP requests as swift-metrics objects made by a Prometheus factory over this instance's own
+/// registry (no global bootstrap, so tests can build many apps in one process), and the image requests as the
+/// pipeline's statistics count them, read when `/metrics` is rendered.
 public final class ServiceMetrics: Sendable {
     /// The registry `/metrics` renders.
     public let registry = PrometheusCollectorRegistry()
+    /// The pipeline's statistics: the one count of image requests.
+    private let statistics: PipelineStatistics
     private let factory: PrometheusMetricsFactory
     private let inFlight: Meter
     /// Handles by label and dimensions: making one walks the registry (locks, name validation), so each is made once.
@@ -33,8 +37,9 @@ public final class ServiceMetrics: Sendable {
         }
     }
 
-    /// Metrics with the service's histogram buckets.
-    public init() {
+    /// Metrics with the service's histogram buckets, rendering `statistics` beside them.
+    public init(statistics: PipelineStatistics) {
+        self.statistics = statistics
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.defaultDurationHistogramBuckets = [.microseconds(100), .microseconds(500), .milliseconds(1), .milliseconds(5),
                                                    .milliseconds(10), .milliseconds(50), .milliseconds(100), .milliseconds(500),
@@ -53,30 +58,32 @@ public final class ServiceMetrics: Sendable {
             .recordNanoseconds(duration.nanoseconds)
     }
 
-    /// A lookup answered by a cache layer (`memory`, `diskHit`, `revalidated`) or the network (`networkFetch`).
-    func cacheLookup(layer: String) {
-        counter("tilecache_image_lookups_total", [("layer", layer)]).increment()
-    }
-
-    func upstreamFailure(reason: String) {
-        counter("tilecache_upstream_failures_total", [("reason", reason)]).increment()
-    }
-
-    /// A request answered by a load another request had started: `result` is `ok` or `failed`.
-    func sharedLoad(failed: Bool) {
-        counter("tilecache_shared_loads_total", [("result", failed ? "failed" : "ok")]).increment()
-    }
-
-    func upstreamBytes(_ bytes: Int) {
-        counter("tilecache_upstream_bytes_total").increment(by: bytes)
-    }
-
-    func rejected() {
-        counter("tilecache_overload_rejections_total").increment()
+    /// A photo request answered 404 by the catalogue's known-missing rule, without a load.
+    func knownMissing() {
+        counter("tilecache_known_missing_photos_total").increment()
     }
 
     /// The Prometheus text exposition.
-    public func render() -> String { registry.emitToString() }
+    public func render() -> String { registry.emitToString() + Self.render(statistics.snapshot) }
+
+    /// The pipeline's counts in the Prometheus text format: requests by outcome, failures by reason, shared loads,
+    /// variants made and bytes downloaded, all counters since start.
+    static func render(_ report: PipelineReport) -> String {
+        var text = "# TYPE tilecache_image_requests_total counter\n"
+        let outcomes: [(ImageOutcome, Int)] = [(.memoryHit, report.memoryHits), (.diskHit, report.diskHits),
+                                               (.revalidated, report.revalidated), (.networkFetch, report.networkFetches)]
+        for (outcome, count) in outcomes { text += "tilecache_image_requests_total{outcome=\"\(outcome.rawValue)\"} \(count)\n" }
+        text += "# TYPE tilecache_image_failures_total counter\n"
+        for reason in ImageCoreError.Reason.allCases {
+            text += "tilecache_image_failures_total{reason=\"\(reason.rawValue)\"} \(report.failures[reason.rawValue, default: 0])\n"
+        }
+        text += "# TYPE tilecache_image_shared_loads_total counter\n"
+        text += "tilecache_image_shared_loads_total{result=\"ok\"} \(report.sharedLoads.succeeded)\n"
+        text += "tilecache_image_shared_loads_total{result=\"failed\"} \(report.sharedLoads.failed)\n"
+        text += "# TYPE tilecache_image_resized_total counter\ntilecache_image_resized_total \(report.processed)\n"
+        text += "# TYPE tilecache_upstream_bytes_total counter\ntilecache_upstream_bytes_total \(report.bytesDownloaded)\n"
+        return text
+    }
 }
 
 extension Duration {

@@ -20,36 +20,6 @@ struct DownloaderTests {
         }
     }
 
-    @Test("N identical concurrent requests make one origin request and all get the bytes")
-    func coalescing() async throws {
-        try await withOrigin({ $0.latency = .milliseconds(150) }) { origin in
-            let downloader = Downloader(configuration: .testing())
-            let path = "/periodictable/Tiles/026/s7.JPG"
-            let bodies = try await withThrowingTaskGroup(of: [UInt8].self) { group in
-                for _ in 0..<20 { group.addTask { try await downloader.fetch(origin.baseURL + path).body } }
-                return try await group.reduce(into: []) { $0.append($1) }
-            }
-            #expect(bodies.count == 20 && bodies.allSatisfy { $0 == origin.body(forPath: path) })
-            #expect(origin.statistics.requestsByPath[path] == 1)
-            #expect(downloader.statistics.coalesced == 19 && downloader.statistics.transfers == 1)
-        }
-    }
-
-    @Test("a cancelled caller leaves; the shared transfer goes on for the others")
-    func coalescedCancellation() async throws {
-        try await withOrigin({ $0.latency = .milliseconds(300) }) { origin in
-            let downloader = Downloader(configuration: .testing())
-            let url = origin.baseURL + "/periodictable/Tiles/003/s7.JPG"
-            let leaving = Task { try await downloader.fetch(url) }
-            let staying = Task { try await downloader.fetch(url) }
-            try await Task.sleep(for: .milliseconds(50))
-            leaving.cancel()
-            await #expect(throws: (any Error).self) { try await leaving.value }
-            #expect(try await staying.value.status == 200)
-            #expect(origin.statistics.requests == 1)
-        }
-    }
-
     @Test("503 twice then success is retried and succeeds")
     func retryThenSuccess() async throws {
         try await withOrigin({ $0.faults = [FaultRule(pathContains: "", fault: .failFirst(count: 2, status: 503))] }) { origin in

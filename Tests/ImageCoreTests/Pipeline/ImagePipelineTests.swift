@@ -47,6 +47,36 @@ struct ImagePipelineTests {
         }
     }
 
+    @Test("N identical concurrent requests make one origin request and all get the bytes")
+    func coalescing() async throws {
+        try await withOrigin({ $0.latency = .milliseconds(150) }) { origin in
+            let pipeline = pipeline(nil)
+            let path = "/periodictable/Tiles/026/s7.JPG"
+            let responses = try await withThrowingTaskGroup(of: ImageResponse.self) { group in
+                for _ in 0..<20 { group.addTask { try await pipeline.image(for: origin.baseURL + path) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(responses.count == 20 && responses.allSatisfy { $0.bytes.map { Array($0.readableBytesView) } == origin.body(forPath: path) })
+            #expect(origin.statistics.requestsByPath[path] == 1)
+            #expect(pipeline.statistics.snapshot.sharedLoads.succeeded == 19 && pipeline.downloader.statistics.transfers == 1)
+        }
+    }
+
+    @Test("a cancelled caller leaves; the shared load goes on for the others")
+    func coalescedCancellation() async throws {
+        try await withOrigin({ $0.latency = .milliseconds(300) }) { origin in
+            let pipeline = pipeline(nil)
+            let url = origin.baseURL + "/periodictable/Tiles/003/s7.JPG"
+            let leaving = Task { try await pipeline.image(for: url) }
+            let staying = Task { try await pipeline.image(for: url) }
+            try await Task.sleep(for: .milliseconds(50))
+            leaving.cancel()
+            await #expect(throws: (any Error).self) { try await leaving.value }
+            #expect(try await staying.value.httpStatus == 200)
+            #expect(origin.statistics.requests == 1)
+        }
+    }
+
     @Test("a memory limit smaller than the set evicts, and misses fall back to disk")
     func memoryLimitFallsBackToDisk() async throws {
         try await withTemporaryDirectory { directory in
@@ -170,7 +200,7 @@ struct ImagePipelineTests {
                 let restarted = pipeline(directory)  // a new process: the alias and the bytes come from disk
                 let again = try await restarted.image(for: cesium, alternatives: alternatives)
                 #expect(again.outcome == .diskHit && again.servedBy == caesium && origin.statistics.requests == requests)
-                #expect(try await restarted.encodedImage(for: cesium, alternatives: alternatives).servedBy == caesium)
+                #expect(try await restarted.image(for: ImageRequest(url: cesium, alternatives: alternatives)).servedBy == caesium)
                 // Without alternatives a URL is only itself.
                 await #expect(throws: ImageCoreError.self) { try await restarted.image(for: cesium) }
                 // When no spelling works, the error names the ones tried; a dead alias is forgotten.

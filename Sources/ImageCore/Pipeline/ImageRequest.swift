@@ -1,0 +1,99 @@
+/// What to make of a source image before it is returned. Today a resize to a width; later options (height, fit,
+/// output format, quality) are more fields here, and every key derives from all of them through `keySuffix`.
+public struct ImageProcessing: Sendable, Hashable {
+    /// Resize to this many pixels wide (height keeps the aspect ratio), re-encoded as JPEG; nil keeps the original.
+    public var width: Int?
+
+    /// Processing with the given options (none: the original bytes).
+    public init(width: Int? = nil) {
+        self.width = width
+    }
+
+    /// No processing: the original, validated bytes.
+    public static let none = ImageProcessing()
+
+    /// Whether this returns the source unchanged.
+    public var isNone: Bool { self == .none }
+
+    /// What a variant's keys add to its source's URL: empty for the original, `#w=64` for a width. The one place a
+    /// processing option becomes part of a key.
+    var keySuffix: String {
+        guard let width else { return "" }
+        return "#w=\(width)"
+    }
+
+    /// What a variant's ETag adds to its source's: `-w64` for a width.
+    var etagSuffix: String {
+        guard let width else { return "" }
+        return "-w\(width)"
+    }
+}
+
+/// One image wanted: where it lives, what to do to it, and which caches may answer.
+///
+/// The memory key, the coalescing key and the disk key all derive from a request here, and nowhere else.
+public struct ImageRequest: Sendable, Hashable {
+    /// Which layers a request may read and write. The default uses them all.
+    public struct Options: OptionSet, Sendable, Hashable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+
+        /// Go to the network even when memory or disk holds the image (and ignore remembered aliases): a check of
+        /// what the host serves now, as `tilecache validate` makes.
+        public static let reloadIgnoringCachedData = Options(rawValue: 1 << 0)
+        /// Store nothing in memory.
+        public static let disableMemoryCacheWrites = Options(rawValue: 1 << 1)
+        /// Store nothing on disk (nor remember an alias there).
+        public static let disableDiskCacheWrites = Options(rawValue: 1 << 2)
+        /// Return decoded pixels in `ImageResponse.image` even when the memory tier holds encoded bytes (they are
+        /// decoded for this request).
+        public static let returnPixels = Options(rawValue: 1 << 3)
+
+        /// Read nothing from the caches, write nothing to them: only fetch and validate.
+        public static let noStore: Options = [.reloadIgnoringCachedData, .disableMemoryCacheWrites, .disableDiskCacheWrites]
+    }
+
+    /// The image's URL.
+    public var url: String
+    /// Other URLs of the same image (another spelling of a name), tried in order when the host has none at `url`
+    /// (404 or 410). The one that works is remembered and tried first next time.
+    public var alternatives: [String]
+    /// What to make of the source.
+    public var processing: ImageProcessing
+    /// Which caches may answer and be written.
+    public var options: Options
+
+    /// A request for the image at `url`.
+    public init(url: String, alternatives: [String] = [], processing: ImageProcessing = .none, options: Options = []) {
+        self.url = url
+        self.alternatives = alternatives
+        self.processing = processing
+        self.options = options
+    }
+
+    /// The same request for the unprocessed source.
+    var source: ImageRequest {
+        var copy = self
+        copy.processing = .none
+        return copy
+    }
+
+    /// The key of the memory tier for this request, once `servedBy` (the URL that serves it: `url` or an alias) is
+    /// known: a memory entry holds the image of the URL that served it, processed as asked.
+    func memoryKey(servedBy: String) -> String { servedBy + processing.keySuffix }
+
+    /// The key concurrent requests share one load under: the URL asked for, the processing, the alternatives and
+    /// the options (a reload must not join a load that may answer from a cache).
+    var coalescingKey: CoalescingKey { CoalescingKey(url: url, processing: processing, alternatives: alternatives, options: options) }
+
+    /// The key of the disk tier: the URL that served the source (variants are made from it, not stored).
+    static func diskKey(servedBy: String) -> String { servedBy }
+
+    /// See `coalescingKey`.
+    struct CoalescingKey: Hashable, Sendable {
+        var url: String
+        var processing: ImageProcessing
+        var alternatives: [String]
+        var options: Options
+    }
+}
