@@ -20,6 +20,20 @@ struct DownloaderTests {
         }
     }
 
+    @Test("the transfer limit is the one knob: above the engine's old default of 8, the origin sees that many at once")
+    func engineFollowsTheLimit() async throws {
+        try await withOrigin({ $0.latency = .milliseconds(200) }) { origin in
+            let downloader = Downloader(configuration: .testing(concurrency: 16))
+            #expect(downloader.engine.configuration.maxConnectionsPerHost == 16 && downloader.engine.configuration.maxTotalConnections == 16)
+            let urls = origin.urlBuilder.images(for: Array(ElementCatalogue.standard.elements.prefix(32)), kinds: [.thumbnail]).map(\.url)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for url in urls { group.addTask { _ = try await downloader.fetch(url) } }
+                try await group.waitForAll()
+            }
+            #expect(origin.statistics.maxInFlight == 16)
+        }
+    }
+
     @Test("503 twice then success is retried and succeeds")
     func retryThenSuccess() async throws {
         try await withOrigin({ $0.faults = [FaultRule(pathContains: "", fault: .failFirst(count: 2, status: 503))] }) { origin in

@@ -77,6 +77,115 @@ struct ImagePipelineTests {
         }
     }
 
+    @Test("encoded memory: a hit returns the origin's bytes and no pixels unless asked; limits hold in encoded bytes")
+    func encodedMemory() async throws {
+        try await withOrigin { origin in
+            var configuration = ImagePipeline.Configuration()
+            configuration.diskDirectory = nil
+            configuration.memoryContent = .encoded
+            configuration.downloader = .testing()
+            let pipeline = ImagePipeline(configuration: configuration)
+            let url = urls(origin, count: 1)[0]
+            let cold = try await pipeline.image(for: url)
+            #expect(cold.outcome == .networkFetch && cold.image == nil)
+            let hit = try await pipeline.image(for: url)
+            let body = origin.body(forPath: String(url.dropFirst(origin.baseURL.count)))
+            #expect(hit.outcome == .memoryHit && hit.bytes.map { Array($0.readableBytesView) } == body && hit.image == nil)
+            #expect(hit.validators == cold.validators && hit.header == cold.header)
+            #expect(pipeline.memoryCache.totalCost == body?.count)
+            let pixels = try await pipeline.image(for: ImageRequest(url: url, options: .returnPixels))
+            #expect(pixels.outcome == .memoryHit && pixels.image?.width == hit.header.width)
+            #expect(origin.statistics.requests == 1)
+        }
+    }
+
+    @Test("a variant: one download shared with the original, stored under its own key, its own ETag, found in memory next")
+    func variant() async throws {
+        try await withOrigin({ $0.latency = .milliseconds(100) }) { origin in
+            var configuration = ImagePipeline.Configuration()
+            configuration.diskDirectory = nil
+            configuration.memoryContent = .encoded
+            configuration.downloader = .testing()
+            let pipeline = ImagePipeline(configuration: configuration)
+            let url = urls(origin, count: 1)[0]
+            async let original = pipeline.image(for: url)
+            async let small = pipeline.image(for: ImageRequest(url: url, processing: ImageProcessing(width: 64)))
+            async let medium = pipeline.image(for: ImageRequest(url: url, processing: ImageProcessing(width: 100)))
+            let (o, s, m) = try await (original, small, medium)
+            #expect(origin.statistics.requests == 1)
+            #expect(s.processed && s.header.width == 64 && s.header.format == .jpeg && ImageFormat.sniff(Array(s.bytes!.readableBytesView)) == .jpeg)
+            #expect(m.processed && m.header.width == 100 && !o.processed)
+            #expect(s.validators.etag == String(o.validators.etag.dropLast()) + "-w64\"" && s.validators.lastModified == o.validators.lastModified)
+            let again = try await pipeline.image(for: ImageRequest(url: url, processing: ImageProcessing(width: 64)))
+            #expect(again.outcome == .memoryHit && !again.processed && again.bytes == s.bytes && again.validators == s.validators)
+            #expect(pipeline.statistics.snapshot.processed == 2)
+        }
+    }
+
+    @Test("a variant of a disk entry is made from the stored source, which is not downloaded again")
+    func variantFromDisk() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withOrigin { origin in
+                let url = urls(origin, count: 1)[0]
+                _ = try await pipeline(directory).image(for: url)
+                let restarted = pipeline(directory)
+                let variant = try await restarted.image(for: ImageRequest(url: url, processing: ImageProcessing(width: 32)))
+                #expect(variant.outcome == .diskHit && variant.processed && variant.header.width == 32)
+                #expect(origin.statistics.requests == 1)
+            }
+        }
+    }
+
+    @Test("the request deadline: the caller gets deadline-exceeded in time, its transfer cut to fit, nothing retried past it")
+    func deadline() async throws {
+        try await withOrigin({ $0.faults = [FaultRule(pathContains: "", fault: .noResponse)] }) { origin in
+            var configuration = ImagePipeline.Configuration()
+            configuration.diskDirectory = nil
+            configuration.downloader = .testing()
+            configuration.requestTimeout = TestTime.scaled(.milliseconds(400))
+            let pipeline = ImagePipeline(configuration: configuration)
+            let started = ContinuousClock.now
+            let error = await #expect(throws: ImageCoreError.self) { try await pipeline.image(for: urls(origin, count: 1)[0]) }
+            #expect(error?.reason == .deadlineExceeded)
+            #expect(ContinuousClock.now - started < TestTime.scaled(.seconds(3)))
+            #expect(pipeline.statistics.snapshot.failures["deadline-exceeded"] == 1)
+        }
+    }
+
+    @Test("past maxPendingLoads a request fails at once as overloaded; memory hits are never refused")
+    func admission() async throws {
+        try await withOrigin({ $0.latency = .milliseconds(300) }) { origin in
+            var configuration = ImagePipeline.Configuration()
+            configuration.diskDirectory = nil
+            configuration.downloader = .testing()
+            configuration.maxPendingLoads = 1
+            let pipeline = ImagePipeline(configuration: configuration)
+            let urls = urls(origin, count: 2)
+            let first = Task { try await pipeline.image(for: urls[0]) }
+            try await Task.sleep(for: .milliseconds(100))
+            let error = await #expect(throws: ImageCoreError.self) { try await pipeline.image(for: urls[1]) }
+            #expect(error?.reason == .overloaded)
+            _ = try await first.value
+            #expect(try await pipeline.image(for: urls[0]).outcome == .memoryHit)
+        }
+    }
+
+    @Test("no-store requests read no cache and write none")
+    func noStore() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withOrigin { origin in
+                let url = urls(origin, count: 1)[0]
+                let warm = pipeline(directory)
+                _ = try await warm.image(for: url)
+                let checked = try await warm.image(for: ImageRequest(url: url, options: .noStore))
+                #expect(checked.outcome == .networkFetch && checked.httpStatus == 200 && origin.statistics.requests == 2)
+                let fresh = pipeline(directory + "/other")
+                _ = try await fresh.image(for: ImageRequest(url: url, options: .noStore))
+                #expect(fresh.diskCache?.count == 0 && fresh.memoryCache.count == 0)
+            }
+        }
+    }
+
     @Test("a memory limit smaller than the set evicts, and misses fall back to disk")
     func memoryLimitFallsBackToDisk() async throws {
         try await withTemporaryDirectory { directory in
