@@ -59,6 +59,7 @@ let package = Package(
             dependencies: [
                 "CCurl", "CTurboJPEG", "CPNG", "CJPEGDecoder",
                 .product(name: "NIOCore", package: "swift-nio"),  // ByteBuffer: encoded images served without copies
+                .product(name: "NIOPosix", package: "swift-nio"),  // NIOThreadPool: blocking work off the cooperative pool
                 // pthread-backed locks, which ThreadSanitizer understands (Synchronization.Mutex uses raw futexes).
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),

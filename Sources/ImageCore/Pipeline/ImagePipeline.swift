@@ -104,12 +104,14 @@ public final class ImagePipeline: Sendable {
 
     private func respond(to request: ImageRequest, started: ContinuousClock.Instant) async throws(Failure) -> ImageResponse {
         if !request.options.contains(.reloadIgnoringCachedData) {
-            let servedBy = servingURL(of: request)
+            let servedBy = await servingURL(of: request)
             if let cached = memoryCache.value(forKey: request.memoryKey(servedBy: servedBy)) {
                 var image = cached.image
                 if image == nil, request.options.contains(.returnPixels), let bytes = cached.bytes {
                     do {
-                        image = try configuration.inspector.validate(Array(bytes.readableBytesView), subject: servedBy).image
+                        image = try await BlockingWork.run(servedBy) { [inspector = configuration.inspector] () throws(ImageCoreError) in
+                            try inspector.validate(Array(bytes.readableBytesView), subject: servedBy).image
+                        }
                     } catch {
                         throw Failure(error: error)
                     }
@@ -204,16 +206,18 @@ public final class ImagePipeline: Sendable {
         let servedBy = source.servedBy ?? request.url
         let variant: ResizedImage
         do throws(ImageCoreError) {
-            // One decode: the pixels the load had (a download is decoded to validate it), else the bytes decoded at the
-            // smallest DCT scale still wide enough.
-            let pixels: DecodedImage
-            if let image = source.image {
-                pixels = image
-            } else {
-                pixels = try ImageResizer.decode(Array(source.bytes.readableBytesView), forWidth: width, subject: servedBy,
-                                                 inspector: configuration.inspector)
+            variant = try await BlockingWork.run(servedBy) { [inspector = configuration.inspector] () throws(ImageCoreError) in
+                // One decode: the pixels the load had (a download is decoded to validate it), else the bytes decoded at
+                // the smallest DCT scale still wide enough.
+                let pixels: DecodedImage
+                if let image = source.image {
+                    pixels = image
+                } else {
+                    pixels = try ImageResizer.decode(Array(source.bytes.readableBytesView), forWidth: width, subject: servedBy,
+                                                     inspector: inspector)
+                }
+                return try ImageResizer.resized(pixels, width: width, subject: servedBy)
             }
-            variant = try ImageResizer.resized(pixels, width: width, subject: servedBy)
         } catch {
             logger.error("processing failed", metadata: ["url": "\(servedBy)", "processing": "\(request.processing)", "message": "\(error.message)"])
             throw ImageCoreError(.processing, subject: servedBy, message: "the image could not be processed: \(error.message)")
@@ -234,7 +238,7 @@ public final class ImagePipeline: Sendable {
     private func source(for request: ImageRequest, deadline: ContinuousClock.Instant?) async throws(ImageCoreError) -> Loaded {
         let source = request.source
         if !source.options.contains(.reloadIgnoringCachedData) {
-            let servedBy = servingURL(of: source)
+            let servedBy = await servingURL(of: source)
             if let cached = memoryCache.value(forKey: source.memoryKey(servedBy: servedBy)) {
                 return Loaded(servedBy: servedBy == source.url ? nil : servedBy, bytes: cached.bytes ?? ByteBuffer(), header: cached.header,
                               contentType: cached.contentType, validators: cached.validators, image: cached.image,
@@ -263,11 +267,14 @@ public final class ImagePipeline: Sendable {
         if loaded.validated == nil, wantsPixels {
             let source = loaded.servedBy ?? request.url
             do {
-                loaded.validated = try configuration.inspector.validate(loaded.bytes, subject: source, contentType: loaded.metadata.contentType)
+                let (bytes, contentType) = (loaded.bytes, loaded.metadata.contentType)
+                loaded.validated = try await BlockingWork.run(source) { [inspector = configuration.inspector] () throws(ImageCoreError) in
+                    try inspector.validate(bytes, subject: source, contentType: contentType)
+                }
             } catch {
                 // Stored bytes that pass their checksum but no longer decode (a stricter decoder, say): drop and refetch.
                 logger.warning("removing a disk entry that no longer decodes", metadata: ["url": "\(source)", "reason": "\(error.message)"])
-                diskCache?.remove(source)
+                if let disk = diskCache { try await BlockingWork.run(source) { disk.remove(source) } }
                 let servedBy = loaded.servedBy
                 loaded = try await fromNetwork(source, request: request, deadline: deadline)
                 loaded.servedBy = servedBy
@@ -303,9 +310,9 @@ public final class ImagePipeline: Sendable {
     // MARK: - Bytes: aliases, disk, network
 
     /// The URL that serves `request`'s image as far as this process knows: a remembered alias, else the URL.
-    private func servingURL(of request: ImageRequest) -> String {
+    private func servingURL(of request: ImageRequest) async -> String {
         guard !request.alternatives.isEmpty else { return request.url }
-        return knownAlias(of: request.url) ?? request.url
+        return await knownAlias(of: request.url) ?? request.url
     }
 
     /// `loadBytes(url)`, or, when the host has no image there (404 or 410), the first of the alternatives that loads.
@@ -314,13 +321,13 @@ public final class ImagePipeline: Sendable {
         let url = request.url, alternatives = request.alternatives
         guard !alternatives.isEmpty else { return try await loadBytes(url, request: request, deadline: deadline) }
         let persist = !request.options.contains(.disableDiskCacheWrites)
-        if !request.options.contains(.reloadIgnoringCachedData), let alias = knownAlias(of: url) {
+        if !request.options.contains(.reloadIgnoringCachedData), let alias = await knownAlias(of: url) {
             do throws(ImageCoreError) {
                 var loaded = try await loadBytes(alias, request: request, deadline: deadline)
                 loaded.servedBy = alias
                 return loaded
             } catch where error.isNotFound {
-                rememberAlias(nil, of: url, persist: persist)
+                await rememberAlias(nil, of: url, persist: persist)
             }
         }
         do throws(ImageCoreError) {
@@ -331,7 +338,7 @@ public final class ImagePipeline: Sendable {
             for alternative in alternatives where alternative != url {
                 do throws(ImageCoreError) {
                     var loaded = try await loadBytes(alternative, request: request, deadline: deadline)
-                    rememberAlias(alternative, of: url, persist: persist)
+                    await rememberAlias(alternative, of: url, persist: persist)
                     loaded.servedBy = alternative
                     return loaded
                 } catch where error.isNotFound {
@@ -353,10 +360,11 @@ public final class ImagePipeline: Sendable {
     }
 
     /// The URL remembered as serving `url`'s image, by this process or (read once) by the disk cache.
-    private func knownAlias(of url: String) -> String? {
+    private func knownAlias(of url: String) async -> String? {
         let (alias, lookedUp) = aliases.withLockedValue { ($0.known[url], $0.lookedUp.contains(url)) }
         if alias != nil || lookedUp { return alias }
-        let stored = diskCache?.alias(for: url)
+        var stored: String?
+        if let disk = diskCache { stored = try? await BlockingWork.run(url) { disk.alias(for: url) } }  // no pool: no alias
         aliases.withLockedValue {
             $0.lookedUp.insert(url)
             if $0.known[url] == nil { $0.known[url] = stored }
@@ -365,14 +373,14 @@ public final class ImagePipeline: Sendable {
     }
 
     /// Remembers (or, with nil, forgets) an alias in this process, and in the disk cache when `persist`.
-    private func rememberAlias(_ alias: String?, of url: String, persist: Bool) {
+    private func rememberAlias(_ alias: String?, of url: String, persist: Bool) async {
         aliases.withLockedValue {
             $0.known[url] = alias
             $0.lookedUp.insert(url)
         }
-        if persist {
+        if persist, let disk = diskCache {
             do {
-                try diskCache?.rememberAlias(alias, for: url)
+                try await BlockingWork.run(url) { () throws(ImageCoreError) in try disk.rememberAlias(alias, for: url) }
             } catch {
                 logger.warning("could not remember an alias in the disk cache", metadata: ["url": "\(url)", "reason": "\(error.message)"])
             }
@@ -382,8 +390,9 @@ public final class ImagePipeline: Sendable {
 
     /// Bytes from the disk cache (fresh, or revalidated by a 304), else from the network.
     private func loadBytes(_ url: String, request: ImageRequest, deadline: ContinuousClock.Instant?) async throws(ImageCoreError) -> LoadedBytes {
+        let key = ImageRequest.diskKey(servedBy: url)
         guard !request.options.contains(.reloadIgnoringCachedData), let disk = diskCache,
-              let entry = disk.entry(for: ImageRequest.diskKey(servedBy: url)) else {
+              let entry = try await BlockingWork.run(url, { disk.entry(for: key) }) else {
             return try await fromNetwork(url, request: request, deadline: deadline)
         }
         let stored = LoadedBytes(bytes: entry.bytes, metadata: entry.metadata, outcome: .diskHit)
@@ -397,21 +406,21 @@ public final class ImagePipeline: Sendable {
             response = try await downloader.fetch(conditional, deadline: deadline)
         } catch {
             guard configuration.serveStaleOnError, error.isTransient || error.reason == .dns else {
-                if error.isNotFound { disk.remove(url) }
+                if error.isNotFound { try await BlockingWork.run(url) { disk.remove(key) } }
                 throw error
             }
             var served = stored
             served.warnings = ["served stale from disk: revalidation failed: \(error.reason.rawValue): \(error.message)"]
             return served
         }
-        guard response.status == 304 else { return try accept(response, url: url, request: request) }
+        guard response.status == 304 else { return try await accept(response, url: url, request: request) }
         var metadata = entry.metadata
         metadata.storedAt = Date()
         if let cacheControl = response.cacheControl { metadata.maxAgeSeconds = DiskCacheMetadata.maxAge(fromCacheControl: cacheControl) }
         if let etag = response.etag { metadata.etag = etag }
         if !request.options.contains(.disableDiskCacheWrites) {
             do {
-                try disk.updateMetadata(metadata, bytes: entry.bytes)
+                try await BlockingWork.run(url) { [metadata] () throws(ImageCoreError) in try disk.updateMetadata(metadata, bytes: entry.bytes) }
             } catch {
                 logger.warning("could not refresh a revalidated cache entry", metadata: ["url": "\(url)", "reason": "\(error.message)"])
             }
@@ -425,13 +434,17 @@ public final class ImagePipeline: Sendable {
         guard response.status != 304 else {
             throw ImageCoreError(.httpStatus, subject: url, message: "unexpected 304 to an unconditional request", httpStatus: 304)
         }
-        return try accept(response, url: url, request: request)
+        return try await accept(response, url: url, request: request)
     }
 
-    /// Validates a 2xx body (full decode), then stores it on disk.
+    /// Validates a 2xx body (full decode), then stores it on disk: on the blocking pool.
     ///
     /// - Throws: the validator's error, carrying what was received (status, type, size, format, header if readable).
-    private func accept(_ response: HTTPResponse, url: String, request: ImageRequest) throws(ImageCoreError) -> LoadedBytes {
+    private func accept(_ response: HTTPResponse, url: String, request: ImageRequest) async throws(ImageCoreError) -> LoadedBytes {
+        try await BlockingWork.run(url) { [self] () throws(ImageCoreError) in try validateAndStore(response, url: url, request: request) }
+    }
+
+    private func validateAndStore(_ response: HTTPResponse, url: String, request: ImageRequest) throws(ImageCoreError) -> LoadedBytes {
         let validated: ValidatedImage
         do {
             validated = try configuration.inspector.validate(response.body, subject: url, contentType: response.contentType)
@@ -460,7 +473,7 @@ public final class ImagePipeline: Sendable {
 }
 
 /// What `loadBytes` found: the bytes, their metadata, how they were had, and the decoded image when already decoded.
-struct LoadedBytes {
+struct LoadedBytes: Sendable {
     var bytes: [UInt8]
     var metadata: DiskCacheMetadata
     var outcome: ImageOutcome
