@@ -43,7 +43,7 @@ struct FaultMatrixCLITests {
             for (index, testCase) in FaultMatrix.cases.enumerated() {
                 #expect(stored[urls[index]] == testCase.format, "\(testCase.name)")
             }
-            let verification = disk.verifyAll()
+            let verification = try disk.verifyAll()
             #expect(verification.valid == valid && verification.removed == 0)
         }
     }

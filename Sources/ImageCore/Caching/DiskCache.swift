@@ -178,17 +178,25 @@ public final class DiskCache: Sendable {
     public func path(for url: String) -> String { entriesDirectory + "/" + Self.sha256Hex(Array(url.utf8)) + ".tce" }
 
     /// The verified entry for `url`, or nil. A damaged entry is removed and counted; the read refreshes its access time.
+    /// A file that exists but cannot be read is a miss too, logged with the system's reason.
     public func entry(for url: String) -> DiskCacheEntry? {
         let path = path(for: url)
         let name = (path as NSString).lastPathComponent
-        guard let data = FileManager.default.contents(atPath: path) else {
+        let file: [UInt8]?
+        do {
+            file = try LocalFile.read(path, upTo: .max)
+        } catch {
+            logger.warning("cannot read a cache entry", metadata: ["url": "\(url)", "path": "\(path)", "reason": "\(error.message)"])
+            file = nil
+        }
+        guard let file else {
             state.withLockedValue { state in
                 state.statistics.misses += 1
                 if let gone = state.index.removeValue(forKey: name) { state.totalBytes -= gone.size }
             }
             return nil
         }
-        switch DiskCacheFile.decode([UInt8](data), expectedURL: url) {
+        switch DiskCacheFile.decode(file, expectedURL: url) {
         case .success(let entry):
             if !isReadOnly { touch(path) }
             state.withLockedValue { state in
@@ -294,15 +302,25 @@ public final class DiskCache: Sendable {
         removeFile(named: (path(for: url) as NSString).lastPathComponent)
     }
 
-    /// The metadata of every entry, read from each file's header (the bytes are not read or verified).
+    /// The metadata of every entry, read from each file's header (the bytes are not read or verified). An entry
+    /// removed meanwhile is skipped; one that cannot be read, or whose header is damaged, is skipped with a warning.
     public func allMetadata() -> [DiskCacheMetadata] {
         let names = state.withLockedValue { Array($0.index.keys) }
-        return names.compactMap { name in
-            guard let handle = FileHandle(forReadingAtPath: entriesDirectory + "/" + name) else { return nil }
-            defer { try? handle.close() }
-            guard let prefix = try? handle.read(upToCount: 8), let length = DiskCacheFile.metadataLength(prefix) else { return nil }
-            guard let json = try? handle.read(upToCount: length), json.count == length else { return nil }
-            return DiskCacheFile.decodeMetadata([UInt8](prefix) + [UInt8](json))
+        return names.compactMap { name -> DiskCacheMetadata? in
+            let path = entriesDirectory + "/" + name
+            do throws(ImageCoreError) {
+                guard let prefix = try LocalFile.read(path, upTo: 8) else { return nil }  // removed meanwhile
+                guard let length = DiskCacheFile.metadataLength(prefix),
+                      let header = try LocalFile.read(path, upTo: 8 + length), header.count == 8 + length,
+                      let metadata = DiskCacheFile.decodeMetadata(header) else {
+                    logger.warning("skipping a cache entry whose header is damaged", metadata: ["path": "\(path)"])
+                    return nil
+                }
+                return metadata
+            } catch {
+                logger.warning("cannot read a cache entry", metadata: ["path": "\(path)", "reason": "\(error.message)"])
+                return nil
+            }
         }
     }
 
@@ -319,14 +337,17 @@ public final class DiskCache: Sendable {
     }
 
     /// Reads every entry file, verifies its checksum and decodes it with `inspector`; removes what fails.
-    public func verifyAll(inspector: ImageInspector = ImageInspector()) -> Verification {
+    ///
+    /// - Throws: `.io` when the entries directory cannot be listed or an entry file cannot be read (not for files
+    ///   removed meanwhile).
+    public func verifyAll(inspector: ImageInspector = ImageInspector()) throws(ImageCoreError) -> Verification {
         var verification = Verification()
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: entriesDirectory)) ?? []
+        let names = try LocalDirectory.names(in: entriesDirectory)
         verification.tempFiles = names.filter { $0.hasPrefix(".tmp-") }.count
         for name in names where name.hasSuffix(".tce") {
             let path = entriesDirectory + "/" + name
-            guard let data = FileManager.default.contents(atPath: path) else { continue }  // removed meanwhile
-            guard case .success(let entry) = DiskCacheFile.decode([UInt8](data), expectedURL: nil),
+            guard let file = try LocalFile.read(path, upTo: .max) else { continue }  // removed meanwhile
+            guard case .success(let entry) = DiskCacheFile.decode(file, expectedURL: nil),
                   (try? inspector.validate(entry.bytes, subject: entry.metadata.url, contentType: entry.metadata.contentType)) != nil else {
                 if !isReadOnly { removeFile(named: name) }
                 verification.removed += 1
@@ -357,7 +378,12 @@ public final class DiskCache: Sendable {
             aliases[url] = target
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-            let bytes = [UInt8]((try? encoder.encode(aliases)) ?? Data("{}".utf8))
+            let bytes: [UInt8]
+            do {
+                bytes = [UInt8](try encoder.encode(aliases))
+            } catch {
+                throw ImageCoreError(.io, subject: self.aliasesPath, message: "cannot encode the aliases: \(error)")
+            }
             let temp = self.entriesDirectory + "/.tmp-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
             do throws(WriteFailure) {
                 try self.write(bytes, to: temp)
@@ -375,11 +401,18 @@ public final class DiskCache: Sendable {
         }
     }
 
-    /// The remembered aliases; empty when the file is missing or unreadable (it is a cache: a lost alias is found again).
+    /// The remembered aliases; empty when the file is missing, and (with a warning) when it cannot be read or parsed:
+    /// it is a cache, and a lost alias is found again.
     private func readAliases() -> [String: String] {
-        guard let bytes = try? LocalFile.read(aliasesPath), !bytes.isEmpty,
-              let aliases = try? JSONDecoder().decode([String: String].self, from: Data(bytes)) else { return [:] }
-        return aliases
+        do {
+            guard let bytes = try LocalFile.read(aliasesPath, upTo: .max), !bytes.isEmpty else { return [:] }
+            return try JSONDecoder().decode([String: String].self, from: Data(bytes))
+        } catch let error as ImageCoreError {
+            logger.warning("cannot read the aliases file", metadata: ["path": "\(aliasesPath)", "reason": "\(error.message)"])
+        } catch {
+            logger.warning("the aliases file is not a JSON object of URLs", metadata: ["path": "\(aliasesPath)", "reason": "\(error)"])
+        }
+        return [:]
     }
 
     /// Removes every entry.
@@ -400,7 +433,7 @@ public final class DiskCache: Sendable {
     // MARK: - Internals
 
     private func removeFile(named name: String) {
-        unlink(entriesDirectory + "/" + name)
+        unlinkLogging(entriesDirectory + "/" + name)
         state.withLockedValue { state in
             if let gone = state.index.removeValue(forKey: name) { state.totalBytes -= gone.size }
         }
@@ -411,7 +444,7 @@ public final class DiskCache: Sendable {
         guard state.totalBytes > sizeLimit else { return }
         let oldestFirst = state.index.sorted { $0.value.lastAccess < $1.value.lastAccess }
         for (name, entry) in oldestFirst where state.totalBytes > sizeLimit {
-            unlink(entriesDirectory + "/" + name)
+            unlinkLogging(entriesDirectory + "/" + name)
             state.index[name] = nil
             state.totalBytes -= entry.size
             state.statistics.evictions += 1
@@ -422,7 +455,13 @@ public final class DiskCache: Sendable {
     private func rescan(_ state: inout State) {
         state.index.removeAll()
         state.totalBytes = 0
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: entriesDirectory) else { return }
+        let names: [String]
+        do {
+            names = try LocalDirectory.names(in: entriesDirectory)
+        } catch {
+            logger.warning("cannot list the disk cache: it is taken to be empty", metadata: ["reason": "\(error.message)"])
+            return
+        }
         for name in names where name.hasSuffix(".tce") {
             var info = stat()
             guard stat(entriesDirectory + "/" + name, &info) == 0 else { continue }
@@ -444,11 +483,22 @@ public final class DiskCache: Sendable {
         return stamp.tv_sec != now.tv_sec || stamp.tv_nsec != now.tv_nsec
     }
 
-    /// Marks an entry as just used: sets its access time (explicitly, whatever the mount's atime policy).
+    /// Marks an entry as just used: sets its access time (explicitly, whatever the mount's atime policy). A failure
+    /// only costs eviction order; it is logged at debug level (an entry removed meanwhile is not a failure).
     private func touch(_ path: String) {
         // UTIME_NOW for the access time, UTIME_OMIT for the modification time (macros Swift cannot import).
         var times = [timespec(tv_sec: 0, tv_nsec: (1 << 30) - 1), timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2)]
-        utimensat(AT_FDCWD, path, &times, 0)
+        if utimensat(AT_FDCWD, path, &times, 0) != 0, errno != ENOENT {
+            logger.debug("cannot set a cache entry's access time", metadata: ["path": "\(path)", "reason": "\(String(cString: strerror(errno)))"])
+        }
+    }
+
+    /// Removes the file at `path`; a failure other than "already gone" is logged (the file stays, and is counted again
+    /// at the next rescan).
+    private func unlinkLogging(_ path: String) {
+        if unlink(path) != 0, errno != ENOENT {
+            logger.warning("cannot remove a cache file", metadata: ["path": "\(path)", "reason": "\(String(cString: strerror(errno)))"])
+        }
     }
 
     /// Turns writing off until `writeRetryInterval` has passed; the first refusal in a row logs the one warning.
@@ -517,13 +567,19 @@ public final class DiskCache: Sendable {
 
     /// Deletes `.tmp-PID-*` files whose writing process no longer exists.
     private func removeAbandonedTempFiles() {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: entriesDirectory) else { return }
+        let names: [String]
+        do {
+            names = try LocalDirectory.names(in: entriesDirectory)
+        } catch {
+            logger.warning("cannot list the disk cache to remove abandoned temp files", metadata: ["reason": "\(error.message)"])
+            return
+        }
         for name in names where name.hasPrefix(".tmp-") {
             let pidText = name.dropFirst(5).prefix { $0 != "-" }
-            guard let pid = Int32(pidText) else { unlink(entriesDirectory + "/" + name); continue }
+            guard let pid = Int32(pidText) else { unlinkLogging(entriesDirectory + "/" + name); continue }
             if pid == getpid() { continue }
             if kill(pid, 0) == -1 && errno == ESRCH {
-                unlink(entriesDirectory + "/" + name)
+                unlinkLogging(entriesDirectory + "/" + name)
                 logger.info("removed an abandoned temp file", metadata: ["path": "\(entriesDirectory)/\(name)"])
             }
         }

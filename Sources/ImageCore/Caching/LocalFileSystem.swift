@@ -27,6 +27,30 @@ public enum LocalDirectory {
             }
         }
     }
+
+    /// The names in the directory at `path` (not `.` or `..`), in no particular order.
+    ///
+    /// - Throws: `.io` about `path` with the system's reason.
+    public static func names(in path: String) throws(ImageCoreError) -> [String] {
+        guard let directory = opendir(path) else {
+            throw ImageCoreError(.io, subject: path, message: "cannot list the directory: \(String(cString: strerror(errno)))")
+        }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while true {
+            errno = 0
+            guard let entry = readdir(directory) else {
+                guard errno == 0 else {
+                    throw ImageCoreError(.io, subject: path, message: "cannot list the directory: \(String(cString: strerror(errno)))")
+                }
+                return names
+            }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+    }
 }
 
 /// Local files read with errors a person can act on, and without Foundation's `FileManager.contents(atPath:)`, which
@@ -36,9 +60,23 @@ public enum LocalFile {
     ///
     /// - Throws: `.io` about `path` with the system's reason ("No such file or directory", "Is a directory", ...).
     public static func read(_ path: String) throws(ImageCoreError) -> [UInt8] {
+        guard let bytes = try read(path, upTo: .max) else {
+            throw ImageCoreError(.io, subject: path, message: String(cString: strerror(ENOENT)))
+        }
+        return bytes
+    }
+
+    /// The first `limit` bytes of the file at `path` (all of it when shorter), or nil when there is no such file: a
+    /// cache's way to tell a miss from a failure.
+    ///
+    /// - Throws: `.io` about `path` with the system's reason for any failure other than "No such file or directory".
+    public static func read(_ path: String, upTo limit: Int) throws(ImageCoreError) -> [UInt8]? {
         func failure() -> ImageCoreError { ImageCoreError(.io, subject: path, message: String(cString: strerror(errno))) }
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw failure() }
+        guard descriptor >= 0 else {
+            if errno == ENOENT { return nil }
+            throw failure()
+        }
         defer { close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw failure() }
@@ -46,10 +84,11 @@ public enum LocalFile {
             throw ImageCoreError(.io, subject: path, message: String(cString: strerror(EISDIR)))
         }
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(max(0, Int(info.st_size)))
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+        bytes.reserveCapacity(max(0, min(limit, Int(info.st_size))))
+        var chunk = [UInt8](repeating: 0, count: min(64 * 1024, max(1, limit)))
+        while bytes.count < limit {
+            let wanted = min(chunk.count, limit - bytes.count)
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, wanted) }
             if count == 0 { return bytes }
             if count < 0 {
                 if errno == EINTR { continue }
@@ -57,5 +96,6 @@ public enum LocalFile {
             }
             bytes += chunk[..<count]
         }
+        return bytes
     }
 }

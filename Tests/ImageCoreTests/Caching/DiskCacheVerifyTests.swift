@@ -26,7 +26,7 @@ struct DiskCacheVerifyTests {
             let cut = Array(bytes.prefix(bytes.count / 2))
             try cache.store(cut, metadata: DiskCacheMetadata(url: "http://x/3.jpg", header: header, bytes: cut,
                                                             contentType: "image/jpeg", etag: nil, lastModified: nil, cacheControl: nil))
-            let verification = cache.verifyAll()
+            let verification = try cache.verifyAll()
             #expect(verification.valid == 1 && verification.removed == 3 && verification.tempFiles == 0)
             #expect(try DiskCache(directory: directory).count == 1)
         }
