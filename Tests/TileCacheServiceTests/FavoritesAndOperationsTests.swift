@@ -100,9 +100,9 @@ struct FavoritesAndOperationsTests {
     func persistence() async throws {
         let harness = try await ServiceHarness.start()
         let first = try harness.dependencies()
-        _ = try first.favorites.add(favoritedBy: "Ada", elementNumber: 26, body: #"{"favoritedBy":"Ada","number":26}"#)
+        _ = try await first.favorites.add(favoritedBy: "Ada", elementNumber: 26, body: #"{"favoritedBy":"Ada","number":26}"#)
         let second = try harness.dependencies()  // a new process over the same database file
-        #expect(try second.favorites.list(favoritedBy: "Ada").map(\.elementNumber) == [26])
+        #expect(try await second.favorites.list(favoritedBy: "Ada").map(\.elementNumber) == [26])
         await harness.stop()
     }
 

@@ -146,8 +146,9 @@ public final class ImagePipeline: Sendable {
                              bytesDownloaded: joined ? 0 : loaded.bytesDownloaded)
     }
 
-    /// The load of `request`'s key, started by this request or joined; waited for until `deadline` at most (the load
-    /// itself goes on for the requests still waiting).
+    /// The load of `request`'s key, started by this request or joined; waited for until `deadline` at most. Past the
+    /// deadline the request fails at once and the load goes on (for other requests, and to fill the caches); a
+    /// cancelled request stops the load when no other request waits for it (see `TaskCoalescer`).
     private func shared(_ request: ImageRequest, deadline: ContinuousClock.Instant?) async throws(Failure) -> (Loaded, Bool) {
         // `loads` runs only the first caller's operation, so `led` tells whether this request's load ran.
         let led = NIOLockedValueBox(false)
@@ -158,14 +159,12 @@ public final class ImagePipeline: Sendable {
         }
         do {
             guard let deadline, let timeout = configuration.requestTimeout else { return try await loads.run(key, operation: operation) }
-            return try await withThrowingTaskGroup(of: (Loaded, Bool).self) { group in
-                group.addTask { [loads] in try await loads.run(key, operation: operation) }
-                group.addTask {
-                    try await Task.sleep(until: deadline, clock: .continuous)
-                    throw ImageCoreError(.deadlineExceeded, subject: request.url, message: "the image was not ready within \(timeout)")
-                }
-                defer { group.cancelAll() }
-                return try await group.next()!
+            let waiting = Task { [loads] in try await loads.run(key, operation: operation) }
+            let expired = ImageCoreError(.deadlineExceeded, subject: request.url, message: "the image was not ready within \(timeout)")
+            return try await withTaskCancellationHandler {
+                try await Self.first(of: waiting, or: expired, at: deadline)
+            } onCancel: {
+                waiting.cancel()
             }
         } catch var error as ImageCoreError {
             // A transfer cut to fit the deadline times out with it: that is the deadline's failure.
@@ -176,6 +175,29 @@ public final class ImagePipeline: Sendable {
         } catch {
             throw Failure(error: ImageCoreError(.cancelled, subject: request.url, message: "the request was cancelled"),
                           shared: !led.withLockedValue { $0 })
+        }
+    }
+
+    /// `waiting`'s result, or `expired` thrown at `deadline` if it has none by then (`waiting` is left running).
+    private static func first<Value: Sendable>(of waiting: Task<Value, any Error>, or expired: ImageCoreError,
+                                               at deadline: ContinuousClock.Instant) async throws -> Value {
+        let resumed = NIOLockedValueBox(false)
+        let timer = NIOLockedValueBox<Task<Void, Never>?>(nil)
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
+            func resume(_ result: Result<Value, any Error>) {
+                let first = resumed.withLockedValue { done in
+                    defer { done = true }
+                    return !done
+                }
+                guard first else { return }
+                timer.withLockedValue { $0?.cancel() }
+                continuation.resume(with: result)
+            }
+            timer.withLockedValue { $0 = Task {
+                guard (try? await Task.sleep(until: deadline, clock: .continuous)) != nil else { return }
+                resume(.failure(expired))
+            } }
+            Task { resume(await waiting.result) }
         }
     }
 

@@ -12,36 +12,36 @@ struct FavoritesController: Sendable {
 
     func register(on routes: inout RouteTable) {
         routes.post("/api/v1/favorites") { request, _ in try await add(request) }
-        routes.get("/api/v1/favorites") { request, _ in try list(request) }
-        routes.get("/api/v1/favorites/:id") { _, context in try JSONResponse.make(FavoriteBody.record(try find(context))) }
+        routes.get("/api/v1/favorites") { request, _ in try await list(request) }
+        routes.get("/api/v1/favorites/:id") { _, context in try JSONResponse.make(FavoriteBody.record(try await find(context))) }
         routes.put("/api/v1/favorites/:id") { request, context in try await replace(request, context) }
         routes.delete("/api/v1/favorites/:id") { _, context in
-            let id = try find(context).id!
-            guard let removed = try database({ try store.remove(id: id) }) else { throw notFound(String(id)) }
+            let id = try await find(context).id!
+            guard let removed = try await database({ try await store.remove(id: id) }) else { throw notFound(String(id)) }
             return try JSONResponse.make(FavoriteBody.record(removed))
         }
     }
 
     private func add(_ request: Request) async throws -> Response {
         let checked = try FavoriteBody.check(try await body(of: request), catalogue: catalogue)
-        let stored = try database { try store.add(favoritedBy: checked.favoritedBy, elementNumber: checked.element.number, body: checked.text) }
+        let stored = try await database { try await store.add(favoritedBy: checked.favoritedBy, elementNumber: checked.element.number, body: checked.text) }
         var response = try JSONResponse.make(FavoriteBody.record(stored), status: .created)
         response.headers[.location] = "/api/v1/favorites/\(stored.id!)"
         return response
     }
 
     private func replace(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        let id = try find(context).id!
+        let id = try await find(context).id!
         let checked = try FavoriteBody.check(try await body(of: request), catalogue: catalogue)
-        guard let stored = try database({
-            try store.replace(id: id, favoritedBy: checked.favoritedBy, elementNumber: checked.element.number, body: checked.text)
+        guard let stored = try await database({
+            try await store.replace(id: id, favoritedBy: checked.favoritedBy, elementNumber: checked.element.number, body: checked.text)
         }) else { throw notFound(String(id)) }
         return try JSONResponse.make(FavoriteBody.record(stored))
     }
 
-    private func list(_ request: Request) throws -> Response {
+    private func list(_ request: Request) async throws -> Response {
         let query = QueryItems(request.uri.query)
-        let records = try database { try store.list(favoritedBy: query["favoritedBy"]) }.map(FavoriteBody.record)
+        let records = try await database { try await store.list(favoritedBy: query["favoritedBy"]) }.map(FavoriteBody.record)
         let fields = records.reduce(into: FavoriteBody.knownFields) { $0.formUnion($1.keys) }
         let (page, total) = try ListQuery(query, fields: fields).apply(to: records)
         var response = try JSONResponse.make(page)
@@ -49,11 +49,11 @@ struct FavoritesController: Sendable {
         return response
     }
 
-    private func find(_ context: BasicRequestContext) throws -> Favorite {
+    private func find(_ context: BasicRequestContext) async throws -> Favorite {
         let text = context.parameters.get("id") ?? ""
         // Digits only: Int64 alone would also take "+7" and "-7".
         guard text.count <= 18, text.allSatisfy({ $0.isASCII && $0.isNumber }), let id = Int64(text),
-              let favorite = try database({ try store.favorite(id: id) }) else { throw notFound(text) }
+              let favorite = try await database({ try await store.favorite(id: id) }) else { throw notFound(text) }
         return favorite
     }
 
@@ -70,9 +70,9 @@ struct FavoritesController: Sendable {
     }
 
     /// Runs a database call; a failure is logged and answered 503, naming no internals.
-    private func database<T>(_ call: () throws -> T) throws(ServiceError) -> T {
+    private func database<T>(_ call: () async throws -> T) async throws(ServiceError) -> T {
         do {
-            return try call()
+            return try await call()
         } catch {
             logger.error("favourites database call failed", metadata: ["error": "\(error)"])
             throw ServiceError(.serviceUnavailable, reason: "database", message: "the favourites database failed: try again")

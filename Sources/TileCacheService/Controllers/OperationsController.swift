@@ -34,7 +34,7 @@ struct OperationsController: Sendable {
             Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
                      body: .init(byteBuffer: ByteBuffer(string: dependencies.metrics.render())))
         }
-        routes.get("/healthz") { _, _ in try health() }
+        routes.get("/healthz") { _, _ in try await health() }
     }
 
     private func stats() -> Stats {
@@ -50,9 +50,9 @@ struct OperationsController: Sendable {
     }
 
     /// 200 when the codecs decode, the cache directory is writable and the database answers; 503 otherwise.
-    private func health() throws -> Response {
+    private func health() async throws -> Response {
         var checks: [String: String] = [:]
-        checks["codecs"] = Self.codecsWork() ? "ok" : "failing"
+        checks["codecs"] = (try? await BlockingWork.run("healthz") { Self.codecsWork() }) == true ? "ok" : "failing"
         if let disk = dependencies.pipeline.diskCache {
             if let refusal = disk.writeRefusal {
                 checks["cache"] = "not writable: \(disk.directory): \(refusal)"
@@ -62,7 +62,7 @@ struct OperationsController: Sendable {
         } else {
             checks["cache"] = "disabled (could not be opened)"
         }
-        checks["database"] = dependencies.favorites.isHealthy() ? "ok" : "failing"
+        checks["database"] = await dependencies.favorites.isHealthy() ? "ok" : "failing"
         let healthy = checks.values.allSatisfy { $0 == "ok" }
         return try JSONResponse.make(Health(status: healthy ? "ok" : "failing", checks: checks),
                                      status: healthy ? .ok : .serviceUnavailable).noStore()

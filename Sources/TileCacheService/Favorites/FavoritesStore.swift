@@ -124,21 +124,27 @@ public final class FavoritesStore: Sendable {
         return formatter.string(from: Date())
     }
 
+    // Every call is GRDB's async access: SQLite runs on GRDB's own dispatch queues while the calling task suspends,
+    // never blocking one of Swift's cooperative threads.
+
     /// Stores a new favourite and returns it with its id.
-    public func add(favoritedBy: String, elementNumber: Int, body: String) throws -> Favorite {
-        var favorite = Favorite(favoritedBy: favoritedBy, elementNumber: elementNumber, body: body, createdAt: Self.now())
-        try database.write { db in try favorite.insert(db) }
-        return favorite
+    public func add(favoritedBy: String, elementNumber: Int, body: String) async throws -> Favorite {
+        let createdAt = Self.now()
+        return try await database.write { db in
+            var favorite = Favorite(favoritedBy: favoritedBy, elementNumber: elementNumber, body: body, createdAt: createdAt)
+            try favorite.insert(db)
+            return favorite
+        }
     }
 
     /// The favourite with this id, or nil.
-    public func favorite(id: Int64) throws -> Favorite? {
-        try database.read { db in try Favorite.fetchOne(db, key: id) }
+    public func favorite(id: Int64) async throws -> Favorite? {
+        try await database.read { db in try Favorite.fetchOne(db, key: id) }
     }
 
     /// Replaces the body of favourite `id`, keeping its id and creation time; nil when there is no such favourite.
-    public func replace(id: Int64, favoritedBy: String, elementNumber: Int, body: String) throws -> Favorite? {
-        try database.write { db in
+    public func replace(id: Int64, favoritedBy: String, elementNumber: Int, body: String) async throws -> Favorite? {
+        try await database.write { db in
             guard var favorite = try Favorite.fetchOne(db, key: id) else { return nil }
             favorite.favoritedBy = favoritedBy
             favorite.elementNumber = elementNumber
@@ -149,8 +155,8 @@ public final class FavoritesStore: Sendable {
     }
 
     /// Removes favourite `id` and returns it; nil when there is no such favourite.
-    public func remove(id: Int64) throws -> Favorite? {
-        try database.write { db in
+    public func remove(id: Int64) async throws -> Favorite? {
+        try await database.write { db in
             guard let favorite = try Favorite.fetchOne(db, key: id) else { return nil }
             try favorite.delete(db)
             return favorite
@@ -158,8 +164,8 @@ public final class FavoritesStore: Sendable {
     }
 
     /// Favourites, oldest first, of one person when `favoritedBy` is given.
-    public func list(favoritedBy: String?) throws -> [Favorite] {
-        try database.read { db in
+    public func list(favoritedBy: String?) async throws -> [Favorite] {
+        try await database.read { db in
             var request = Favorite.order(Column("id"))
             if let favoritedBy { request = request.filter(Column("favoritedBy") == favoritedBy) }
             return try request.fetchAll(db)
@@ -167,8 +173,8 @@ public final class FavoritesStore: Sendable {
     }
 
     /// Whether the database answers a query (for /healthz).
-    public func isHealthy() -> Bool {
-        (try? database.read { db in try Int.fetchOne(db, sql: "SELECT 1") }) == 1
+    public func isHealthy() async -> Bool {
+        (try? await database.read { db in try Int.fetchOne(db, sql: "SELECT 1") }) == 1
     }
 }
 
