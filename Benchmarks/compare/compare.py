@@ -377,7 +377,8 @@ report = f"""# Benchmarks
 Performance targets are checked here, never by timed unit tests. This file is written by `make bench-compare`
 (`Benchmarks/compare/run.sh`), which installs the peers, starts the built-in origin with 20 ms latency per response,
 runs every comparison in {ROUNDS} alternating rounds and reports medians measured in one run. Micro-benchmarks
-(`make bench`) are in [benchmarks-micro.md](benchmarks-micro.md).
+(`make bench`) are in [benchmarks-micro.md](benchmarks-micro.md); changes measured against the binary before them
+are in [benchmarks-before-after.md](benchmarks-before-after.md).
 
 Run: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} on {os.cpu_count()} cores ({cpu}), {platform.platform()}.
 Versions: {'; '.join(f'{k} {v}' for k, v in versions.items())}.

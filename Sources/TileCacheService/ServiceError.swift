@@ -11,14 +11,14 @@ public struct ServiceError: HTTPResponseError, Sendable, Equatable {
     /// The HTTP status.
     public var status: HTTPResponse.Status
     /// A stable, machine-readable reason.
-    public var reason: String
+    public var reason: Reason
     /// A sentence for the client.
     public var message: String
     /// Extra headers (Retry-After on 503).
     public var headers: HTTPFields
 
     /// An error with the given status, reason and message.
-    public init(_ status: HTTPResponse.Status, reason: String, message: String, headers: HTTPFields = [:]) {
+    public init(_ status: HTTPResponse.Status, reason: Reason, message: String, headers: HTTPFields = [:]) {
         self.status = status
         self.reason = reason
         self.message = message
@@ -33,7 +33,7 @@ public struct ServiceError: HTTPResponseError, Sendable, Equatable {
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        var response = try JSONResponse.make(["error": Body(status: Int(status.code), reason: reason, message: message)], status: status)
+        var response = try JSONResponse.make(["error": Body(status: Int(status.code), reason: reason.rawValue, message: message)], status: status)
         for field in headers { response.headers.append(field) }
         response.headers[.cacheControl] = "no-store"
         return response
@@ -44,21 +44,70 @@ public struct ServiceError: HTTPResponseError, Sendable, Equatable {
     static func image(_ error: ImageCoreError) -> ServiceError {
         switch error.reason {
         case .overloaded:
-            return ServiceError(.serviceUnavailable, reason: "overloaded", message: "too many images are being fetched; retry shortly",
+            return ServiceError(.serviceUnavailable, reason: .overloaded, message: "too many images are being fetched; retry shortly",
                                 headers: [.retryAfter: "1"])
         case .deadlineExceeded:
-            return ServiceError(.gatewayTimeout, reason: "timeout", message: "the image was not ready in time")
+            return ServiceError(.gatewayTimeout, reason: .timeout, message: "the image was not ready in time")
         case .processing:
-            return ServiceError(.internalServerError, reason: "resize-failed", message: "the image could not be resized")
+            return ServiceError(.internalServerError, reason: .resizeFailed, message: "the image could not be resized")
         case .httpStatus where error.httpStatus == 404 || error.httpStatus == 410:
-            return ServiceError(.notFound, reason: "upstream-not-found", message: "the upstream host has no such image")
+            return ServiceError(.notFound, reason: .upstreamNotFound, message: "the upstream host has no such image")
         case .timeout:
-            return ServiceError(.gatewayTimeout, reason: "upstream-timeout", message: "the upstream host did not answer in time")
+            return ServiceError(.gatewayTimeout, reason: .upstreamTimeout, message: "the upstream host did not answer in time")
         case .cancelled:
-            return ServiceError(.serviceUnavailable, reason: "cancelled", message: "the request was cancelled")
+            return ServiceError(.serviceUnavailable, reason: .cancelled, message: "the request was cancelled")
         default:
-            return ServiceError(.badGateway, reason: "upstream-\(error.reason.rawValue)",
+            return ServiceError(.badGateway, reason: .upstream(error.reason),
                                 message: "the upstream host did not provide a valid image (\(error.reason.rawValue))")
+        }
+    }
+}
+
+extension ServiceError {
+    /// Why a request failed, as the JSON body's `reason` says it. The raw values are part of the API: never rename them.
+    public struct Reason: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        // Elements and images.
+        public static let unknownElement = Reason(rawValue: "unknown-element")
+        public static let noPhoto = Reason(rawValue: "no-photo")
+        public static let badWidth = Reason(rawValue: "bad-width")
+        public static let unknownParameter = Reason(rawValue: "unknown-parameter")
+        public static let resizeFailed = Reason(rawValue: "resize-failed")
+        public static let upstreamNotFound = Reason(rawValue: "upstream-not-found")
+        public static let upstreamTimeout = Reason(rawValue: "upstream-timeout")
+        public static let timeout = Reason(rawValue: "timeout")
+        public static let overloaded = Reason(rawValue: "overloaded")
+        public static let cancelled = Reason(rawValue: "cancelled")
+        /// Any other upstream failure: `upstream-` and the pipeline's reason (`upstream-not-an-image`, ...).
+        public static func upstream(_ reason: ImageCoreError.Reason) -> Reason { Reason(rawValue: "upstream-" + reason.rawValue) }
+
+        // List queries.
+        public static let badPage = Reason(rawValue: "bad-page")
+        public static let badLimit = Reason(rawValue: "bad-limit")
+        public static let badOrder = Reason(rawValue: "bad-order")
+        public static let badSortBy = Reason(rawValue: "bad-sortBy")
+
+        // Favourites.
+        public static let badJSON = Reason(rawValue: "bad-json")
+        public static let missingField = Reason(rawValue: "missing-field")
+        public static let fieldTooLong = Reason(rawValue: "field-too-long")
+        public static let badField = Reason(rawValue: "bad-field")
+        public static let elementMismatch = Reason(rawValue: "element-mismatch")
+        public static let unknownFavorite = Reason(rawValue: "unknown-favorite")
+        public static let bodyTooLarge = Reason(rawValue: "body-too-large")
+        public static let database = Reason(rawValue: "database")
+
+        // Routing and the server.
+        public static let noRoute = Reason(rawValue: "no-route")
+        public static let methodNotAllowed = Reason(rawValue: "method-not-allowed")
+        public static let missingAsset = Reason(rawValue: "missing-asset")
+        public static let `internal` = Reason(rawValue: "internal")
+        /// Hummingbird's own errors: the status's phrase (`content-too-large` for 413, and so on).
+        public static func status(_ status: HTTPResponse.Status) -> Reason {
+            Reason(rawValue: status.reasonPhrase.lowercased().split(whereSeparator: { !$0.isLetter && !$0.isNumber }).joined(separator: "-"))
         }
     }
 }

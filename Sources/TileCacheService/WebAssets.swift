@@ -12,7 +12,7 @@ public struct WebAssets: Sendable {
                              ("app.css", "text/css; charset=utf-8")] {
             guard let url = Bundle.module.url(forResource: name, withExtension: nil, subdirectory: "Web"),
                   let data = FileManager.default.contents(atPath: url.path) else {
-                throw ServiceError(.internalServerError, reason: "missing-asset", message: "web asset \(name) is missing from the bundle")
+                throw ServiceError(.internalServerError, reason: .missingAsset, message: "web asset \(name) is missing from the bundle")
             }
             files[name] = (type, [UInt8](data))
         }

@@ -31,7 +31,7 @@ struct FaultMatrixCLITests {
             let reasons = Dictionary(uniqueKeysWithValues: failures.map { ($0["url"] as? String ?? "", $0["reason"] as? String ?? "") })
             let valid = FaultMatrix.cases.filter(\.isValid).count
             for (index, testCase) in FaultMatrix.cases.enumerated() {
-                #expect(reasons[urls[index]] == (testCase.isValid ? nil : testCase.outcome), "\(testCase.name)")
+                #expect(reasons[urls[index]] == (testCase.isValid ? nil : testCase.outcome.rawValue), "\(testCase.name)")
             }
             #expect(report["requested"] as? Int == FaultMatrix.cases.count)
             #expect(report["succeeded"] as? Int == valid && report["networkFetches"] as? Int == valid)
@@ -58,7 +58,7 @@ struct FaultMatrixCLITests {
             let results = try #require((try run.json() as? [String: Any])?["results"] as? [[String: Any]])
             #expect(results.map { $0["url"] as? String } == urls)
             for (result, testCase) in zip(results, FaultMatrix.cases) {
-                #expect((result["reason"] as? String ?? "valid") == testCase.outcome, "\(testCase.name)")
+                #expect((result["reason"] as? String ?? "valid") == testCase.outcome.rawValue, "\(testCase.name)")
                 if testCase.isValid { #expect(result["format"] as? String == testCase.format, "\(testCase.name)") }
             }
             #expect(!FileManager.default.fileExists(atPath: cache + "/entries"))

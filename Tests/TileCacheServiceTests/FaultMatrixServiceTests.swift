@@ -47,7 +47,7 @@ struct FaultMatrixServiceTests {
                 if testCase.isValid {
                     #expect(result.2?.rawValue == testCase.format && result.3 == result.2?.mimeType, "\(testCase.name)")
                 } else if testCase.serviceStatus == 502 {
-                    #expect(result.4 == "upstream-" + testCase.outcome, "\(testCase.name)")
+                    #expect(result.4 == "upstream-" + testCase.outcome.rawValue, "\(testCase.name)")
                 }
             }
             /// `/api/v1/stats`: (network fetches, failures, memory-tier entries, disk entries).

@@ -10,7 +10,7 @@ import NIOConcurrencyHelpers
 public final class Downloader: Sendable {
     /// Limits of the downloader.
     public struct Configuration: Sendable, Hashable {
-        /// Most transfers in flight at once (default 8); also the engine's connections per host and in total.
+        /// Most transfers in flight at once (default 8); the engine's connection limits follow from it (never below it).
         public var maxConcurrentTransfers = 8
         /// The User-Agent header.
         public var userAgent = TransferEngine.Configuration().userAgent
@@ -44,9 +44,11 @@ public final class Downloader: Sendable {
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         let limit = max(1, configuration.maxConcurrentTransfers)
+        // The engine's connection limits follow from the transfer limit, never below it (nor below the engine's
+        // defaults, 8 per host and 32 in all, so a kept-alive connection is never closed early to make room).
         var engineConfiguration = TransferEngine.Configuration()
-        engineConfiguration.maxConnectionsPerHost = limit
-        engineConfiguration.maxTotalConnections = limit
+        engineConfiguration.maxConnectionsPerHost = max(limit, engineConfiguration.maxConnectionsPerHost)
+        engineConfiguration.maxTotalConnections = max(limit, engineConfiguration.maxTotalConnections)
         engineConfiguration.userAgent = configuration.userAgent
         engine = TransferEngine(configuration: engineConfiguration)
         slots = AsyncSemaphore(limit: limit)

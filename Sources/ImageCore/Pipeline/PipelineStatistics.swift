@@ -55,7 +55,7 @@ public final class PipelineStatistics: Sendable {
             var latencies: [String: LatencySummary] = [:]
             for (outcome, histogram) in state.histograms {
                 func milliseconds(_ microseconds: UInt64) -> Double { Double(microseconds) / 1000 }
-                latencies[outcome?.rawValue ?? "failure"] = LatencySummary(
+                latencies[outcome?.rawValue ?? PipelineReport.failureLatencyKey] = LatencySummary(
                     count: Int(histogram.totalCount),
                     p50: milliseconds(histogram.valueAtPercentile(50)), p90: milliseconds(histogram.valueAtPercentile(90)),
                     p99: milliseconds(histogram.valueAtPercentile(99)), max: milliseconds(histogram.max))
@@ -127,6 +127,8 @@ public struct PipelineReport: Sendable, Hashable, Codable {
     public var processed: Int
     /// Bytes received from the network.
     public var bytesDownloaded: Int
+    /// The key of failures' latencies in `latencyMilliseconds` (the others are `ImageOutcome` raw values).
+    public static let failureLatencyKey = "failure"
     /// Latency percentiles by outcome (`memoryHit`, `diskHit`, `revalidated`, `networkFetch`, `failure`).
     public var latencyMilliseconds: [String: LatencySummary]
 

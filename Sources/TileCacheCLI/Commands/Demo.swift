@@ -95,7 +95,7 @@ extension TileCacheCommand {
             row("bytes downloaded") { ByteSize.format($0.bytesDownloaded) }
             row("wall time") { String(format: "%.3f s", $0.durationSeconds) }
             row("images per second") { String(format: "%.0f", $0.imagesPerSecond) }
-            for outcome in ["networkFetch", "diskHit", "memoryHit", "failure"] {
+            for outcome in [ImageOutcome.networkFetch, .diskHit, .memoryHit].map(\.rawValue) + [PipelineReport.failureLatencyKey] {
                 row("\(outcome) p50/p99 ms") { report in
                     report.latencyMilliseconds[outcome].map { String(format: "%.3f / %.3f", $0.p50, $0.p99) } ?? "-"
                 }

@@ -12,17 +12,12 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as any HTTPResponseError {
             let status = error.status
             if status == .notFound {  // the router's answer when no route matches (handlers throw ServiceError)
-                throw ServiceError(.notFound, reason: "no-route", message: "nothing here: \(request.method.rawValue) \(request.uri.path.prefix(200))")
+                throw ServiceError(.notFound, reason: .noRoute, message: "nothing here: \(request.method.rawValue) \(request.uri.path.prefix(200))")
             }
-            throw ServiceError(status, reason: Self.reason(for: status), message: status.reasonPhrase.lowercased())
+            throw ServiceError(status, reason: .status(status), message: status.reasonPhrase.lowercased())
         } catch {
             context.logger.error("unexpected error", metadata: ["path": "\(request.uri.path)", "error": "\(error)"])
-            throw ServiceError(.internalServerError, reason: "internal", message: "the server failed to answer this request")
+            throw ServiceError(.internalServerError, reason: .internal, message: "the server failed to answer this request")
         }
-    }
-
-    /// `content-too-large` for 413, and so on: the status's phrase as a reason.
-    static func reason(for status: HTTPResponse.Status) -> String {
-        status.reasonPhrase.lowercased().split(whereSeparator: { !$0.isLetter && !$0.isNumber }).joined(separator: "-")
     }
 }

@@ -25,25 +25,25 @@ struct ListQuery: Sendable {
     ///   filter on it); other names are ignored.
     /// - Throws: `ServiceError` 400 for a bad `page`, `limit`, `order` or `sortBy`.
     init(_ query: QueryItems, fields: Set<String>) throws(ServiceError) {
-        func positive(_ name: String) throws(ServiceError) -> Int? {
+        func positive(_ name: String, _ reason: ServiceError.Reason) throws(ServiceError) -> Int? {
             guard let text = query[name] else { return nil }
             guard let value = Int(text), value >= 1 else {
-                throw ServiceError(.badRequest, reason: "bad-\(name)", message: "\(name) must be a whole number from 1, got '\(text.prefix(64))'")
+                throw ServiceError(.badRequest, reason: reason, message: "\(name) must be a whole number from 1, got '\(text.prefix(64))'")
             }
             return value
         }
-        page = try positive("page") ?? 1
-        limit = try positive("limit")
+        page = try positive("page", .badPage) ?? 1
+        limit = try positive("limit", .badLimit)
         if let order = query["order"] {
             switch order.lowercased() {
             case "asc": descending = false
             case "desc": descending = true
-            default: throw ServiceError(.badRequest, reason: "bad-order", message: "order must be asc or desc, got '\(order.prefix(64))'")
+            default: throw ServiceError(.badRequest, reason: .badOrder, message: "order must be asc or desc, got '\(order.prefix(64))'")
             }
         }
         if let field = query["sortBy"], !field.isEmpty {
             guard fields.contains(field) else {
-                throw ServiceError(.badRequest, reason: "bad-sortBy", message: "sortBy names no field of these records: '\(field.prefix(64))'")
+                throw ServiceError(.badRequest, reason: .badSortBy, message: "sortBy names no field of these records: '\(field.prefix(64))'")
             }
             sortBy = field
         }

@@ -42,7 +42,7 @@ struct RouteTable {
             let allow = all.filter(allowed.contains).map(\.rawValue).joined(separator: ", ")
             for method in all where !allowed.contains(method) {
                 router.on(RouterPath(stringLiteral: path), method: method) { request, _ -> Response in
-                    throw ServiceError(.methodNotAllowed, reason: "method-not-allowed",
+                    throw ServiceError(.methodNotAllowed, reason: .methodNotAllowed,
                                        message: "\(request.method.rawValue) is not allowed on \(request.uri.path); allowed: \(allow)",
                                        headers: [.allow: allow])
                 }

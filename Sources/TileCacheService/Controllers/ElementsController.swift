@@ -60,7 +60,7 @@ struct ElementsController: Sendable {
         var width: Int?
         if let text = query["w"] {
             guard let value = Int(text), ImageResizer.widthRange.contains(value) else {
-                throw ServiceError(.badRequest, reason: "bad-width",
+                throw ServiceError(.badRequest, reason: .badWidth,
                                    message: "w must be a whole number from \(ImageResizer.widthRange.lowerBound) to \(ImageResizer.widthRange.upperBound), got '\(text.prefix(64))'")
             }
             width = value
@@ -70,7 +70,7 @@ struct ElementsController: Sendable {
         dependencies.trace?.record(url)
         if kind == .full, element.hasKnownMissingPhoto {
             dependencies.metrics.knownMissing()
-            throw ServiceError(.notFound, reason: "no-photo", message: "there is no full-size photo of \(element.name)")
+            throw ServiceError(.notFound, reason: .noPhoto, message: "there is no full-size photo of \(element.name)")
         }
         let served = try await load(ImageRequest(url: url, alternatives: kind == .full ? builder.otherPhotoURLs(for: element) : [],
                                                  processing: ImageProcessing(width: width)),
@@ -146,7 +146,7 @@ struct ElementsController: Sendable {
     /// The element an id names: atomic number, symbol, name or another spelling of the name, any case.
     private func element(_ id: String) throws(ServiceError) -> Element {
         guard id.count <= 64, let element = dependencies.catalogue.element(matching: id) else {
-            throw ServiceError(.notFound, reason: "unknown-element",
+            throw ServiceError(.notFound, reason: .unknownElement,
                                message: "no element '\(id.prefix(64))': use an atomic number (1-118), a symbol or a name")
         }
         return element
@@ -155,7 +155,7 @@ struct ElementsController: Sendable {
     /// The element of a tile path segment: three digits, `001` to `118`, as the thumbnail host names them.
     private func tile(_ segment: String) throws(ServiceError) -> Element {
         guard let element = ImageURLBuilder.element(tile: segment, in: dependencies.catalogue) else {
-            throw ServiceError(.notFound, reason: "unknown-element",
+            throw ServiceError(.notFound, reason: .unknownElement,
                                message: "no tile '\(segment.prefix(64))': tiles are numbered with three digits, 001 to 118")
         }
         return element
@@ -165,7 +165,7 @@ struct ElementsController: Sendable {
     private func photo(_ name: String) throws(ServiceError) -> Element {
         guard let element = ImageURLBuilder.element(photo: name, in: dependencies.catalogue) else {
             let hint = dependencies.catalogue.element(matching: name).map { ": the photo of \($0.name) is /\($0.name.lowercased()).jpg" } ?? ""
-            throw ServiceError(.notFound, reason: "unknown-element", message: "no photo '\(name.prefix(64)).jpg'\(hint)")
+            throw ServiceError(.notFound, reason: .unknownElement, message: "no photo '\(name.prefix(64)).jpg'\(hint)")
         }
         return element
     }
@@ -211,7 +211,7 @@ enum ElementRecord {
 /// Refuses query parameters a route does not know, so a typo never silently changes an image (400).
 func rejectUnknownQueryParameters(_ query: QueryItems, allowed: Set<String>) throws(ServiceError) {
     for name in query.names where !allowed.contains(name) {
-        throw ServiceError(.badRequest, reason: "unknown-parameter",
+        throw ServiceError(.badRequest, reason: .unknownParameter,
                            message: "unknown query parameter '\(name.prefix(64))'" + (allowed.isEmpty ? "" : " (allowed: \(allowed.sorted().joined(separator: ", ")))"))
     }
 }

@@ -58,14 +58,14 @@ struct FavoritesController: Sendable {
     }
 
     private func notFound(_ id: String) -> ServiceError {
-        ServiceError(.notFound, reason: "unknown-favorite", message: "no favourite with id '\(id.prefix(64))'")
+        ServiceError(.notFound, reason: .unknownFavorite, message: "no favourite with id '\(id.prefix(64))'")
     }
 
     private func body(of request: Request) async throws(ServiceError) -> Data {
         do {
             return Data(buffer: try await request.body.collect(upTo: FavoriteBody.maxBytes))
         } catch {
-            throw ServiceError(.contentTooLarge, reason: "body-too-large", message: "the request body is larger than \(FavoriteBody.maxBytes) bytes")
+            throw ServiceError(.contentTooLarge, reason: .bodyTooLarge, message: "the request body is larger than \(FavoriteBody.maxBytes) bytes")
         }
     }
 
@@ -75,7 +75,7 @@ struct FavoritesController: Sendable {
             return try await call()
         } catch {
             logger.error("favourites database call failed", metadata: ["error": "\(error)"])
-            throw ServiceError(.serviceUnavailable, reason: "database", message: "the favourites database failed: try again")
+            throw ServiceError(.serviceUnavailable, reason: .database, message: "the favourites database failed: try again")
         }
     }
 }

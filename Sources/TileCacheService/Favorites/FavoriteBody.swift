@@ -45,21 +45,21 @@ enum FavoriteBody {
         do {
             parsed = try JSONDecoder().decode(JSONValue.self, from: bytes)
         } catch {
-            throw ServiceError(.badRequest, reason: "bad-json", message: "the body is not valid JSON: \(Self.describe(error))")
+            throw ServiceError(.badRequest, reason: .badJSON, message: "the body is not valid JSON: \(Self.describe(error))")
         }
         guard case .object(var object) = parsed else {
-            throw ServiceError(.badRequest, reason: "bad-json", message: "the body must be a JSON object with favoritedBy and the element's name or symbol")
+            throw ServiceError(.badRequest, reason: .badJSON, message: "the body must be a JSON object with favoritedBy and the element's name or symbol")
         }
         for key in serverKeys { object[key] = nil }
         guard case .string(let rawPerson)? = object["favoritedBy"] else {
-            throw ServiceError(.badRequest, reason: "missing-field", message: "favoritedBy is required (a non-empty string)")
+            throw ServiceError(.badRequest, reason: .missingField, message: "favoritedBy is required (a non-empty string)")
         }
         let person = rawPerson.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !person.isEmpty else {
-            throw ServiceError(.badRequest, reason: "missing-field", message: "favoritedBy is required (a non-empty string)")
+            throw ServiceError(.badRequest, reason: .missingField, message: "favoritedBy is required (a non-empty string)")
         }
         guard person.count <= maxNameLength else {
-            throw ServiceError(.badRequest, reason: "field-too-long", message: "favoritedBy is longer than \(maxNameLength) characters")
+            throw ServiceError(.badRequest, reason: .fieldTooLong, message: "favoritedBy is longer than \(maxNameLength) characters")
         }
         object["favoritedBy"] = .string(person)
         let element = try namedElement(object, catalogue: catalogue)
@@ -81,13 +81,13 @@ enum FavoriteBody {
             let element: Element?
             if key == "number" {
                 guard let number = value.wholeNumber else {
-                    throw ServiceError(.badRequest, reason: "bad-field", message: "number must be a whole number")
+                    throw ServiceError(.badRequest, reason: .badField, message: "number must be a whole number")
                 }
                 given = String(number)
                 element = Int(exactly: number).flatMap(catalogue.element(number:))
             } else {
                 guard let text = value.string?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty, text.count <= 64 else {
-                    throw ServiceError(.badRequest, reason: "bad-field", message: "\(key) must be a non-empty string of at most 64 characters")
+                    throw ServiceError(.badRequest, reason: .badField, message: "\(key) must be a non-empty string of at most 64 characters")
                 }
                 given = text
                 // The catalogue's index reads numbers, symbols and names alike: keep the answers of the kind asked for.
@@ -97,16 +97,16 @@ enum FavoriteBody {
                     : matched.flatMap { Int(text) == nil ? $0 : nil }
             }
             guard let element else {
-                throw ServiceError(.unprocessableContent, reason: "unknown-element", message: "\(key) '\(given)' names no element")
+                throw ServiceError(.unprocessableContent, reason: .unknownElement, message: "\(key) '\(given)' names no element")
             }
             found.append((key, given, element))
         }
         guard let first = found.first else {
-            throw ServiceError(.badRequest, reason: "missing-field",
+            throw ServiceError(.badRequest, reason: .missingField,
                                message: "name the element: elementName and elementSymbol, or name, symbol or number")
         }
         if let other = found.first(where: { $0.element.number != first.element.number }) {
-            throw ServiceError(.unprocessableContent, reason: "element-mismatch",
+            throw ServiceError(.unprocessableContent, reason: .elementMismatch,
                                message: "\(first.key) '\(first.given)' is \(first.element.name) but \(other.key) '\(other.given)' is \(other.element.name)")
         }
         return first.element
