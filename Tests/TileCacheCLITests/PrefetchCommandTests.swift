@@ -172,7 +172,7 @@ struct OriginCommandTests {
             try await Task.sleep(for: .milliseconds(10)); waited += 1
         }
         let tilesBase = try #require(captured.out.split(separator: "\n").first { $0.hasPrefix("--tiles-base ") }).dropFirst(13)
-        let response = try await TransferEngine().perform(HTTPRequest(url: tilesBase + "/Tiles/001/s7.JPG"))
+        let response = try await TransferEngine().perform(TransferRequest(url: tilesBase + "/Tiles/001/s7.JPG"))
         #expect(response.status == 200 && ImageFormat.sniff(response.body) == .jpeg)
         task.cancel()
         #expect(await task.value == 0)

@@ -210,7 +210,7 @@ struct LiveServiceTests {
             let responses = try await withThrowingTaskGroup(of: (Int, String?).self) { group in
                 for number in 1...6 {
                     group.addTask {
-                        let response = try await engine.perform(ImageCore.HTTPRequest(url: base + "/api/v1/elements/\(number)/thumbnail"))
+                        let response = try await engine.perform(ImageCore.TransferRequest(url: base + "/api/v1/elements/\(number)/thumbnail"))
                         return (response.status, response.headers["Retry-After"])
                     }
                 }
@@ -272,7 +272,7 @@ enum ImageCoreFetch {
     static func status(_ url: String) async throws -> Int {
         var options = ImageCore.TransferOptions()
         options.connectTimeout = .seconds(2)
-        return try await ImageCore.TransferEngine().perform(ImageCore.HTTPRequest(url: url, options: options)).status
+        return try await ImageCore.TransferEngine().perform(ImageCore.TransferRequest(url: url, options: options)).status
     }
 }
 

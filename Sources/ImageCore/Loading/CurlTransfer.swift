@@ -7,10 +7,10 @@ import Synchronization
 /// from then on every mutable field is touched only on the engine thread (curl's callbacks run there too). The one
 /// exception, `isCancelled`, is an atomic.
 final class CurlTransfer: @unchecked Sendable {
-    let request: HTTPRequest
+    let request: TransferRequest
     let target: RequestURL
     let isCancelled = Atomic<Bool>(false)
-    var continuation: CheckedContinuation<HTTPResponse, any Error>?
+    var continuation: CheckedContinuation<TransferResponse, any Error>?
 
     // Engine-thread state.
     var easy: UnsafeMutableRawPointer?
@@ -21,7 +21,7 @@ final class CurlTransfer: @unchecked Sendable {
     var exceededMaxBody = false
     var announcedLength: Int?
 
-    init(request: HTTPRequest, target: RequestURL) {
+    init(request: TransferRequest, target: RequestURL) {
         self.request = request
         self.target = target
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)

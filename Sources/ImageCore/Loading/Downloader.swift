@@ -58,8 +58,8 @@ public final class Downloader: Sendable {
     public var statistics: Statistics { counters.withLockedValue { $0 } }
 
     /// GETs `url` with the configured options.
-    public func fetch(_ url: String) async throws(ImageCoreError) -> HTTPResponse {
-        try await fetch(HTTPRequest(url: url, options: configuration.transferOptions))
+    public func fetch(_ url: String) async throws(ImageCoreError) -> TransferResponse {
+        try await fetch(TransferRequest(url: url, options: configuration.transferOptions))
     }
 
     /// Performs `request`, retrying transient failures.
@@ -68,7 +68,7 @@ public final class Downloader: Sendable {
     ///   retry starts (or waits) past it: the transfers fit inside the caller's budget.
     /// - Throws: `.httpStatus` for a final status other than 2xx/304, `.deadlineExceeded` at the deadline, the engine's errors
     ///   otherwise.
-    public func fetch(_ request: HTTPRequest, deadline: ContinuousClock.Instant? = nil) async throws(ImageCoreError) -> HTTPResponse {
+    public func fetch(_ request: TransferRequest, deadline: ContinuousClock.Instant? = nil) async throws(ImageCoreError) -> TransferResponse {
         var random = SystemRandomNumberGenerator()
         var attempt = 1
         while true {
@@ -101,7 +101,7 @@ public final class Downloader: Sendable {
     /// `request` with its total timeout cut to the time left before `deadline`.
     ///
     /// - Throws: `.deadlineExceeded` when no time is left.
-    static func fitting(_ request: HTTPRequest, before deadline: ContinuousClock.Instant?) throws(ImageCoreError) -> HTTPRequest {
+    static func fitting(_ request: TransferRequest, before deadline: ContinuousClock.Instant?) throws(ImageCoreError) -> TransferRequest {
         guard let deadline else { return request }
         let left = deadline - ContinuousClock.now
         guard left > .milliseconds(1) else {
@@ -113,7 +113,7 @@ public final class Downloader: Sendable {
     }
 
     /// One attempt, inside the in-flight bound, its timeout cut to the deadline once it has a slot.
-    private func transfer(_ request: HTTPRequest, deadline: ContinuousClock.Instant?) async throws(ImageCoreError) -> HTTPResponse {
+    private func transfer(_ request: TransferRequest, deadline: ContinuousClock.Instant?) async throws(ImageCoreError) -> TransferResponse {
         do {
             try await slots.acquire()
         } catch {

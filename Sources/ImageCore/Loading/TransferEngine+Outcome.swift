@@ -2,10 +2,10 @@ import CCurl
 
 extension EngineCore {
     /// Turns a finished easy handle into a response or a classified error (engine thread only).
-    func outcome(of transfer: CurlTransfer, easy: UnsafeMutableRawPointer, code: CURLcode) -> Result<HTTPResponse, ImageCoreError> {
+    func outcome(of transfer: CurlTransfer, easy: UnsafeMutableRawPointer, code: CURLcode) -> Result<TransferResponse, ImageCoreError> {
         let url = transfer.request.url
         let detail = transfer.errorText.isEmpty ? String(cString: curl_easy_strerror(code)) : transfer.errorText
-        func failure(_ reason: ImageCoreError.Reason, _ message: String, transient: Bool = false) -> Result<HTTPResponse, ImageCoreError> {
+        func failure(_ reason: ImageCoreError.Reason, _ message: String, transient: Bool = false) -> Result<TransferResponse, ImageCoreError> {
             var error = ImageCoreError(reason, subject: url, message: message)
             error.isTransientTransport = transient
             return .failure(error)
@@ -63,7 +63,7 @@ extension EngineCore {
         if let refused {
             return failure(.transfer, "libcurl could not report \(refused.name): \(String(cString: curl_easy_strerror(refused.code)))")
         }
-        return .success(HTTPResponse(
+        return .success(TransferResponse(
             requestedURL: url, effectiveURL: effective.map { String(cString: $0) } ?? url, status: status,
             headers: transfer.headers, body: transfer.body, timings: timings, redirectCount: redirects,
             newConnections: connects, downloadedBytes: Int(downloaded)))

@@ -46,7 +46,7 @@ public final class TransferEngine: Sendable {
     ///
     /// - Throws: `ImageCoreError` with `.invalidURL`, `.unsupportedScheme`, `.dns`, `.connect`, `.timeout`,
     ///   `.tooLarge`, `.truncated`, `.redirectLoop`, `.transfer` or `.cancelled`; never a non-2xx status.
-    public func perform(_ request: HTTPRequest) async throws(ImageCoreError) -> HTTPResponse {
+    public func perform(_ request: TransferRequest) async throws(ImageCoreError) -> TransferResponse {
         let transfer = CurlTransfer(request: request, target: try RequestURL(request.url))
         do {
             return try await withTaskCancellationHandler {
@@ -316,7 +316,7 @@ final class EngineCore: @unchecked Sendable {
         transfer.easy = nil
     }
 
-    private func resume(_ transfer: CurlTransfer, with result: Result<HTTPResponse, ImageCoreError>) {
+    private func resume(_ transfer: CurlTransfer, with result: Result<TransferResponse, ImageCoreError>) {
         guard let continuation = transfer.continuation else { return }
         transfer.continuation = nil
         continuation.resume(with: result.mapError { $0 as any Error })

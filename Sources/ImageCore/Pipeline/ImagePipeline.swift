@@ -420,10 +420,10 @@ public final class ImagePipeline: Sendable {
         let stored = LoadedBytes(bytes: entry.bytes, metadata: entry.metadata, outcome: .diskHit)
         guard entry.metadata.isStale(defaultLifetime: configuration.defaultFreshness) else { return stored }
         // Without validators this is a plain refetch; with them, a 304 confirms the stored bytes.
-        var conditional = HTTPRequest(url: url, options: configuration.downloader.transferOptions)
+        var conditional = TransferRequest(url: url, options: configuration.downloader.transferOptions)
         conditional.ifNoneMatch = entry.metadata.etag
         conditional.ifModifiedSince = entry.metadata.lastModified
-        let response: HTTPResponse
+        let response: TransferResponse
         do {
             response = try await downloader.fetch(conditional, deadline: deadline)
         } catch {
@@ -452,7 +452,7 @@ public final class ImagePipeline: Sendable {
     }
 
     private func fromNetwork(_ url: String, request: ImageRequest, deadline: ContinuousClock.Instant?) async throws(ImageCoreError) -> LoadedBytes {
-        let response = try await downloader.fetch(HTTPRequest(url: url, options: configuration.downloader.transferOptions), deadline: deadline)
+        let response = try await downloader.fetch(TransferRequest(url: url, options: configuration.downloader.transferOptions), deadline: deadline)
         guard response.status != 304 else {
             throw ImageCoreError(.httpStatus, subject: url, message: "unexpected 304 to an unconditional request", httpStatus: 304)
         }
@@ -462,11 +462,11 @@ public final class ImagePipeline: Sendable {
     /// Validates a 2xx body (full decode), then stores it on disk: on the blocking pool.
     ///
     /// - Throws: the validator's error, carrying what was received (status, type, size, format, header if readable).
-    private func accept(_ response: HTTPResponse, url: String, request: ImageRequest) async throws(ImageCoreError) -> LoadedBytes {
+    private func accept(_ response: TransferResponse, url: String, request: ImageRequest) async throws(ImageCoreError) -> LoadedBytes {
         try await BlockingWork.run(url) { [self] () throws(ImageCoreError) in try validateAndStore(response, url: url, request: request) }
     }
 
-    private func validateAndStore(_ response: HTTPResponse, url: String, request: ImageRequest) throws(ImageCoreError) -> LoadedBytes {
+    private func validateAndStore(_ response: TransferResponse, url: String, request: ImageRequest) throws(ImageCoreError) -> LoadedBytes {
         let validated: ValidatedImage
         do {
             validated = try configuration.inspector.validate(response.body, subject: url, contentType: response.contentType)

@@ -11,7 +11,7 @@ struct TransferEngineTests {
     func fetch() async throws {
         try await withOrigin { origin in
             let engine = TransferEngine()
-            let response = try await engine.perform(HTTPRequest(url: origin.baseURL + hydrogenPath))
+            let response = try await engine.perform(TransferRequest(url: origin.baseURL + hydrogenPath))
             #expect(response.status == 200)
             #expect(response.body == origin.body(forPath: hydrogenPath))
             #expect(response.contentType == "image/jpeg")
@@ -33,13 +33,13 @@ struct TransferEngineTests {
             // unnoticed and the handle ran with whatever URL it had.
             let long = origin.baseURL + hydrogenPath + "?" + String(repeating: "a", count: 8_000_001)
             do {
-                _ = try await engine.perform(HTTPRequest(url: long))
+                _ = try await engine.perform(TransferRequest(url: long))
                 Issue.record("expected libcurl to refuse the URL")
             } catch let error as ImageCoreError {
                 #expect(error.reason == .invalidURL && error.message.contains("CURLOPT_URL"), "\(error.message)")
             }
             #expect(origin.statistics.requests == 0)
-            #expect(try await engine.perform(HTTPRequest(url: origin.baseURL + hydrogenPath)).status == 200)
+            #expect(try await engine.perform(TransferRequest(url: origin.baseURL + hydrogenPath)).status == 200)
         }
     }
 
@@ -50,7 +50,7 @@ struct TransferEngineTests {
             var newConnections = 0
             for number in 1...20 {
                 let path = String(format: "/periodictable/Tiles/%03d/s7.JPG", number)
-                newConnections += try await engine.perform(HTTPRequest(url: origin.baseURL + path)).newConnections
+                newConnections += try await engine.perform(TransferRequest(url: origin.baseURL + path)).newConnections
             }
             #expect(origin.statistics.connectionsAccepted == 1)
             #expect(newConnections == 1)
@@ -61,15 +61,15 @@ struct TransferEngineTests {
     func conditional() async throws {
         try await withOrigin { origin in
             let engine = TransferEngine()
-            let first = try await engine.perform(HTTPRequest(url: origin.baseURL + hydrogenPath))
-            var request = HTTPRequest(url: origin.baseURL + hydrogenPath)
+            let first = try await engine.perform(TransferRequest(url: origin.baseURL + hydrogenPath))
+            var request = TransferRequest(url: origin.baseURL + hydrogenPath)
             request.ifNoneMatch = first.etag
             let second = try await engine.perform(request)
             #expect(second.status == 304 && second.body.isEmpty)
-            var byDate = HTTPRequest(url: origin.baseURL + hydrogenPath)
+            var byDate = TransferRequest(url: origin.baseURL + hydrogenPath)
             byDate.ifModifiedSince = first.lastModified
             #expect(try await engine.perform(byDate).status == 304)
-            var head = HTTPRequest(url: origin.baseURL + hydrogenPath)
+            var head = TransferRequest(url: origin.baseURL + hydrogenPath)
             head.headOnly = true
             let headResponse = try await engine.perform(head)
             #expect(headResponse.status == 200 && headResponse.body.isEmpty && headResponse.contentLength == first.body.count)
@@ -79,7 +79,7 @@ struct TransferEngineTests {
     @Test("a body announced larger than the maximum is refused at once")
     func tooLargeAnnounced() async throws {
         try await withOrigin { origin in
-            var request = HTTPRequest(url: origin.baseURL + hydrogenPath)
+            var request = TransferRequest(url: origin.baseURL + hydrogenPath)
             request.options.maxBodyBytes = 1000
             let error = await #expect(throws: ImageCoreError.self) { try await TransferEngine().perform(request) }
             #expect(error?.reason == .tooLarge)
@@ -91,9 +91,9 @@ struct TransferEngineTests {
     func tooLargeStreaming() async throws {
         try await withOrigin({ $0.faults = [FaultRule(pathContains: "", fault: .chunked)] }) { origin in
             let engine = TransferEngine()
-            let full = try await engine.perform(HTTPRequest(url: origin.baseURL + hydrogenPath))
+            let full = try await engine.perform(TransferRequest(url: origin.baseURL + hydrogenPath))
             #expect(full.body == origin.body(forPath: hydrogenPath) && full.contentLength == nil)
-            var request = HTTPRequest(url: origin.baseURL + hydrogenPath)
+            var request = TransferRequest(url: origin.baseURL + hydrogenPath)
             request.options.maxBodyBytes = 1000
             let error = await #expect(throws: ImageCoreError.self) { try await engine.perform(request) }
             #expect(error?.reason == .tooLarge)
@@ -108,11 +108,11 @@ struct TransferEngineTests {
                          FaultRule(pathContains: "/ftp", fault: .redirect(to: "ftp://127.0.0.1/x.jpg"))]
         }) { origin in
             let engine = TransferEngine()
-            let hop = try await engine.perform(HTTPRequest(url: origin.baseURL + "/hop"))
+            let hop = try await engine.perform(TransferRequest(url: origin.baseURL + "/hop"))
             #expect(hop.status == 200 && hop.redirectCount == 1 && hop.effectiveURL.hasSuffix("/002/s7.JPG"))
-            let loop = await #expect(throws: ImageCoreError.self) { try await engine.perform(HTTPRequest(url: origin.baseURL + "/loop")) }
+            let loop = await #expect(throws: ImageCoreError.self) { try await engine.perform(TransferRequest(url: origin.baseURL + "/loop")) }
             #expect(loop?.reason == .redirectLoop)
-            let ftp = await #expect(throws: ImageCoreError.self) { try await engine.perform(HTTPRequest(url: origin.baseURL + "/ftp")) }
+            let ftp = await #expect(throws: ImageCoreError.self) { try await engine.perform(TransferRequest(url: origin.baseURL + "/ftp")) }
             #expect(ftp?.reason == .unsupportedScheme)
         }
     }
@@ -120,7 +120,7 @@ struct TransferEngineTests {
     @Test("a server that never answers hits the total deadline")
     func deadline() async throws {
         try await withOrigin({ $0.faults = [FaultRule(pathContains: "", fault: .noResponse)] }) { origin in
-            var request = HTTPRequest(url: origin.baseURL + hydrogenPath)
+            var request = TransferRequest(url: origin.baseURL + hydrogenPath)
             request.options.totalTimeout = .milliseconds(300)
             let error = await #expect(throws: ImageCoreError.self) { try await TransferEngine().perform(request) }
             #expect(error?.reason == .timeout)
@@ -130,7 +130,7 @@ struct TransferEngineTests {
     @Test("a slow drip below the low-speed limit is aborted as a timeout", .timeLimit(.minutes(1)))
     func slowDrip() async throws {
         try await withOrigin({ $0.faults = [FaultRule(pathContains: "", fault: .slowDrip(bytesPerSecond: 300))] }) { origin in
-            var request = HTTPRequest(url: origin.baseURL + hydrogenPath)
+            var request = TransferRequest(url: origin.baseURL + hydrogenPath)
             request.options.lowSpeedLimit = 2000
             request.options.lowSpeedTime = .seconds(1)
             let error = await #expect(throws: ImageCoreError.self) { try await TransferEngine().perform(request) }
@@ -145,7 +145,7 @@ struct TransferEngineTests {
         try await withOrigin({ $0.faults = [FaultRule(pathContains: "", fault: .noResponse)] }) { origin in
             let engine = TransferEngine()
             let url = origin.baseURL + hydrogenPath
-            let task = Task { try await engine.perform(HTTPRequest(url: url)) }
+            let task = Task { try await engine.perform(TransferRequest(url: url)) }
             while origin.statistics.inFlight == 0 { try await Task.sleep(for: .milliseconds(5)) }
             #expect(engine.activeTransferCount == 1)
             task.cancel()
@@ -164,7 +164,7 @@ struct TransferEngineTests {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for number in 1...10 {
                     let url = origin.baseURL + String(format: "/periodictable/Tiles/%03d/s7.JPG", number)
-                    group.addTask { _ = try await engine.perform(HTTPRequest(url: url)) }
+                    group.addTask { _ = try await engine.perform(TransferRequest(url: url)) }
                 }
                 try await group.waitForAll()
             }
@@ -183,7 +183,7 @@ struct TransferEngineTests {
             let engine = TransferEngine(configuration: configuration)
             var options = TransferOptions()
             options.totalTimeout = .milliseconds(1400)
-            let request = HTTPRequest(url: origin.baseURL + hydrogenPath, options: options)
+            let request = TransferRequest(url: origin.baseURL + hydrogenPath, options: options)
             let started = ContinuousClock.now
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                 for _ in 0..<4 { group.addTask { try await engine.perform(request).status } }
@@ -197,13 +197,13 @@ struct TransferEngineTests {
     @Test("refuses other schemes, credentials and unreachable ports with clear reasons")
     func badURLs() async throws {
         let engine = TransferEngine()
-        let ftp = await #expect(throws: ImageCoreError.self) { try await engine.perform(HTTPRequest(url: "ftp://example.com/a.jpg")) }
+        let ftp = await #expect(throws: ImageCoreError.self) { try await engine.perform(TransferRequest(url: "ftp://example.com/a.jpg")) }
         #expect(ftp?.reason == .unsupportedScheme && ftp?.subject == "ftp://example.com/a.jpg")
-        let file = await #expect(throws: ImageCoreError.self) { try await engine.perform(HTTPRequest(url: "file:///etc/passwd")) }
+        let file = await #expect(throws: ImageCoreError.self) { try await engine.perform(TransferRequest(url: "file:///etc/passwd")) }
         #expect(file?.reason == .unsupportedScheme)
-        let credentials = await #expect(throws: ImageCoreError.self) { try await engine.perform(HTTPRequest(url: "http://u:p@127.0.0.1/")) }
+        let credentials = await #expect(throws: ImageCoreError.self) { try await engine.perform(TransferRequest(url: "http://u:p@127.0.0.1/")) }
         #expect(credentials?.reason == .invalidURL)
-        let refused = await #expect(throws: ImageCoreError.self) { try await engine.perform(HTTPRequest(url: "http://127.0.0.1:1/x.jpg")) }
+        let refused = await #expect(throws: ImageCoreError.self) { try await engine.perform(TransferRequest(url: "http://127.0.0.1:1/x.jpg")) }
         #expect(refused?.reason == .connect)
     }
 }

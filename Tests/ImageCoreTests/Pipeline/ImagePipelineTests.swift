@@ -147,7 +147,9 @@ struct ImagePipelineTests {
             let started = ContinuousClock.now
             let error = await #expect(throws: ImageCoreError.self) { try await pipeline.image(for: urls(origin, count: 1)[0]) }
             #expect(error?.reason == .deadlineExceeded)
-            #expect(ContinuousClock.now - started < TestTime.scaled(.seconds(3)))
+            // Without the deadline the caller would wait for the transfer timeout (10 s) three times over. The bound is
+            // loose on purpose: under the full suite's load a wake-up can come seconds late.
+            #expect(ContinuousClock.now - started < TestTime.scaled(.seconds(8)))
             #expect(pipeline.statistics.snapshot.failures["deadline-exceeded"] == 1)
         }
     }

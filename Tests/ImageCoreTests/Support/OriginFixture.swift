@@ -41,7 +41,7 @@ extension Result where Failure == ImageCoreError {
 
 extension Downloader {
     /// The outcome of fetching `url`, as a value tests can inspect.
-    func result(_ url: String) async -> Result<HTTPResponse, ImageCoreError> {
+    func result(_ url: String) async -> Result<TransferResponse, ImageCoreError> {
         do { return .success(try await fetch(url)) } catch { return .failure(error) }
     }
 }

@@ -44,8 +44,9 @@ public struct TransferOptions: Sendable, Hashable {
     public init() {}
 }
 
-/// One HTTP GET (or HEAD) request.
-public struct HTTPRequest: Sendable, Hashable {
+/// One HTTP GET (or HEAD) request for the transfer engine (named so as not to shadow HTTPTypes' `HTTPRequest`, which
+/// the service uses).
+public struct TransferRequest: Sendable, Hashable {
     /// An absolute http or https URL.
     public var url: String
     /// Sends `If-None-Match` with this ETag.
@@ -76,8 +77,8 @@ public struct TransferTimings: Sendable, Hashable, Codable {
     public var total: Duration
 }
 
-/// A complete HTTP response.
-public struct HTTPResponse: Sendable {
+/// A complete HTTP response from the transfer engine (named so as not to shadow HTTPTypes' `HTTPResponse`).
+public struct TransferResponse: Sendable {
     /// The URL requested.
     public var requestedURL: String
     /// The URL of the final response, after redirects.
