@@ -1,27 +1,14 @@
-import NIOCore
-import NIOPosix
-
-/// Work that blocks a thread (file I/O, SHA-256, decoding, resizing) runs here: on a thread pool of its own for
-/// blocking work (`NIOThreadPool`, one thread per core), never on Swift's cooperative threads, which must stay free to
-/// run tasks.
+/// The one place work that blocks a thread (file I/O, SHA-256, decoding, resizing) is run from async code.
+///
+/// It runs the work inline, on the calling task. Moving it to a thread pool for blocking work (`NIOThreadPool`, the
+/// singleton or a pool of its own) made the test suite hang in about one run in four (issue 15's notes: every thread
+/// idle, a graceful-shutdown test and one long test never finishing), so that move waits until the cause is found.
+/// Every call site goes through here, so the move is this one function.
 public enum BlockingWork {
-    /// The pool, started on first use and kept for the life of the process.
-    private static let pool: NIOThreadPool = {
-        let pool = NIOThreadPool(numberOfThreads: max(2, System.coreCount))
-        pool.start()
-        return pool
-    }()
-
-    /// The result of `body`, run on the blocking pool; the calling task suspends meanwhile.
+    /// The result of `body`, run on the calling task.
     ///
-    /// - Throws: `body`'s error; `.cancelled` naming `subject` when the pool has been shut down (at process exit).
+    /// - Throws: `body`'s error.
     public static func run<T: Sendable>(_ subject: String, _ body: @escaping @Sendable () throws(ImageCoreError) -> T) async throws(ImageCoreError) -> T {
-        do {
-            return try await pool.runIfActive { () throws -> T in try body() }
-        } catch let error as ImageCoreError {
-            throw error
-        } catch {
-            throw ImageCoreError(.cancelled, subject: subject, message: "the thread pool for blocking work is not running: \(error)")
-        }
+        try body()
     }
 }
