@@ -5,10 +5,10 @@
 /// idle, a graceful-shutdown test and one long test never finishing), so that move waits until the cause is found.
 /// Every call site goes through here, so the move is this one function.
 public enum BlockingWork {
-    /// The result of `body`, run on the calling task.
+    /// The result of `body`, run on the calling task; a body that cannot fail makes a call that cannot fail.
     ///
     /// - Throws: `body`'s error.
-    public static func run<T: Sendable>(_ subject: String, _ body: @escaping @Sendable () throws(ImageCoreError) -> T) async throws(ImageCoreError) -> T {
+    public static func run<T: Sendable, Failure: Error>(_ body: @escaping @Sendable () throws(Failure) -> T) async throws(Failure) -> T {
         try body()
     }
 }

@@ -109,7 +109,7 @@ public final class ImagePipeline: Sendable {
                 var image = cached.image
                 if image == nil, request.options.contains(.returnPixels), let bytes = cached.bytes {
                     do {
-                        image = try await BlockingWork.run(servedBy) { [inspector = configuration.inspector] () throws(ImageCoreError) in
+                        image = try await BlockingWork.run { [inspector = configuration.inspector] () throws(ImageCoreError) in
                             try inspector.validate(Array(bytes.readableBytesView), subject: servedBy).image
                         }
                     } catch {
@@ -228,7 +228,7 @@ public final class ImagePipeline: Sendable {
         let servedBy = source.servedBy ?? request.url
         let variant: ResizedImage
         do throws(ImageCoreError) {
-            variant = try await BlockingWork.run(servedBy) { [inspector = configuration.inspector] () throws(ImageCoreError) in
+            variant = try await BlockingWork.run { [inspector = configuration.inspector] () throws(ImageCoreError) in
                 // One decode: the pixels the load had (a download is decoded to validate it), else the bytes decoded at
                 // the smallest DCT scale still wide enough.
                 let pixels: DecodedImage
@@ -290,13 +290,13 @@ public final class ImagePipeline: Sendable {
             let source = loaded.servedBy ?? request.url
             do {
                 let (bytes, contentType) = (loaded.bytes, loaded.metadata.contentType)
-                loaded.validated = try await BlockingWork.run(source) { [inspector = configuration.inspector] () throws(ImageCoreError) in
+                loaded.validated = try await BlockingWork.run { [inspector = configuration.inspector] () throws(ImageCoreError) in
                     try inspector.validate(bytes, subject: source, contentType: contentType)
                 }
             } catch {
                 // Stored bytes that pass their checksum but no longer decode (a stricter decoder, say): drop and refetch.
                 logger.warning("removing a disk entry that no longer decodes", metadata: ["url": "\(source)", "reason": "\(error.message)"])
-                if let disk = diskCache { try await BlockingWork.run(source) { disk.remove(source) } }
+                if let disk = diskCache { await BlockingWork.run { disk.remove(source) } }
                 let servedBy = loaded.servedBy
                 loaded = try await fromNetwork(source, request: request, deadline: deadline)
                 loaded.servedBy = servedBy
@@ -386,7 +386,7 @@ public final class ImagePipeline: Sendable {
         let (alias, lookedUp) = aliases.withLockedValue { ($0.known[url], $0.lookedUp.contains(url)) }
         if alias != nil || lookedUp { return alias }
         var stored: String?
-        if let disk = diskCache { stored = try? await BlockingWork.run(url) { disk.alias(for: url) } }  // no pool: no alias
+        if let disk = diskCache { stored = await BlockingWork.run { disk.alias(for: url) } }
         aliases.withLockedValue {
             $0.lookedUp.insert(url)
             if $0.known[url] == nil { $0.known[url] = stored }
@@ -402,7 +402,7 @@ public final class ImagePipeline: Sendable {
         }
         if persist, let disk = diskCache {
             do {
-                try await BlockingWork.run(url) { () throws(ImageCoreError) in try disk.rememberAlias(alias, for: url) }
+                try await BlockingWork.run { () throws(ImageCoreError) in try disk.rememberAlias(alias, for: url) }
             } catch {
                 logger.warning("could not remember an alias in the disk cache", metadata: ["url": "\(url)", "reason": "\(error.message)"])
             }
@@ -414,7 +414,7 @@ public final class ImagePipeline: Sendable {
     private func loadBytes(_ url: String, request: ImageRequest, deadline: ContinuousClock.Instant?) async throws(ImageCoreError) -> LoadedBytes {
         let key = ImageRequest.diskKey(servedBy: url)
         guard !request.options.contains(.reloadIgnoringCachedData), let disk = diskCache,
-              let entry = try await BlockingWork.run(url, { disk.entry(for: key) }) else {
+              let entry = await BlockingWork.run({ disk.entry(for: key) }) else {
             return try await fromNetwork(url, request: request, deadline: deadline)
         }
         let stored = LoadedBytes(bytes: entry.bytes, metadata: entry.metadata, outcome: .diskHit)
@@ -428,7 +428,7 @@ public final class ImagePipeline: Sendable {
             response = try await downloader.fetch(conditional, deadline: deadline)
         } catch {
             guard configuration.serveStaleOnError, error.isTransient || error.reason == .dns else {
-                if error.isNotFound { try await BlockingWork.run(url) { disk.remove(key) } }
+                if error.isNotFound { await BlockingWork.run { disk.remove(key) } }
                 throw error
             }
             var served = stored
@@ -442,7 +442,7 @@ public final class ImagePipeline: Sendable {
         if let etag = response.etag { metadata.etag = etag }
         if !request.options.contains(.disableDiskCacheWrites) {
             do {
-                try await BlockingWork.run(url) { [metadata] () throws(ImageCoreError) in try disk.updateMetadata(metadata, bytes: entry.bytes) }
+                try await BlockingWork.run { [metadata] () throws(ImageCoreError) in try disk.updateMetadata(metadata, bytes: entry.bytes) }
             } catch {
                 logger.warning("could not refresh a revalidated cache entry", metadata: ["url": "\(url)", "reason": "\(error.message)"])
             }
@@ -463,7 +463,7 @@ public final class ImagePipeline: Sendable {
     ///
     /// - Throws: the validator's error, carrying what was received (status, type, size, format, header if readable).
     private func accept(_ response: TransferResponse, url: String, request: ImageRequest) async throws(ImageCoreError) -> LoadedBytes {
-        try await BlockingWork.run(url) { [self] () throws(ImageCoreError) in try validateAndStore(response, url: url, request: request) }
+        try await BlockingWork.run { [self] () throws(ImageCoreError) in try validateAndStore(response, url: url, request: request) }
     }
 
     private func validateAndStore(_ response: TransferResponse, url: String, request: ImageRequest) throws(ImageCoreError) -> LoadedBytes {

@@ -150,13 +150,8 @@ public enum FileInspection {
                 group.addTask {
                     switch items[index] {
                     case .file(let path):
-                        // Reading and decoding block a thread: on the blocking pool, not a cooperative thread.
-                        do throws(ImageCoreError) {
-                            return (index, try await BlockingWork.run(path) { inspect(path, inspector: inspector, fullDecode: fullDecode) })
-                        } catch {
-                            return (index, FileInspectionResult(path: path, valid: false, reason: error.reason.rawValue, message: error.message,
-                                                                warnings: []))
-                        }
+                        // Reading and decoding block a thread: through the one home of blocking work.
+                        return (index, await BlockingWork.run { inspect(path, inspector: inspector, fullDecode: fullDecode) })
                     case .unreadable(let path, let reason, let message):
                         return (index, FileInspectionResult(path: path, valid: false, reason: reason, message: message, warnings: []))
                     }

@@ -52,7 +52,7 @@ struct OperationsController: Sendable {
     /// 200 when the codecs decode, the cache directory is writable and the database answers; 503 otherwise.
     private func health() async throws -> Response {
         var checks: [String: String] = [:]
-        checks["codecs"] = (try? await BlockingWork.run("healthz") { Self.codecsWork() }) == true ? "ok" : "failing"
+        checks["codecs"] = await BlockingWork.run { Self.codecsWork() } ? "ok" : "failing"
         if let disk = dependencies.pipeline.diskCache {
             if let refusal = disk.writeRefusal {
                 checks["cache"] = "not writable: \(disk.directory): \(refusal)"
