@@ -103,25 +103,18 @@ public final class ImagePipeline: Sendable {
     }
 
     private func respond(to request: ImageRequest, started: ContinuousClock.Instant) async throws(Failure) -> ImageResponse {
-        if !request.options.contains(.reloadIgnoringCachedData) {
-            let servedBy = await servingURL(of: request)
-            if let cached = memoryCache.value(forKey: request.memoryKey(servedBy: servedBy)) {
-                var image = cached.image
-                if image == nil, request.options.contains(.returnPixels), let bytes = cached.bytes {
-                    do {
-                        image = try await BlockingWork.run { [inspector = configuration.inspector] () throws(ImageCoreError) in
-                            try inspector.validate(Array(bytes.readableBytesView), subject: servedBy).image
-                        }
-                    } catch {
-                        throw Failure(error: error)
+        if var hit = await fromMemory(request) {
+            if hit.image == nil, request.options.contains(.returnPixels), let bytes = hit.bytes {
+                let subject = hit.servedBy ?? request.url
+                do {
+                    hit.image = try await BlockingWork.run { [inspector = configuration.inspector] () throws(ImageCoreError) in
+                        try inspector.validate(Array(bytes.readableBytesView), subject: subject).image
                     }
+                } catch {
+                    throw Failure(error: error)
                 }
-                return ImageResponse(request: request, servedBy: servedBy == request.url ? nil : servedBy, bytes: cached.bytes,
-                                     header: cached.header, contentType: cached.contentType, originContentType: nil,
-                                     validators: cached.validators,
-                                     image: image, outcome: .memoryHit, processed: false, shared: false, httpStatus: nil,
-                                     warnings: [], latency: ContinuousClock.now - started, transferTimings: nil, bytesDownloaded: 0)
             }
+            return response(hit, to: request, shared: false, started: started)
         }
         if let limit = configuration.maxPendingLoads {
             let admitted = pending.withLockedValue { count -> Bool in
@@ -137,13 +130,28 @@ public final class ImagePipeline: Sendable {
         defer { if configuration.maxPendingLoads != nil { pending.withLockedValue { $0 -= 1 } } }
         let deadline = configuration.requestTimeout.map { started + $0 }
         let (loaded, joined) = try await shared(request, deadline: deadline)
+        return response(loaded, to: request, shared: joined, started: started)
+    }
+
+    /// `request`'s entry in the memory tier as a load's result (a memory hit), or nil; nil at once for a reload.
+    private func fromMemory(_ request: ImageRequest) async -> Loaded? {
+        guard !request.options.contains(.reloadIgnoringCachedData) else { return nil }
+        let servedBy = await servingURL(of: request)
+        guard let cached = memoryCache.value(forKey: request.memoryKey(servedBy: servedBy)) else { return nil }
+        return Loaded(servedBy: servedBy == request.url ? nil : servedBy, bytes: cached.bytes, header: cached.header,
+                      contentType: cached.contentType, validators: cached.validators, image: cached.image,
+                      outcome: .memoryHit, warnings: [], bytesDownloaded: 0)
+    }
+
+    /// The response to `request` from what answered it; pixels only when the tier holds pixels or the request asked.
+    private func response(_ loaded: Loaded, to request: ImageRequest, shared: Bool, started: ContinuousClock.Instant) -> ImageResponse {
         let wantsPixels = request.options.contains(.returnPixels) || configuration.memoryContent == .decoded
         return ImageResponse(request: request, servedBy: loaded.servedBy, bytes: loaded.bytes, header: loaded.header,
                              contentType: loaded.contentType, originContentType: loaded.originContentType, validators: loaded.validators,
                              image: wantsPixels ? loaded.image : nil, outcome: loaded.outcome, processed: loaded.processed,
-                             shared: joined, httpStatus: loaded.httpStatus, warnings: loaded.warnings,
+                             shared: shared, httpStatus: loaded.httpStatus, warnings: loaded.warnings,
                              latency: ContinuousClock.now - started, transferTimings: loaded.timings,
-                             bytesDownloaded: joined ? 0 : loaded.bytesDownloaded)
+                             bytesDownloaded: shared ? 0 : loaded.bytesDownloaded)
     }
 
     /// The load of `request`'s key, started by this request or joined; waited for until `deadline` at most. Past the
@@ -157,10 +165,12 @@ public final class ImagePipeline: Sendable {
             led.withLockedValue { $0 = true }
             return try await load(request, deadline: deadline)
         }
+        let expired = configuration.requestTimeout.map {
+            ImageCoreError(.deadlineExceeded, subject: request.url, message: "the image was not ready within \($0)")
+        }
         do {
-            guard let deadline, let timeout = configuration.requestTimeout else { return try await loads.run(key, operation: operation) }
+            guard let deadline, let expired else { return try await loads.run(key, operation: operation) }
             let waiting = Task { [loads] in try await loads.run(key, operation: operation) }
-            let expired = ImageCoreError(.deadlineExceeded, subject: request.url, message: "the image was not ready within \(timeout)")
             return try await withTaskCancellationHandler {
                 try await Self.first(of: waiting, or: expired, at: deadline)
             } onCancel: {
@@ -168,9 +178,7 @@ public final class ImagePipeline: Sendable {
             }
         } catch var error as ImageCoreError {
             // A transfer cut to fit the deadline times out with it: that is the deadline's failure.
-            if error.reason == .timeout, let deadline, ContinuousClock.now >= deadline, let timeout = configuration.requestTimeout {
-                error = ImageCoreError(.deadlineExceeded, subject: request.url, message: "the image was not ready within \(timeout)")
-            }
+            if error.reason == .timeout, let deadline, let expired, ContinuousClock.now >= deadline { error = expired }
             throw Failure(error: error, shared: !led.withLockedValue { $0 })
         } catch {
             throw Failure(error: ImageCoreError(.cancelled, subject: request.url, message: "the request was cancelled"),
@@ -206,7 +214,8 @@ public final class ImagePipeline: Sendable {
     /// What one load produced, shared by every request that waited for it.
     struct Loaded: Sendable {
         var servedBy: String?
-        var bytes: ByteBuffer
+        /// The encoded bytes; nil only for a memory hit when the tier holds pixels.
+        var bytes: ByteBuffer?
         var header: ImageHeader
         var contentType: String
         var originContentType: String?
@@ -235,8 +244,9 @@ public final class ImagePipeline: Sendable {
                 if let image = source.image {
                     pixels = image
                 } else {
-                    pixels = try ImageResizer.decode(Array(source.bytes.readableBytesView), forWidth: width, subject: servedBy,
-                                                     inspector: inspector)
+                    // Without pixels a source has its bytes (a load, or the encoded memory tier).
+                    pixels = try ImageResizer.decode(source.bytes.map { Array($0.readableBytesView) } ?? [], forWidth: width,
+                                                     subject: servedBy, inspector: inspector)
                 }
                 return try ImageResizer.resized(pixels, width: width, subject: servedBy)
             }
@@ -259,14 +269,7 @@ public final class ImagePipeline: Sendable {
     /// variants) share.
     private func source(for request: ImageRequest, deadline: ContinuousClock.Instant?) async throws(ImageCoreError) -> Loaded {
         let source = request.source
-        if !source.options.contains(.reloadIgnoringCachedData) {
-            let servedBy = await servingURL(of: source)
-            if let cached = memoryCache.value(forKey: source.memoryKey(servedBy: servedBy)) {
-                return Loaded(servedBy: servedBy == source.url ? nil : servedBy, bytes: cached.bytes ?? ByteBuffer(), header: cached.header,
-                              contentType: cached.contentType, validators: cached.validators, image: cached.image,
-                              outcome: .memoryHit, warnings: [], bytesDownloaded: 0)
-            }
-        }
+        if let hit = await fromMemory(source) { return hit }
         do {
             let (loaded, joined) = try await loads.run(source.coalescingKey) { [self] in try await loadSource(source, deadline: deadline) }
             guard joined else { return loaded }
