@@ -455,13 +455,7 @@ public final class DiskCache: Sendable {
     private func rescan(_ state: inout State) {
         state.index.removeAll()
         state.totalBytes = 0
-        let names: [String]
-        do {
-            names = try LocalDirectory.names(in: entriesDirectory)
-        } catch {
-            logger.warning("cannot list the disk cache: it is taken to be empty", metadata: ["reason": "\(error.message)"])
-            return
-        }
+        guard let names = entryNames(else: "cannot list the disk cache: it is taken to be empty") else { return }
         for name in names where name.hasSuffix(".tce") {
             var info = stat()
             guard stat(entriesDirectory + "/" + name, &info) == 0 else { continue }
@@ -565,15 +559,19 @@ public final class DiskCache: Sendable {
         try body()
     }
 
+    /// The names in the entries directory, or nil after logging `warning` with the system's reason.
+    private func entryNames(else warning: Logger.Message) -> [String]? {
+        do {
+            return try LocalDirectory.names(in: entriesDirectory)
+        } catch {
+            logger.warning(warning, metadata: ["reason": "\(error.message)"])
+            return nil
+        }
+    }
+
     /// Deletes `.tmp-PID-*` files whose writing process no longer exists.
     private func removeAbandonedTempFiles() {
-        let names: [String]
-        do {
-            names = try LocalDirectory.names(in: entriesDirectory)
-        } catch {
-            logger.warning("cannot list the disk cache to remove abandoned temp files", metadata: ["reason": "\(error.message)"])
-            return
-        }
+        guard let names = entryNames(else: "cannot list the disk cache to remove abandoned temp files") else { return }
         for name in names where name.hasPrefix(".tmp-") {
             let pidText = name.dropFirst(5).prefix { $0 != "-" }
             guard let pid = Int32(pidText) else { unlinkLogging(entriesDirectory + "/" + name); continue }

@@ -138,6 +138,15 @@ public struct PipelineReport: Sendable, Hashable, Codable {
     public var failed: Int { failures.values.reduce(0, +) + sharedLoads.failed }
     /// All requests.
     public var requests: Int { succeeded + failed }
+    /// Requests answered with `outcome` (of those that led their own lookup or load).
+    public func count(of outcome: ImageOutcome) -> Int {
+        switch outcome {
+        case .memoryHit: memoryHits
+        case .diskHit: diskHits
+        case .revalidated: revalidated
+        case .networkFetch: networkFetches
+        }
+    }
     /// Requests answered from a cache: memory, disk, revalidated.
     public var hits: Int { memoryHits + diskHits + revalidated }
     /// `hits` over `requests` (see the type's documentation); 0 when there were none.

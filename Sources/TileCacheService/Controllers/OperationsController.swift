@@ -40,8 +40,7 @@ struct OperationsController: Sendable {
     private func stats() -> Stats {
         let pipeline = dependencies.pipeline
         let report = pipeline.statistics.snapshot
-        let outcomes = [ImageOutcome.memoryHit.rawValue: report.memoryHits, ImageOutcome.diskHit.rawValue: report.diskHits,
-                        ImageOutcome.revalidated.rawValue: report.revalidated, ImageOutcome.networkFetch.rawValue: report.networkFetches]
+        let outcomes = Dictionary(uniqueKeysWithValues: ImageOutcome.allCases.map { ($0.rawValue, report.count(of: $0)) })
         return Stats(requests: report.requests, hitRate: report.hitRate, outcomes: outcomes, failures: report.failures,
                      sharedLoads: report.sharedLoads, resized: report.processed, bytesDownloaded: report.bytesDownloaded,
                      latencyMilliseconds: report.latencyMilliseconds, memoryCache: pipeline.memoryCache.statistics,

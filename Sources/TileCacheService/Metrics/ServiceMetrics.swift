@@ -70,9 +70,9 @@ public final class ServiceMetrics: Sendable {
     /// variants made and bytes downloaded, all counters since start.
     static func render(_ report: PipelineReport) -> String {
         var text = "# TYPE tilecache_image_requests_total counter\n"
-        let outcomes: [(ImageOutcome, Int)] = [(.memoryHit, report.memoryHits), (.diskHit, report.diskHits),
-                                               (.revalidated, report.revalidated), (.networkFetch, report.networkFetches)]
-        for (outcome, count) in outcomes { text += "tilecache_image_requests_total{outcome=\"\(outcome.rawValue)\"} \(count)\n" }
+        for outcome in ImageOutcome.allCases {
+            text += "tilecache_image_requests_total{outcome=\"\(outcome.rawValue)\"} \(report.count(of: outcome))\n"
+        }
         text += "# TYPE tilecache_image_failures_total counter\n"
         for reason in ImageCoreError.Reason.allCases {
             text += "tilecache_image_failures_total{reason=\"\(reason.rawValue)\"} \(report.failures[reason.rawValue, default: 0])\n"
