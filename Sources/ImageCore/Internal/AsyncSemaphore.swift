@@ -35,13 +35,24 @@ final class AsyncSemaphore: Sendable {
         guard let id else { return }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let cancelled = state.withLockedValue { state in
+                enum Registration { case cancelled, admitted, queued }
+                let registration = state.withLockedValue { state -> Registration in
                     state.unregistered.remove(id)
-                    if state.cancelledEarly.remove(id) != nil { return true }
+                    if state.cancelledEarly.remove(id) != nil { return .cancelled }
+                    // A permit released since this caller found none (with no waiter queued to hand it to) is taken
+                    // now: queueing behind it would wait for a release that may never come.
+                    if state.available > 0 {
+                        state.available -= 1
+                        return .admitted
+                    }
                     state.waiters.append((id, continuation))
-                    return false
+                    return .queued
                 }
-                if cancelled { continuation.resume(throwing: CancellationError()) }
+                switch registration {
+                case .cancelled: continuation.resume(throwing: CancellationError())
+                case .admitted: continuation.resume()
+                case .queued: break
+                }
             }
         } onCancel: {
             let continuation = state.withLockedValue { state -> CheckedContinuation<Void, any Error>? in

@@ -1,14 +1,26 @@
+import NIOPosix
+
 /// The one place work that blocks a thread (file I/O, SHA-256, decoding, resizing) is run from async code.
 ///
-/// It runs the work inline, on the calling task. Moving it to a thread pool for blocking work (`NIOThreadPool`, the
-/// singleton or a pool of its own) made the test suite hang in about one run in four (issue 15's notes: every thread
-/// idle, a graceful-shutdown test and one long test never finishing), so that move waits until the cause is found.
-/// Every call site goes through here, so the move is this one function.
+/// It runs on NIO's thread pool for blocking work (`NIOThreadPool.singleton`, the pool NIOFileSystem uses), never on
+/// Swift's cooperative threads, which must stay free to run tasks: with two cores there are two of them, and one
+/// decode on each would stall every timer, deadline and socket callback in the process.
 public enum BlockingWork {
-    /// The result of `body`, run on the calling task; a body that cannot fail makes a call that cannot fail.
+    /// The result of `body`, run on the blocking pool while the calling task is suspended; a body that cannot fail
+    /// makes a call that cannot fail.
+    ///
+    /// The body always runs, even when the calling task is cancelled while it waits for a thread: what it does (a
+    /// store, an alias, a removal) is part of a step that its caller accounts for, so it must not silently not happen.
+    /// NIO's own `runIfActive` skips a cancelled task's body; this does not.
     ///
     /// - Throws: `body`'s error.
     public static func run<T: Sendable, Failure: Error>(_ body: @escaping @Sendable () throws(Failure) -> T) async throws(Failure) -> T {
-        try body()
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, Failure>, Never>) in
+            // The singleton pool is perpetual: `submit` runs every item with `.active`, so the state is not read.
+            NIOThreadPool.singleton.submit { _ in
+                continuation.resume(returning: Result { () throws(Failure) -> T in try body() })
+            }
+        }
+        return try result.get()
     }
 }

@@ -1,4 +1,5 @@
 @testable import ImageCore
+import NIOConcurrencyHelpers
 import Testing
 
 @Suite("AsyncSemaphore")
@@ -36,6 +37,36 @@ struct AsyncSemaphoreTests {
         await #expect(throws: CancellationError.self) { try await task.value }
         semaphore.release()
         try await semaphore.acquire()
+    }
+}
+
+extension AsyncSemaphoreTests {
+    @Test("a permit released while a caller is between finding none and queueing goes to that caller, never stranded")
+    func releaseRacingQueueing() async throws {
+        var stranded = 0
+        for trial in 0..<3_000 {
+            let semaphore = AsyncSemaphore(limit: 1)
+            try await semaphore.acquire()
+            let holds = NIOLockedValueBox(false)
+            let waiter = Task {
+                try await semaphore.acquire()
+                holds.withLockedValue { $0 = true }
+            }
+            // Spin a varying few microseconds, so that over the trials the release lands everywhere in the waiter's
+            // acquire, the gap between finding no permit and queueing included.
+            let until = ContinuousClock.now + .nanoseconds(trial % 60 * 200)
+            while ContinuousClock.now < until {}
+            semaphore.release()
+            // Nobody else will release: a waiter queued behind the free permit would wait forever.
+            let deadline = ContinuousClock.now + .seconds(2)
+            while !holds.withLockedValue({ $0 }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
+            if !holds.withLockedValue({ $0 }) {
+                stranded += 1
+                waiter.cancel()
+            }
+            _ = await waiter.result
+        }
+        #expect(stranded == 0)
     }
 }
 
