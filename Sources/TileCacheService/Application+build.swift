@@ -42,16 +42,19 @@ public struct ServiceDependencies: Sendable {
 
 /// The router every endpoint hangs off; tests build the same one.
 public func buildRouter(_ dependencies: ServiceDependencies) -> Router<BasicRequestContext> {
-    let router = Router(context: BasicRequestContext.self)
+    let router = Router(context: BasicRequestContext.self, options: .autoGenerateHeadEndpoints)
     router.add(middleware: MetricsMiddleware(metrics: dependencies.metrics))
     router.add(middleware: LogRequestsMiddleware(.debug))
     router.add(middleware: JSONErrorMiddleware())
-    var routes = RouteTable(router)
-    ElementsController(dependencies: dependencies).register(on: &routes)
-    FavoritesController(store: dependencies.favorites, catalogue: dependencies.catalogue).register(on: &routes)
-    OperationsController(dependencies: dependencies).register(on: &routes)
-    dependencies.web.register(on: &routes)
-    routes.finish()
+    let configuration = dependencies.configuration
+    let routes = AllowedMethods(router)
+    routes.addRoutes(ElementsController(catalogue: dependencies.catalogue, builder: configuration.builder, pipeline: dependencies.pipeline,
+                                        photos: dependencies.photos, metrics: dependencies.metrics, trace: dependencies.trace,
+                                        maxAgeSeconds: configuration.maxAgeSeconds, logger: dependencies.logger).routes)
+    routes.addRoutes(FavoritesController(store: dependencies.favorites, catalogue: dependencies.catalogue).routes)
+    routes.addRoutes(OperationsController(pipeline: dependencies.pipeline, metrics: dependencies.metrics, favorites: dependencies.favorites).routes)
+    routes.addRoutes(dependencies.web.routes)
+    routes.answerOtherMethods()
     return router
 }
 

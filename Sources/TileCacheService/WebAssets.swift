@@ -19,12 +19,15 @@ public struct WebAssets: Sendable {
         self.files = files
     }
 
-    func register(on routes: inout RouteTable) {
+    /// `/`, `/app.js` and `/app.css` (HEAD comes from the router).
+    var routes: RouteCollection<BasicRequestContext> {
+        let routes = RouteCollection(context: BasicRequestContext.self)
         for (path, name) in [("/", "index.html"), ("/app.js", "app.js"), ("/app.css", "app.css")] {
             guard let file = files[name] else { continue }
             let response: @Sendable () -> Response = { Response(status: .ok, headers: [.contentType: file.type, .cacheControl: "no-cache"],
                                       body: .init(byteBuffer: ByteBuffer(bytes: file.bytes))) }
             routes.get(RouterPath(stringLiteral: path)) { _, _ in response() }
         }
+        return routes
     }
 }

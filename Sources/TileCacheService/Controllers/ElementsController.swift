@@ -3,17 +3,33 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import ImageCore
+import Logging
 import NIOCore
 
 /// The element API in the seed's shape (`/api/v1/elements`, `/api/v1/elements_remaining`, one element by id), each
 /// element's thumbnail and photo, and the two seed image hosts' paths, so an app that swaps only the host works.
 struct ElementsController: Sendable {
-    let dependencies: ServiceDependencies
+    let catalogue: ElementCatalogue
+    /// Where the catalogue's images live upstream.
+    let builder: ImageURLBuilder
+    /// Every image request goes through it.
+    let pipeline: ImagePipeline
+    /// What the photo host said about each photo (`has_image`).
+    let photos: PhotoAvailability
+    /// Counts requests for photos known to be missing.
+    let metrics: ServiceMetrics
+    /// Records image requests, when recording.
+    let trace: TraceRecorder?
+    /// `Cache-Control: max-age` of images.
+    let maxAgeSeconds: Int
+    let logger: Logger
 
     /// The seed API's first list holds elements 1 to 100; `elements_remaining` holds the rest.
     static let firstListRange = 1...100
 
-    func register(on routes: inout RouteTable) {
+    /// GET routes (HEAD comes from the router).
+    var routes: RouteCollection<BasicRequestContext> {
+        let routes = RouteCollection(context: BasicRequestContext.self)
         routes.get("/api/v1/elements") { request, _ in try list(request, numbers: Self.firstListRange) }
         routes.get("/api/v1/elements_remaining") { request, _ in try list(request, numbers: (Self.firstListRange.upperBound + 1)...Int.max) }
         routes.get("/api/v1/elements/:id") { request, context in try one(request, context) }
@@ -31,11 +47,12 @@ struct ElementsController: Sendable {
                 try await image(request, element: try photo(context.parameters.get("name") ?? ""), kind: .full)
             }
         }
+        return routes
     }
 
     private func list(_ request: Request, numbers: ClosedRange<Int>) throws -> Response {
         let base = Self.baseURL(of: request)
-        let records = dependencies.catalogue.elements.filter { numbers.contains($0.number) }
+        let records = catalogue.elements.filter { numbers.contains($0.number) }
             .map { ElementRecord.make($0, baseURL: base, hasImage: hasImage($0)) }
         let query = try ListQuery(QueryItems(request.uri.query), fields: ElementRecord.fields)
         let (page, total) = query.apply(to: records)
@@ -51,7 +68,7 @@ struct ElementsController: Sendable {
 
     /// Whether a photo of `element` is served: none for 90 and up, nor where the photo host answered 404.
     private func hasImage(_ element: Element) -> Bool {
-        !element.hasKnownMissingPhoto && !dependencies.photos.lacksPhoto(element)
+        !element.hasKnownMissingPhoto && !photos.lacksPhoto(element)
     }
 
     private func image(_ request: Request, element: Element, kind: ImageKind) async throws -> Response {
@@ -65,11 +82,10 @@ struct ElementsController: Sendable {
             }
             width = value
         }
-        let builder = dependencies.configuration.builder
         let url = builder.url(for: element, kind: kind)
-        dependencies.trace?.record(url)
+        trace?.record(url)
         if kind == .full, element.hasKnownMissingPhoto {
-            dependencies.metrics.knownMissing()
+            metrics.knownMissing()
             throw ServiceError(.notFound, reason: .noPhoto, message: "there is no full-size photo of \(element.name)")
         }
         let served = try await load(ImageRequest(url: url, alternatives: kind == .full ? builder.otherPhotoURLs(for: element) : [],
@@ -77,7 +93,7 @@ struct ElementsController: Sendable {
                                     photoOf: kind == .full ? element : nil)
         var headers: HTTPFields = [
             .eTag: served.validators.etag, .lastModified: served.validators.lastModified,
-            .cacheControl: "public, max-age=\(dependencies.configuration.maxAgeSeconds)",
+            .cacheControl: "public, max-age=\(maxAgeSeconds)",
         ]
         headers[Self.sourceHeader] = ServedFrom(served).rawValue
         if Self.isNotModified(request, etag: served.validators.etag, lastModified: served.validators.lastModified) {
@@ -91,13 +107,13 @@ struct ElementsController: Sendable {
     /// the host has it.
     private func load(_ request: ImageRequest, photoOf element: Element?) async throws(ServiceError) -> ImageResponse {
         do {
-            let response = try await dependencies.pipeline.image(for: request)
-            if let element { dependencies.photos.note(element, after: nil) }
+            let response = try await pipeline.image(for: request)
+            if let element { photos.note(element, after: nil) }
             return response
         } catch {
-            if let element { dependencies.photos.note(element, after: error) }
+            if let element { photos.note(element, after: error) }
             if !error.isNotFound, error.reason != .overloaded {
-                dependencies.logger.warning("image failed", metadata: ["url": "\(request.url)", "reason": "\(error.reason.rawValue)",
+                logger.warning("image failed", metadata: ["url": "\(request.url)", "reason": "\(error.reason.rawValue)",
                                                                       "message": "\(error.message)"])
             }
             throw ServiceError.image(error)
@@ -145,7 +161,7 @@ struct ElementsController: Sendable {
 
     /// The element an id names: atomic number, symbol, name or another spelling of the name, any case.
     private func element(_ id: String) throws(ServiceError) -> Element {
-        guard id.count <= 64, let element = dependencies.catalogue.element(matching: id) else {
+        guard id.count <= 64, let element = catalogue.element(matching: id) else {
             throw ServiceError(.notFound, reason: .unknownElement,
                                message: "no element '\(id.prefix(64))': use an atomic number (1-118), a symbol or a name")
         }
@@ -154,7 +170,7 @@ struct ElementsController: Sendable {
 
     /// The element of a tile path segment: three digits, `001` to `118`, as the thumbnail host names them.
     private func tile(_ segment: String) throws(ServiceError) -> Element {
-        guard let element = ImageURLBuilder.element(tile: segment, in: dependencies.catalogue) else {
+        guard let element = ImageURLBuilder.element(tile: segment, in: catalogue) else {
             throw ServiceError(.notFound, reason: .unknownElement,
                                message: "no tile '\(segment.prefix(64))': tiles are numbered with three digits, 001 to 118")
         }
@@ -163,8 +179,8 @@ struct ElementsController: Sendable {
 
     /// The element of a photo's file name (before `.jpg`): the lowercased name, or another spelling of it (`caesium`).
     private func photo(_ name: String) throws(ServiceError) -> Element {
-        guard let element = ImageURLBuilder.element(photo: name, in: dependencies.catalogue) else {
-            let hint = dependencies.catalogue.element(matching: name).map { ": the photo of \($0.name) is /\($0.name.lowercased()).jpg" } ?? ""
+        guard let element = ImageURLBuilder.element(photo: name, in: catalogue) else {
+            let hint = catalogue.element(matching: name).map { ": the photo of \($0.name) is /\($0.name.lowercased()).jpg" } ?? ""
             throw ServiceError(.notFound, reason: .unknownElement, message: "no photo '\(name.prefix(64)).jpg'\(hint)")
         }
         return element
@@ -224,14 +240,5 @@ enum JSONResponse {
         let data = try encoder.encode(value)
         return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"],
                         body: .init(byteBuffer: ByteBuffer(bytes: data)))
-    }
-}
-
-extension Response {
-    /// The same response for a HEAD request: headers (Content-Length included), no body.
-    func headOnly() -> Response {
-        var headers = self.headers
-        if headers[.contentLength] == nil, let length = body.contentLength { headers[.contentLength] = String(length) }
-        return Response(status: status, headers: headers, body: .init())
     }
 }

@@ -10,7 +10,9 @@ struct FavoritesController: Sendable {
     let catalogue: ElementCatalogue
     let logger = Logger(label: "tilecache.favorites")
 
-    func register(on routes: inout RouteTable) {
+    /// The favourites resource's routes (HEAD comes from the router).
+    var routes: RouteCollection<BasicRequestContext> {
+        let routes = RouteCollection(context: BasicRequestContext.self)
         routes.post("/api/v1/favorites") { request, _ in try await add(request) }
         routes.get("/api/v1/favorites") { request, _ in try await list(request) }
         routes.get("/api/v1/favorites/:id") { _, context in try JSONResponse.make(FavoriteBody.record(try await find(context))) }
@@ -20,6 +22,7 @@ struct FavoritesController: Sendable {
             guard let removed = try await database({ try await store.remove(id: id) }) else { throw notFound(String(id)) }
             return try JSONResponse.make(FavoriteBody.record(removed))
         }
+        return routes
     }
 
     private func add(_ request: Request) async throws -> Response {

@@ -4,7 +4,12 @@ import ImageCore
 
 /// `/api/v1/stats`, `/metrics` and `/healthz`.
 struct OperationsController: Sendable {
-    let dependencies: ServiceDependencies
+    /// Whose statistics and caches are reported and checked.
+    let pipeline: ImagePipeline
+    /// Renders `/metrics`.
+    let metrics: ServiceMetrics
+    /// Checked by `/healthz`.
+    let favorites: FavoritesStore
 
     /// The body of `/api/v1/stats`: the pipeline's statistics (see `PipelineReport` for the one definition of hit
     /// rate) and its caches' counters.
@@ -28,17 +33,19 @@ struct OperationsController: Sendable {
         var diskBytes: Int?
     }
 
-    func register(on routes: inout RouteTable) {
+    /// GET routes (HEAD comes from the router).
+    var routes: RouteCollection<BasicRequestContext> {
+        let routes = RouteCollection(context: BasicRequestContext.self)
         routes.get("/api/v1/stats") { _, _ in try JSONResponse.make(stats()).noStore() }
         routes.get("/metrics") { _, _ in
             Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
-                     body: .init(byteBuffer: ByteBuffer(string: dependencies.metrics.render())))
+                     body: .init(byteBuffer: ByteBuffer(string: metrics.render())))
         }
         routes.get("/healthz") { _, _ in try await health() }
+        return routes
     }
 
     private func stats() -> Stats {
-        let pipeline = dependencies.pipeline
         let report = pipeline.statistics.snapshot
         let outcomes = Dictionary(uniqueKeysWithValues: ImageOutcome.allCases.map { ($0.rawValue, report.count(of: $0)) })
         return Stats(requests: report.requests, hitRate: report.hitRate, outcomes: outcomes, failures: report.failures,
@@ -52,7 +59,7 @@ struct OperationsController: Sendable {
     private func health() async throws -> Response {
         var checks: [String: String] = [:]
         checks["codecs"] = await BlockingWork.run { Self.codecsWork() } ? "ok" : "failing"
-        if let disk = dependencies.pipeline.diskCache {
+        if let disk = pipeline.diskCache {
             if let refusal = disk.writeRefusal {
                 checks["cache"] = "not writable: \(disk.directory): \(refusal)"
             } else {
@@ -61,7 +68,7 @@ struct OperationsController: Sendable {
         } else {
             checks["cache"] = "disabled (could not be opened)"
         }
-        checks["database"] = await dependencies.favorites.isHealthy() ? "ok" : "failing"
+        checks["database"] = await favorites.isHealthy() ? "ok" : "failing"
         let healthy = checks.values.allSatisfy { $0 == "ok" }
         return try JSONResponse.make(Health(status: healthy ? "ok" : "failing", checks: checks),
                                      status: healthy ? .ok : .serviceUnavailable).noStore()
