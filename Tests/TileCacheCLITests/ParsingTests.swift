@@ -1,6 +1,7 @@
+import CacheLab
 import ImageCore
 import Testing
-import TileCacheCLI
+@testable import TileCacheCLI
 
 @Suite("Option parsing")
 struct ParsingTests {
@@ -16,6 +17,32 @@ struct ParsingTests {
     func badSizes(text: String) {
         let error = #expect(throws: InputError.self) { try ByteSize(parsing: text) }
         #expect(error?.message.contains("'\(text)'") == true)
+    }
+
+    @Test("list options are parsed once into their items: spaces allowed, repeats dropped, 'none' empty")
+    func lists() throws {
+        #expect(try ListArgument<CountLimit>(parsing: "10, 25 ,10").items.map(\.count) == [10, 25])
+        #expect(try ListArgument<CountLimit>(parsing: "None").items.isEmpty)
+        #expect(try ListArgument<ByteLimit>(parsing: "1MiB,512KB").items.map(\.size.bytes) == [1 << 20, 512_000])
+        #expect(try ListArgument<CombinedLimit>(parsing: "100:10MiB").items.map(\.typed) == ["100:10MiB"])
+        #expect(try ListArgument<CachePolicy>(parsing: "LRU,belady").items == [.lru, .belady])
+        #expect(try ListArgument<ByteLimit>(parsing: "1MiB,5MiB").description == "1MiB,5MiB")
+    }
+
+    @Test("a bad list item is named with its reason", arguments: [
+        ("10,0", "'0' is not a positive whole number"), ("10,,20", "'' is not a positive whole number"), ("five", "'five'"),
+    ])
+    func badLists(text: String, expected: String) {
+        let error = #expect(throws: InputError.self) { try ListArgument<CountLimit>(parsing: text) }
+        #expect(error?.message.contains(expected) == true, "\(error?.message ?? "")")
+    }
+
+    @Test("bad byte, combined and policy items", arguments: [("0B", "zero bytes"), ("10parsecs", "10parsecs")])
+    func badByteItems(text: String, expected: String) {
+        let error = #expect(throws: InputError.self) { try ListArgument<ByteLimit>(parsing: text) }
+        #expect(error?.message.contains(expected) == true)
+        #expect(throws: InputError.self) { try ListArgument<CombinedLimit>(parsing: "100") }
+        #expect(throws: InputError.self) { try ListArgument<CachePolicy>(parsing: "lru,mru") }
     }
 
     @Test("element lists mix numbers, ranges, symbols and names")

@@ -25,11 +25,7 @@ extension TileCacheCommand {
         @Option(help: "Port to bind (0 = any free port).")
         var port = 8080
 
-        @Option(help: "Thumbnail base URL (<base>/Tiles/NNN/s7.JPG).")
-        var tilesBase = ImageURLBuilder.defaultTilesBase
-
-        @Option(help: "Full-size photo base URL (<base>/<lowercased name>.jpg).")
-        var imagesBase = ImageURLBuilder.defaultImagesBase
+        @OptionGroup var hosts: HostOptions
 
         @OptionGroup var pipeline: PipelineOptions
 
@@ -61,18 +57,13 @@ extension TileCacheCommand {
             if encodedBytes != nil, pipeline.memoryBytes != nil { throw ValidationError("give --memory-bytes or --encoded-bytes, not both") }
             if let encodedBytes, encodedBytes.bytes <= 0 { throw ValidationError("--encoded-bytes must be positive") }
             guard requestTimeout > 0, requestTimeout <= 3600 else { throw ValidationError("--request-timeout must be more than 0 and at most 3600") }
-            for (name, base) in [("--tiles-base", tilesBase), ("--images-base", imagesBase)] {
-                guard base.lowercased().hasPrefix("http://") || base.lowercased().hasPrefix("https://") else {
-                    throw ValidationError("\(name) '\(base)' is not an http(s) URL")
-                }
-            }
         }
 
         func run() async throws {
             var configuration = ServiceConfiguration()
             configuration.host = host
             configuration.port = port
-            configuration.builder = ImageURLBuilder(tilesBase: tilesBase, imagesBase: imagesBase)
+            configuration.builder = hosts.builder
             configuration.pipeline = pipeline.configuration(defaults: ServiceConfiguration.defaultPipeline)
             if let encodedBytes { configuration.pipeline.memoryCostLimit = encodedBytes.bytes }
             configuration.pipeline.requestTimeout = .milliseconds(Int(requestTimeout * 1000))

@@ -2,13 +2,39 @@ import ArgumentParser
 import Catalogue
 import ImageCore
 
-/// Which images a command works on: catalogue images (bases, elements, kinds) or a URL list, never both.
-struct SourceOptions: ParsableArguments {
+/// Where the catalogue's images live: the two seed hosts' bases. `serve` and the commands that fetch share it.
+struct HostOptions: ParsableArguments {
     @Option(help: "Thumbnail base URL (<base>/Tiles/NNN/s7.JPG; default \(ImageURLBuilder.defaultTilesBase)).")
     var tilesBase: String?
 
     @Option(help: "Full-size photo base URL (<base>/<lowercased name>.jpg; default \(ImageURLBuilder.defaultImagesBase)).")
     var imagesBase: String?
+
+    /// The URL builder for the catalogue's images.
+    var builder: ImageURLBuilder {
+        ImageURLBuilder(tilesBase: tilesBase ?? ImageURLBuilder.defaultTilesBase,
+                        imagesBase: imagesBase ?? ImageURLBuilder.defaultImagesBase)
+    }
+
+    /// The options given, by name (`--urls` conflicts with them).
+    var given: [String] {
+        [("--tiles-base", tilesBase != nil), ("--images-base", imagesBase != nil)].filter(\.1).map(\.0)
+    }
+
+    func validate() throws {
+        for (name, base) in [("--tiles-base", tilesBase), ("--images-base", imagesBase)] {
+            guard let base else { continue }
+            let lowered = base.lowercased()
+            guard lowered.hasPrefix("http://") || lowered.hasPrefix("https://") else {
+                throw ValidationError("\(name) '\(base)' is not an http(s) URL")
+            }
+        }
+    }
+}
+
+/// Which images a command works on: catalogue images (bases, elements, kinds) or a URL list, never both.
+struct SourceOptions: ParsableArguments {
+    @OptionGroup var hosts: HostOptions
 
     @Option(help: "Elements: numbers, ranges, symbols or names, e.g. 1-20,26,Fe,gold (default: all 118).",
             transform: { try ElementSelection(parsing: $0) })
@@ -21,10 +47,7 @@ struct SourceOptions: ParsableArguments {
     var urls: String?
 
     /// The URL builder for the catalogue's images.
-    var builder: ImageURLBuilder {
-        ImageURLBuilder(tilesBase: tilesBase ?? ImageURLBuilder.defaultTilesBase,
-                        imagesBase: imagesBase ?? ImageURLBuilder.defaultImagesBase)
-    }
+    var builder: ImageURLBuilder { hosts.builder }
 
     /// The images selected: the `--urls` list, else the catalogue's.
     func images() throws -> [TargetImage] {
@@ -40,16 +63,8 @@ struct SourceOptions: ParsableArguments {
     }
 
     func validate() throws {
-        for (name, base) in [("--tiles-base", tilesBase), ("--images-base", imagesBase)] {
-            guard let base else { continue }
-            let lowered = base.lowercased()
-            guard lowered.hasPrefix("http://") || lowered.hasPrefix("https://") else {
-                throw ValidationError("\(name) '\(base)' is not an http(s) URL")
-            }
-        }
         if urls != nil {
-            let catalogueOptions = [("--elements", elements != nil), ("--kind", kind != nil), ("--tiles-base", tilesBase != nil),
-                                    ("--images-base", imagesBase != nil)].filter(\.1).map(\.0)
+            let catalogueOptions = [("--elements", elements != nil), ("--kind", kind != nil)].filter(\.1).map(\.0) + hosts.given
             guard catalogueOptions.isEmpty else {
                 throw ValidationError("--urls replaces the catalogue, so \(catalogueOptions.joined(separator: ", ")) would be ignored: "
                                       + "give either --urls or catalogue options")
