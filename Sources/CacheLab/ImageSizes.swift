@@ -12,24 +12,34 @@ public struct ImageSizes: Sendable {
     private let synthesizer: ImageSynthesizer
     private let catalogue: ElementCatalogue
 
-    /// Sizes from the disk cache at `cacheDirectory` (every entry decoded once), falling back on the origin's images.
-    /// A nil or empty directory uses the origin's images only.
-    public init(cacheDirectory: String?, catalogue: ElementCatalogue = .standard, seed: UInt64 = 1) {
-        self.catalogue = catalogue
-        synthesizer = ImageSynthesizer(seed: seed)
-        measured = [:]
-        source = "the built-in origin's images"
-        guard let cacheDirectory, FileManager.default.fileExists(atPath: cacheDirectory + "/entries"),
-              let disk = try? DiskCache(directory: cacheDirectory) else { return }
-        let inspector = ImageInspector(strictness: .lenient)
-        for metadata in disk.allMetadata() {
-            guard let entry = disk.entry(for: metadata.url),
-                  let validated = try? inspector.validate(entry.bytes, subject: metadata.url) else { continue }
-            measured[metadata.url] = validated.image.cost
+    /// Sizes from the disk cache at `cacheDirectory` (every entry decoded once, through an `ImagePipeline` that may
+    /// answer from its disk cache only and writes nothing), falling back on the origin's images. A nil or empty
+    /// directory uses the origin's images only.
+    public init(cacheDirectory: String?, catalogue: ElementCatalogue = .standard, seed: UInt64 = 1) async {
+        self.init(catalogue: catalogue, seed: seed)
+        guard let cacheDirectory, FileManager.default.fileExists(atPath: cacheDirectory + "/entries") else { return }
+        var configuration = ImagePipeline.Configuration()
+        configuration.diskDirectory = cacheDirectory
+        configuration.inspector = ImageInspector(strictness: .lenient)
+        let pipeline: ImagePipeline
+        do { pipeline = try ImagePipeline(requiringDiskCacheWith: configuration) } catch { return }
+        for metadata in pipeline.diskCache?.allMetadata() ?? [] {
+            let request = ImageRequest(url: metadata.url, options: [.returnCacheDataDontLoad, .returnPixels, .disableMemoryCacheWrites,
+                                                                    .disableDiskCacheWrites])
+            guard let image = try? await pipeline.image(for: request).image else { continue }
+            measured[metadata.url] = image.cost
         }
         if !measured.isEmpty {
             source = "\(measured.count) images decoded from the disk cache at \(cacheDirectory), the rest the built-in origin's"
         }
+    }
+
+    /// Sizes of the built-in origin's images only.
+    public init(catalogue: ElementCatalogue = .standard, seed: UInt64 = 1) {
+        self.catalogue = catalogue
+        synthesizer = ImageSynthesizer(seed: seed)
+        measured = [:]
+        source = "the built-in origin's images"
     }
 
     /// The decoded size of the image at `url`.

@@ -58,7 +58,7 @@ struct CachePolicyTests {
     @Test("no policy ever holds more than its count or byte limit", arguments: CachePolicy.allCases)
     func limitsHold(policy: CachePolicy) {
         let urls = TracePattern.zipf(exponent: 0.9).urls(count: 20_000, seed: 7)
-        let sizes = ImageSizes(cacheDirectory: nil)
+        let sizes = ImageSizes()
         let trace = try! AccessTrace(name: "zipf", urls: urls) { try sizes.bytes(of: $0) }
         for size in [CacheSize(countLimit: 17), CacheSize(byteLimit: 3 << 20), CacheSize(countLimit: 40, byteLimit: 8 << 20)] {
             let result = replay(trace, policy: policy, size: size)
@@ -72,7 +72,7 @@ struct CachePolicyTests {
         .zipf(exponent: 1.0), .zipf(exponent: 0.6), .uniform,
     ])
     func beladyIsTheBound(pattern: TracePattern) throws {
-        let sizes = ImageSizes(cacheDirectory: nil)
+        let sizes = ImageSizes()
         for seed: UInt64 in 1...3 {
             let trace = try AccessTrace(name: pattern.name, urls: pattern.urls(count: 20_000, seed: seed)) { try sizes.bytes(of: $0) }
             let cacheSizes = [5, 20, 60, 150].map { CacheSize(countLimit: $0) } + [1, 4, 16, 64].map { CacheSize(byteLimit: $0 << 20) }
@@ -90,7 +90,7 @@ struct CachePolicyTests {
     @Test("the LRU policy is the product's MemoryCache: same hits as driving MemoryCache by hand")
     func lruIsMemoryCache() {
         let urls = TracePattern.zipf(exponent: 1.0).urls(count: 5_000, seed: 3)
-        let sizes = ImageSizes(cacheDirectory: nil)
+        let sizes = ImageSizes()
         let trace = try! AccessTrace(name: "zipf", urls: urls) { try sizes.bytes(of: $0) }
         let cache = MemoryCache<String, Int>(countLimit: 30, costLimit: 6 << 20)
         var expected = 0
@@ -140,7 +140,7 @@ struct TraceTests {
 
     @Test("sizes: catalogue URLs on any host get the origin's decoded size; other URLs are refused by name")
     func sizes() throws {
-        let sizes = ImageSizes(cacheDirectory: nil)
+        let sizes = ImageSizes()
         let hydrogen = try sizes.bytes(of: "http://a/periodictable/Tiles/001/s7.JPG")
         let caesium = try sizes.bytes(of: "http://x/caesium.jpg")
         #expect(try sizes.bytes(of: "http://b/Tiles/001/s7.JPG") == hydrogen)

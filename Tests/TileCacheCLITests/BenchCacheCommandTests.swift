@@ -2,7 +2,7 @@ import Catalogue
 import Foundation
 import ImageCore
 import Testing
-import TileCacheFixtures
+import TestSupport
 
 @Suite("tilecache bench-cache")
 struct BenchCacheCommandTests {
@@ -26,6 +26,32 @@ struct BenchCacheCommandTests {
         #expect(results.filter { $0["countLimit"] as? Int == 50 && $0["byteLimit"] as? Int == 2 << 20 }.count == 4)
         let again = await tilecache(arguments)
         #expect((try again.json() as? [String: Any])?["results"] as? NSArray == report["results"] as? NSArray)
+    }
+
+    @Test("sizes come from decoding the disk cache's images through the pipeline, which changes nothing there")
+    func sizesFromDiskCache() async throws {
+        try await withTemporaryDirectory { cache in
+            try await withOrigin { origin in
+                let prefetch = await tilecache(["prefetch", "--tiles-base", origin.tilesBase, "--images-base", origin.imagesBase,
+                                                "--elements", "1-3", "--cache-dir", cache, "--format", "json"])
+                #expect(prefetch.code == 0, "\(prefetch.err)")
+                let entries = cache + "/entries"
+                func listing() throws -> [String: Date] {
+                    try Dictionary(uniqueKeysWithValues: FileManager.default.contentsOfDirectory(atPath: entries).map { name in
+                        (name, try FileManager.default.attributesOfItem(atPath: entries + "/" + name)[.modificationDate] as? Date ?? .distantPast)
+                    })
+                }
+                let before = try listing()
+                let requestsBefore = origin.statistics.requests
+                let run = await tilecache(["bench-cache", "--pattern", "uniform", "--requests", "1000", "--counts", "10", "--bytes", "none",
+                                           "--combined", "none", "--cache-dir", cache, "--format", "json"])
+                #expect(run.code == 0, "\(run.err)")
+                let sizesFrom = try #require((try run.json() as? [String: Any])?["sizesFrom"] as? String)
+                #expect(sizesFrom.hasPrefix("6 images decoded from the disk cache at \(cache)"), "\(sizesFrom)")
+                #expect(try listing() == before)
+                #expect(origin.statistics.requests == requestsBefore)  // the caches only: nothing downloaded
+            }
+        }
     }
 
     @Test("table, target line and an SVG plot with one line per policy")

@@ -6,7 +6,7 @@ import NIOConcurrencyHelpers
 /// caller, cancelled, cancels the operation and waits for how it ends: its result when it finished its work anyway
 /// (an image already stored is reported as loaded, never as cancelled), else its cancellation error. So what an
 /// operation did and what its last caller is told never disagree. Thread-safety: callable from any task.
-public final class TaskCoalescer<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+final class TaskCoalescer<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     private struct Group {
         var generation: UInt64
         var waiters: [UInt64: CheckedContinuation<Value, any Error>]
@@ -27,15 +27,15 @@ public final class TaskCoalescer<Key: Hashable & Sendable, Value: Sendable>: Sen
     private let state = NIOLockedValueBox(State())
 
     /// An idle coalescer.
-    public init() {}
+    init() {}
 
     /// Number of keys with an operation in flight.
-    public var inFlightCount: Int { state.withLockedValue { $0.groups.count } }
+    var inFlightCount: Int { state.withLockedValue { $0.groups.count } }
 
     /// The result of `operation` for `key`, run once for all concurrent callers.
     ///
     /// - Returns: the value, and whether this caller joined an operation another caller had started.
-    public func run(_ key: Key, operation: @escaping @Sendable () async throws -> Value) async throws -> (Value, joined: Bool) {
+    func run(_ key: Key, operation: @escaping @Sendable () async throws -> Value) async throws -> (Value, joined: Bool) {
         let id = state.withLockedValue { state in
             state.nextID += 1
             state.unregistered.insert(state.nextID)

@@ -299,7 +299,7 @@ public final class ImagePipeline: Sendable {
             } catch {
                 // Stored bytes that pass their checksum but no longer decode (a stricter decoder, say): drop and refetch.
                 logger.warning("removing a disk entry that no longer decodes", metadata: ["url": "\(source)", "reason": "\(error.message)"])
-                if let disk = diskCache { await BlockingWork.run { disk.remove(source) } }
+                if let disk = diskCache, !request.options.contains(.disableDiskCacheWrites) { await BlockingWork.run { disk.remove(source) } }
                 let servedBy = loaded.servedBy
                 loaded = try await fromNetwork(source, request: request, deadline: deadline)
                 loaded.servedBy = servedBy
@@ -421,7 +421,8 @@ public final class ImagePipeline: Sendable {
             return try await fromNetwork(url, request: request, deadline: deadline)
         }
         let stored = LoadedBytes(bytes: entry.bytes, metadata: entry.metadata, outcome: .diskHit)
-        guard entry.metadata.isStale(defaultLifetime: configuration.defaultFreshness) else { return stored }
+        guard entry.metadata.isStale(defaultLifetime: configuration.defaultFreshness),
+              !request.options.contains(.returnCacheDataDontLoad) else { return stored }
         // Without validators this is a plain refetch; with them, a 304 confirms the stored bytes.
         var conditional = TransferRequest(url: url, options: configuration.downloader.transferOptions)
         conditional.ifNoneMatch = entry.metadata.etag
@@ -455,6 +456,9 @@ public final class ImagePipeline: Sendable {
     }
 
     private func fromNetwork(_ url: String, request: ImageRequest, deadline: ContinuousClock.Instant?) async throws(ImageCoreError) -> LoadedBytes {
+        guard !request.options.contains(.returnCacheDataDontLoad) else {
+            throw ImageCoreError(.notCached, subject: url, message: "not in the caches, and the request allows no download")
+        }
         let response = try await downloader.fetch(TransferRequest(url: url, options: configuration.downloader.transferOptions), deadline: deadline)
         guard response.status != 304 else {
             throw ImageCoreError(.httpStatus, subject: url, message: "unexpected 304 to an unconditional request", httpStatus: 304)

@@ -49,6 +49,10 @@ public struct ImageRequest: Sendable, Hashable {
         /// decoded for this request).
         public static let returnPixels = Options(rawValue: 1 << 3)
 
+        /// Answer from the caches only: never the network (a stale disk entry is returned as it is, not revalidated).
+        /// A miss fails with `.notCached`.
+        public static let returnCacheDataDontLoad = Options(rawValue: 1 << 4)
+
         /// Read nothing from the caches, write nothing to them: only fetch and validate.
         public static let noStore: Options = [.reloadIgnoringCachedData, .disableMemoryCacheWrites, .disableDiskCacheWrites]
     }

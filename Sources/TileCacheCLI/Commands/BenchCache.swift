@@ -50,17 +50,24 @@ extension TileCacheCommand {
         @Option(help: "Chance that a scroll stop opens a detail view (detail pattern).")
         var openProbability = 0.3
 
-        @Option(help: "Count limits to sweep (no byte limit), comma-separated; 'none' to skip.")
-        var counts = "10,25,50,100,200"
+        @Option(help: "Count limits to sweep (no byte limit), comma-separated; 'none' to skip (default: \(Self.defaultCounts)).",
+                transform: ListArgument.init(parsing:))
+        var counts = Self.defaultCounts
 
-        @Option(help: "Byte limits to sweep (no count limit), comma-separated, e.g. 1MiB,10MiB; 'none' to skip.")
-        var bytes = "1MiB,5MiB,10MiB,50MiB"
+        @Option(help: "Byte limits to sweep (no count limit), comma-separated; 'none' to skip (default: \(Self.defaultBytes)).",
+                transform: ListArgument.init(parsing:))
+        var bytes = Self.defaultBytes
 
-        @Option(help: "Sizes limited by both, as COUNT:BYTES, comma-separated (default: the seed app's 100 entries and 10 MiB); 'none' to skip.")
-        var combined = "100:10MiB"
+        @Option(help: "Sizes limited by both, as COUNT:BYTES, comma-separated; 'none' to skip (default: \(Self.defaultCombined), the seed app's cache).",
+                transform: ListArgument.init(parsing:))
+        var combined = Self.defaultCombined
 
-        @Option(help: "Policies, comma-separated: lru, fifo, sieve, belady.")
-        var policies = "lru,fifo,sieve,belady"
+        @Option(help: "Policies, comma-separated: lru, fifo, sieve, belady (default: all).", transform: ListArgument.init(parsing:))
+        var policies = ListArgument(CachePolicy.allCases)
+
+        static let defaultCounts = ListArgument([10, 25, 50, 100, 200].map(CountLimit.init))
+        static let defaultBytes = ListArgument([1, 5, 10, 50].map { ByteLimit(ByteSize(bytes: $0 * 1024 * 1024)) })
+        static let defaultCombined = ListArgument([CombinedLimit(100, ByteSize(bytes: 10 * 1024 * 1024))])
 
         @Option(help: "Hit rate to reach: the report names the smallest size that does.")
         var target = 0.9
@@ -79,58 +86,20 @@ extension TileCacheCommand {
             guard prefetchRows >= 0 else { throw ValidationError("--prefetch-rows must not be negative, got \(prefetchRows)") }
             guard (0...1).contains(openProbability) else { throw ValidationError("--open-probability must be 0...1, got \(openProbability)") }
             guard target > 0, target <= 1 else { throw ValidationError("--target must be more than 0 and at most 1, got \(target)") }
-            let sizes = try parsedSizes()
             guard !sizes.isEmpty else { throw ValidationError("--counts, --bytes and --combined are all 'none': nothing to measure") }
-            _ = try parsedPolicies()
+            guard !policies.items.isEmpty else { throw ValidationError("--policies is 'none': name at least one policy to replay") }
         }
 
-        func parsedSizes() throws -> [CacheSize] {
-            var sizes: [CacheSize] = []
-            if counts.lowercased() != "none" {
-                for item in counts.split(separator: ",", omittingEmptySubsequences: false) {
-                    let text = item.trimmingCharacters(in: .whitespaces)
-                    guard let count = Int(text), count > 0 else {
-                        throw ValidationError("--counts: '\(text)' is not a positive whole number of entries")
-                    }
-                    sizes.append(CacheSize(countLimit: count))
-                }
-            }
-            if bytes.lowercased() != "none" {
-                for item in bytes.split(separator: ",", omittingEmptySubsequences: false) {
-                    let text = item.trimmingCharacters(in: .whitespaces)
-                    let size: ByteSize
-                    do { size = try ByteSize(parsing: text) } catch { throw ValidationError("--bytes: \(error.message)") }
-                    guard size.bytes > 0 else { throw ValidationError("--bytes: '\(text)' is zero bytes") }
-                    sizes.append(CacheSize(byteLimit: size.bytes))
-                }
-            }
-            if combined.lowercased() != "none" {
-                for item in combined.split(separator: ",", omittingEmptySubsequences: false) {
-                    let parts = item.split(separator: ":", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
-                    guard parts.count == 2, let count = Int(parts[0]), count > 0, let size = try? ByteSize(parsing: parts[1]), size.bytes > 0 else {
-                        throw ValidationError("--combined: '\(item)' is not COUNT:BYTES with both positive, e.g. 100:10MiB")
-                    }
-                    sizes.append(CacheSize(countLimit: count, byteLimit: size.bytes))
-                }
-            }
-            return sizes.reduce(into: []) { unique, size in if !unique.contains(size) { unique.append(size) } }
-        }
-
-        func parsedPolicies() throws -> [CachePolicy] {
-            var result: [CachePolicy] = []
-            for item in policies.split(separator: ",", omittingEmptySubsequences: false) {
-                let text = item.trimmingCharacters(in: .whitespaces).lowercased()
-                guard let policy = CachePolicy(rawValue: text) else {
-                    throw ValidationError("--policies: '\(text)' is not a policy (use lru, fifo, sieve, belady)")
-                }
-                if !result.contains(policy) { result.append(policy) }
-            }
-            return result
+        /// Every size to replay, each once: the count limits, then the byte limits, then the combined ones.
+        var sizes: [CacheSize] {
+            let all = counts.items.map { CacheSize(countLimit: $0.count) } + bytes.items.map { CacheSize(byteLimit: $0.size.bytes) }
+                + combined.items.map { CacheSize(countLimit: $0.count.count, byteLimit: $0.bytes.size.bytes) }
+            return all.reduce(into: []) { unique, size in if !unique.contains(size) { unique.append(size) } }
         }
 
         func run() async throws {
-            let sizes = try parsedSizes(), policies = try parsedPolicies()
-            let imageSizes = ImageSizes(cacheDirectory: cacheDirectory.path)
+            let policies = policies.items
+            let imageSizes = await ImageSizes(cacheDirectory: cacheDirectory.path)
             let accessTrace = try makeTrace(imageSizes)
             let started = ContinuousClock.now
             let results = HitRateLab.run(accessTrace, sizes: sizes, policies: policies)

@@ -2,7 +2,7 @@ import Catalogue
 import Foundation
 import ImageCore
 import Testing
-import TileCacheFixtures
+import TestSupport
 import TileCacheOrigin
 
 @Suite("ImagePipeline against the loopback origin")
@@ -43,6 +43,27 @@ struct ImagePipelineTests {
                 #expect(lifetime.networkFetches == urls.count && lifetime.memoryHits == urls.count)
                 #expect(lifetime.latencyMilliseconds["networkFetch"]?.count == urls.count)
                 #expect(lifetime.latencyMilliseconds["memoryHit"].map { $0.p50 <= $0.p99 && $0.p99 <= $0.max } == true)
+            }
+        }
+    }
+
+    @Test(".returnCacheDataDontLoad answers from the caches only: a miss is .notCached and nothing is downloaded")
+    func cachesOnly() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withOrigin { origin in
+                let url = urls(origin, count: 1)[0]
+                let cachesOnly = ImageRequest(url: url, options: [.returnCacheDataDontLoad])
+                await #expect(throws: ImageCoreError.self) { try await pipeline(directory).image(for: cachesOnly) }
+                do throws(ImageCoreError) {
+                    _ = try await pipeline(directory).image(for: cachesOnly)
+                } catch {
+                    #expect(error.reason == .notCached && error.subject == url)
+                }
+                #expect(origin.statistics.requests == 0)
+                _ = try await pipeline(directory).image(for: url)
+                let fromDisk = try await pipeline(directory).image(for: cachesOnly)
+                #expect(fromDisk.outcome == .diskHit && fromDisk.image != nil)
+                #expect(origin.statistics.requests == 1)
             }
         }
     }
