@@ -135,11 +135,17 @@ let package = Package(
             dependencies: ["TileCacheCLI"],
             swiftSettings: swiftSettings
         ),
-        // Inputs the test suites share: real photos (with their licences), PngSuite, and the verdict corpus.
+        // What the test suites share: real photos (with their licences), PngSuite and the verdict corpus; temporary
+        // directories, the origin's lifetime, test-time scaling, and the service harness.
         .target(
-            name: "TileCacheFixtures",
-            dependencies: ["ImageCore", "Catalogue", "TileCacheOrigin"],
-            path: "Tests/TileCacheFixtures",
+            name: "TestSupport",
+            dependencies: [
+                "ImageCore", "Catalogue", "TileCacheOrigin", "TileCacheService",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/TestSupport",
             exclude: ["photos/LICENSES.md"],
             resources: [.copy("photos"), .copy("pngsuite")],
             swiftSettings: swiftSettings
@@ -147,7 +153,7 @@ let package = Package(
         .testTarget(
             name: "TileCacheServiceTests",
             dependencies: [
-                "TileCacheService", "ImageCore", "Catalogue", "TileCacheOrigin", "TileCacheFixtures",
+                "TileCacheService", "ImageCore", "Catalogue", "TileCacheOrigin", "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -156,7 +162,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TileCacheCLITests",
-            dependencies: ["TileCacheCLI", "ImageCore", "Catalogue", "TileCacheOrigin", "TileCacheFixtures"],
+            dependencies: ["TileCacheCLI", "ImageCore", "Catalogue", "TileCacheOrigin", "CacheLab", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -172,7 +178,7 @@ let package = Package(
         .testTarget(
             name: "ImageCoreTests",
             dependencies: [
-                "ImageCore", "Catalogue", "TileCacheOrigin", "TileCacheFixtures",
+                "ImageCore", "Catalogue", "TileCacheOrigin", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],

@@ -9,6 +9,8 @@ struct CLIRun {
 
     /// stdout parsed as JSON.
     func json() throws -> Any { try JSONSerialization.jsonObject(with: Data(out.utf8)) }
+    /// Stdout decoded as the report type the command prints, as a program reading it would.
+    func decoded<Report: Decodable>(as type: Report.Type) throws -> Report { try JSONDecoder().decode(type, from: Data(out.utf8)) }
 }
 
 /// Runs `tilecache` with `arguments` in this process, capturing stdout and stderr.

@@ -2,7 +2,7 @@ import Foundation
 import ImageCore
 import Testing
 import TileCacheCLI
-import TileCacheFixtures
+import TestSupport
 import TileCacheOrigin
 
 @Suite("tilecache stats, clear and demo")
@@ -26,46 +26,48 @@ struct CacheCommandsTests {
     @Test("stats counts entries by kind and lists logged runs; clear empties the cache but keeps the log")
     func statsAndClear() async throws {
         try await withTemporaryDirectory { cache in
-            let origin = try await OriginServer.start()
-            let prefetch = await tilecache(["prefetch", "--tiles-base", origin.tilesBase, "--images-base", origin.imagesBase,
-                                            "--elements", "1-3", "--cache-dir", cache, "--format", "json"])
-            await origin.shutdown()
-            #expect(prefetch.code == 0)
+            try await withOrigin { origin in
+                let prefetch = await tilecache(["prefetch", "--tiles-base", origin.tilesBase, "--images-base", origin.imagesBase,
+                                                "--elements", "1-3", "--cache-dir", cache, "--format", "json"])
+                #expect(prefetch.code == 0)
 
-            let stats = await tilecache("stats", "--cache-dir", cache, "--format", "json")
-            #expect(stats.code == 0)
-            let json = try #require(try stats.json() as? [String: Any])
-            #expect(json["entries"] as? Int == 6 && (json["bytes"] as? Int ?? 0) > 0)
-            let kinds = try #require(json["byKind"] as? [[String: Any]])
-            #expect(kinds.map { $0["kind"] as? String } == ["thumbnail", "full"] && kinds.map { $0["entries"] as? Int } == [3, 3])
-            #expect((json["runs"] as? [[String: Any]])?.count == 1)
-            #expect(json["oldest"] is String && json["newest"] is String)
+                let stats = await tilecache("stats", "--cache-dir", cache, "--format", "json")
+                #expect(stats.code == 0)
+                let json = try #require(try stats.json() as? [String: Any])
+                #expect(json["entries"] as? Int == 6 && (json["bytes"] as? Int ?? 0) > 0)
+                let kinds = try #require(json["byKind"] as? [[String: Any]])
+                #expect(kinds.map { $0["kind"] as? String } == ["thumbnail", "full"] && kinds.map { $0["entries"] as? Int } == [3, 3])
+                #expect((json["runs"] as? [[String: Any]])?.count == 1)
+                #expect(json["oldest"] is String && json["newest"] is String)
 
-            let table = await tilecache("stats", "--cache-dir", cache)
-            #expect(table.out.contains("6 entries") && table.out.contains("last runs:"))
+                let table = await tilecache("stats", "--cache-dir", cache)
+                #expect(table.out.contains("6 entries") && table.out.contains("last runs:"))
 
-            let clear = await tilecache("clear", "--cache-dir", cache, "--yes")
-            #expect(clear.code == 0 && clear.out.contains("removed 6 cached images"))
-            let after = try #require(try await tilecache("stats", "--cache-dir", cache, "--format", "json").json() as? [String: Any])
-            #expect(after["entries"] as? Int == 0 && (after["runs"] as? [[String: Any]])?.count == 1)
+                let clear = await tilecache("clear", "--cache-dir", cache, "--yes")
+                #expect(clear.code == 0 && clear.out.contains("removed 6 cached images"))
+                let after = try #require(try await tilecache("stats", "--cache-dir", cache, "--format", "json").json() as? [String: Any])
+                #expect(after["entries"] as? Int == 0 && (after["runs"] as? [[String: Any]])?.count == 1)
+            }
         }
     }
 
     @Test("clear asks on a terminal and keeps everything unless the answer is yes")
     func clearAsks() async throws {
         try await withTemporaryDirectory { cache in
-            let origin = try await OriginServer.start()
-            _ = await tilecache(["prefetch", "--tiles-base", origin.tilesBase, "--elements", "1", "--kind", "thumbnails", "--cache-dir", cache])
-            await origin.shutdown()
-            var (console, captured) = Console.capturing()
-            console.errIsTerminal = true
-            console.readLine = { "n" }
-            let code = await Console.$current.withValue(console) { await TileCacheCommand.run(arguments: ["clear", "--cache-dir", cache]) }
-            #expect(code == 0 && captured.err.contains("[y/N]") && captured.err.contains("nothing removed"))
-            #expect(try DiskCache(directory: cache).count == 1)
-            console.readLine = { "y" }
-            _ = await Console.$current.withValue(console) { await TileCacheCommand.run(arguments: ["clear", "--cache-dir", cache]) }
-            #expect(try DiskCache(directory: cache).count == 0)
+            try await withOrigin { origin in
+                _ = await tilecache(["prefetch", "--tiles-base", origin.tilesBase, "--elements", "1", "--kind", "thumbnails", "--cache-dir", cache])
+                var (console, captured) = Console.capturing()
+                console.errIsTerminal = true
+                console.readLine = { "n" }
+                let code = await Console.$current.withValue(console) { await TileCacheCommand.run(arguments: ["clear", "--cache-dir", cache]) }
+                #expect(code == 0 && captured.err.contains("[y/N]") && captured.err.contains("nothing removed"))
+                let kept = try DiskCache(directory: cache).count
+                #expect(kept == 1)
+                console.readLine = { "y" }
+                _ = await Console.$current.withValue(console) { await TileCacheCommand.run(arguments: ["clear", "--cache-dir", cache]) }
+                let left = try DiskCache(directory: cache).count
+                #expect(left == 0)
+            }
         }
     }
 

@@ -2,7 +2,7 @@ import Foundation
 import ImageCore
 import NIOConcurrencyHelpers
 import Testing
-import TileCacheFixtures
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -32,8 +32,7 @@ final class ChildProcess: Sendable {
             throw TestFailure("no tilecache binary at \(Self.binary): build it first (swift build --product tilecache)")
         }
         self.arguments = arguments
-        directory = NSTemporaryDirectory() + "tilecache-child-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        directory = try makeTemporaryDirectory()
 
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -101,8 +100,3 @@ final class ChildProcess: Sendable {
     }
 }
 
-/// A test that cannot go on, with why.
-struct TestFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}

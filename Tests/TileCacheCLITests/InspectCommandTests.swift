@@ -6,7 +6,7 @@ import Glibc
 import ImageCore
 import Testing
 import TileCacheCLI
-import TileCacheFixtures
+import TestSupport
 import TileCacheOrigin
 
 @Suite("tilecache inspect")

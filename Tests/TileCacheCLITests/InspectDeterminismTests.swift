@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import TileCacheCLI
-import TileCacheFixtures
+import TestSupport
 
 /// `tilecache inspect` on the verdict corpus (real photos, their quirks, PngSuite, the origin's forms) prints the same
 /// JSON at any concurrency, run after run.

@@ -2,7 +2,7 @@ import Foundation
 import ImageCore
 import Testing
 @testable import TileCacheCLI
-import TileCacheFixtures
+import TestSupport
 import TileCacheOrigin
 
 #if canImport(Glibc)
@@ -15,10 +15,8 @@ import Glibc
 struct InterruptTests {
     /// An origin slow enough (300 ms a response) that 118 thumbnails two at a time take about 18 s: a child cannot
     /// finish before the test sends its signal, however starved the test is on a loaded machine (a run of 40 once did).
-    func slowOrigin() async throws -> OriginServer {
-        var configuration = OriginServer.Configuration()
-        configuration.latency = .milliseconds(300)
-        return try await OriginServer.start(configuration)
+    func withSlowOrigin<T>(_ body: (OriginServer) async throws -> T) async throws -> T {
+        try await withOrigin({ $0.latency = .milliseconds(300) }, body)
     }
 
     /// Waits until the origin has answered `count` requests.
@@ -34,67 +32,67 @@ struct InterruptTests {
           arguments: [(SIGINT, Int32(130)), (SIGTERM, Int32(143))])
     func prefetch(signal: Int32, exitCode: Int32) async throws {
         try await withTemporaryDirectory { directory in
-            let origin = try await slowOrigin()
-            let cache = directory + "/cache"
-            let child = try ChildProcess(["prefetch", "--tiles-base", origin.tilesBase, "--images-base", origin.imagesBase,
-                                          "--elements", "1-118", "--kind", "thumbnails", "-j", "2", "--cache-dir", cache, "--format", "json"])
-            try await waitForRequests(origin, 4)
-            child.send(signal)
-            let code = try await child.wait()
-            await origin.shutdown()
-            #expect(code == exitCode, "\(child.err)")
-            #expect(child.err.contains("interrupted: stopping; press Ctrl-C again to exit at once"))
-            let report = try #require(try JSONSerialization.jsonObject(with: Data(child.out.utf8)) as? [String: Any], "\(child.out)")
-            #expect(report["interrupted"] as? Bool == true)
-            let succeeded = report["succeeded"] as? Int ?? -1, notCompleted = report["notCompleted"] as? Int ?? -1
-            #expect(report["requested"] as? Int == 118 && report["failed"] as? Int == 0)
-            #expect(succeeded >= 2 && notCompleted > 0 && succeeded + notCompleted == 118, "\(report)")
-            #expect(origin.statistics.requests < 40, "no new work was admitted after the signal")
-            let logged = try #require(RunLog.entries(cacheDirectory: cache).last)
-            #expect(logged.report.interrupted && logged.report.succeeded == succeeded)
-            let line = try #require(String(decoding: FileManager.default.contents(atPath: cache + "/runs.jsonl") ?? Data(), as: UTF8.self)
-                .split(separator: "\n").last)
-            #expect(line.contains("\"interrupted\":true"))
-            // The cache is sound: every entry verifies and decodes, and holds exactly what succeeded.
-            let verify = await tilecache("stats", "--verify", "--cache-dir", cache, "--format", "json")
-            #expect(verify.code == 0, "\(verify.out)")
-            let verification = (try verify.json() as? [String: Any])?["verification"] as? [String: Any]
-            #expect(verification?["valid"] as? Int == succeeded && verification?["removed"] as? Int == 0)
+            try await withSlowOrigin { origin in
+                let cache = directory + "/cache"
+                let child = try ChildProcess(["prefetch", "--tiles-base", origin.tilesBase, "--images-base", origin.imagesBase,
+                                              "--elements", "1-118", "--kind", "thumbnails", "-j", "2", "--cache-dir", cache, "--format", "json"])
+                try await waitForRequests(origin, 4)
+                child.send(signal)
+                let code = try await child.wait()
+                #expect(code == exitCode, "\(child.err)")
+                #expect(child.err.contains("interrupted: stopping; press Ctrl-C again to exit at once"))
+                let report = try JSONDecoder().decode(PrefetchReport.self, from: Data(child.out.utf8))
+                #expect(report.interrupted)
+                let succeeded = report.succeeded, notCompleted = report.notCompleted
+                #expect(report.requested == 118 && report.failed == 0)
+                #expect(succeeded >= 2 && notCompleted > 0 && succeeded + notCompleted == 118, "\(report)")
+                #expect(origin.statistics.requests < 40, "no new work was admitted after the signal")
+                let logged = try #require(RunLog.entries(cacheDirectory: cache).last)
+                #expect(logged.report.interrupted && logged.report.succeeded == succeeded)
+                let line = try #require(String(decoding: FileManager.default.contents(atPath: cache + "/runs.jsonl") ?? Data(), as: UTF8.self)
+                    .split(separator: "\n").last)
+                #expect(line.contains("\"interrupted\":true"))
+                // The cache is sound: every entry verifies and decodes, and holds exactly what succeeded.
+                let verify = await tilecache("stats", "--verify", "--cache-dir", cache, "--format", "json")
+                #expect(verify.code == 0, "\(verify.out)")
+                let verification = (try verify.json() as? [String: Any])?["verification"] as? [String: Any]
+                #expect(verification?["valid"] as? Int == succeeded && verification?["removed"] as? Int == 0)
+            }
         }
     }
 
     @Test("validate: Ctrl-C prints what was checked, marked interrupted, and exits 130")
     func validate() async throws {
         try await withTemporaryDirectory { directory in
-            let origin = try await slowOrigin()
-            let child = try ChildProcess(["validate", "--tiles-base", origin.tilesBase, "--images-base", origin.imagesBase,
-                                          "--elements", "1-118", "--kind", "thumbnails", "-j", "2", "--format", "json"])
-            try await waitForRequests(origin, 4)
-            child.send(SIGINT)
-            let code = try await child.wait()
-            await origin.shutdown()
-            #expect(code == 130, "\(child.err)")
-            let report = try #require(try JSONSerialization.jsonObject(with: Data(child.out.utf8)) as? [String: Any], "\(child.out)")
-            let checked = report["checked"] as? Int ?? -1, notChecked = report["notChecked"] as? Int ?? -1
-            #expect(report["interrupted"] as? Bool == true && report["broken"] as? Int == 0)
-            #expect(checked >= 2 && notChecked > 0 && checked + notChecked == 118, "\(report)")
-            #expect((report["results"] as? [Any])?.count == checked)
-            _ = directory
+            try await withSlowOrigin { origin in
+                let child = try ChildProcess(["validate", "--tiles-base", origin.tilesBase, "--images-base", origin.imagesBase,
+                                              "--elements", "1-118", "--kind", "thumbnails", "-j", "2", "--format", "json"])
+                try await waitForRequests(origin, 4)
+                child.send(SIGINT)
+                let code = try await child.wait()
+                #expect(code == 130, "\(child.err)")
+                let report = try JSONDecoder().decode(URLValidationReport.self, from: Data(child.out.utf8))
+                let checked = report.checked, notChecked = report.notChecked
+                #expect(report.interrupted && report.broken == 0)
+                #expect(checked >= 2 && notChecked > 0 && checked + notChecked == 118, "\(report)")
+                #expect(report.results.count == checked)
+                _ = directory
+            }
         }
     }
 
     @Test("two Ctrl-Cs in a row end the process at once, with 130")
     func twice() async throws {
-        let origin = try await slowOrigin()
-        let child = try ChildProcess(["validate", "--tiles-base", origin.tilesBase, "--elements", "1-40", "--kind", "thumbnails", "-j", "2"])
-        try await waitForRequests(origin, 2)
-        child.send(SIGINT)
-        child.send(SIGINT)
-        let started = ContinuousClock.now
-        let code = try await child.wait()
-        await origin.shutdown()
-        #expect(code == 130)
-        #expect(ContinuousClock.now - started < TestTime.scaled(.seconds(5)))
+        try await withSlowOrigin { origin in
+            let child = try ChildProcess(["validate", "--tiles-base", origin.tilesBase, "--elements", "1-40", "--kind", "thumbnails", "-j", "2"])
+            try await waitForRequests(origin, 2)
+            child.send(SIGINT)
+            child.send(SIGINT)
+            let started = ContinuousClock.now
+            let code = try await child.wait()
+            #expect(code == 130)
+            #expect(ContinuousClock.now - started < TestTime.scaled(.seconds(5)))
+        }
     }
 
     @Test("while the first Ctrl-C's stop is still under way, a second one exits at once (an exit test)")

@@ -2,7 +2,7 @@ import Foundation
 import ImageCore
 import Testing
 import TileCacheCLI
-import TileCacheFixtures
+import TestSupport
 import TileCacheOrigin
 
 /// No command reports success for work it did not do: a cache directory it cannot use, a list with nothing in it, an
@@ -40,30 +40,30 @@ struct NoFalseSuccessTests {
     @Test("prefetch, validate --store and serve refuse a cache directory they cannot use, naming it and why")
     func unusableCacheDirectory() async throws {
         try await withTemporaryDirectory { directory in
-            let origin = try await OriginServer.start()
-            let file = directory + "/a-file"
-            try Data("not a directory".utf8).write(to: URL(fileURLWithPath: file))
-            for cache in [file, file + "/cache"] {
-                for command in [["prefetch", "--elements", "1"], ["validate", "--elements", "1", "--store"],
-                                ["serve", "--port", "0", "--db", directory + "/f.sqlite"]] {
-                    let run = await tilecache(command + catalogue(origin, "--cache-dir", cache))
-                    #expect(run.code == 1, "\(command) \(cache)")
-                    #expect(run.err.contains("\(cache): cannot use it as the disk cache: cannot create the cache directory: \(file) is not a directory"),
-                            "\(command): \(run.err)")
-                    #expect(run.err.contains("--no-disk-cache") && !run.err.contains("Usage:"), "\(command)")
-                    #expect(run.out.isEmpty, "\(command): nothing is reported as done")
+            try await withOrigin { origin in
+                let file = directory + "/a-file"
+                try Data("not a directory".utf8).write(to: URL(fileURLWithPath: file))
+                for cache in [file, file + "/cache"] {
+                    for command in [["prefetch", "--elements", "1"], ["validate", "--elements", "1", "--store"],
+                                    ["serve", "--port", "0", "--db", directory + "/f.sqlite"]] {
+                        let run = await tilecache(command + catalogue(origin, "--cache-dir", cache))
+                        #expect(run.code == 1, "\(command) \(cache)")
+                        #expect(run.err.contains("\(cache): cannot use it as the disk cache: cannot create the cache directory: \(file) is not a directory"),
+                                "\(command): \(run.err)")
+                        #expect(run.err.contains("--no-disk-cache") && !run.err.contains("Usage:"), "\(command)")
+                        #expect(run.out.isEmpty, "\(command): nothing is reported as done")
+                    }
                 }
+                #expect(origin.statistics.requests == 0, "nothing was fetched")
+                // Asked for explicitly, running without a disk cache is fine, and leaves nothing on disk.
+                let memoryOnly = await tilecache(["prefetch", "--elements", "1", "--no-disk-cache", "--cache-dir", directory + "/unused"]
+                                                 + catalogue(origin, "--format", "json"))
+                #expect(memoryOnly.code == 0, "\(memoryOnly.err)")
+                #expect((try memoryOnly.json() as? [String: Any])?["succeeded"] as? Int == 2)
+                #expect(!FileManager.default.fileExists(atPath: directory + "/unused"))
+                let contradiction = await tilecache("validate", "--store", "--no-disk-cache", "--elements", "1")
+                #expect(contradiction.code == 1 && contradiction.err.contains("--store needs the disk cache"))
             }
-            #expect(origin.statistics.requests == 0, "nothing was fetched")
-            // Asked for explicitly, running without a disk cache is fine, and leaves nothing on disk.
-            let memoryOnly = await tilecache(["prefetch", "--elements", "1", "--no-disk-cache", "--cache-dir", directory + "/unused"]
-                                             + catalogue(origin, "--format", "json"))
-            await origin.shutdown()
-            #expect(memoryOnly.code == 0, "\(memoryOnly.err)")
-            #expect((try memoryOnly.json() as? [String: Any])?["succeeded"] as? Int == 2)
-            #expect(!FileManager.default.fileExists(atPath: directory + "/unused"))
-            let contradiction = await tilecache("validate", "--store", "--no-disk-cache", "--elements", "1")
-            #expect(contradiction.code == 1 && contradiction.err.contains("--store needs the disk cache"))
         }
     }
 
@@ -72,11 +72,11 @@ struct NoFalseSuccessTests {
     func readOnlyFileSystem() async throws {
         try await SmallFileSystem.with(kilobytes: 256) { mountPoint in
             try SmallFileSystem.remount(mountPoint, kilobytes: 256, readOnly: true)
-            let origin = try await OriginServer.start()
-            let run = await tilecache(["prefetch", "--elements", "1", "--cache-dir", mountPoint + "/cache"] + catalogue(origin))
-            await origin.shutdown()
-            #expect(run.code == 1 && run.err.contains("\(mountPoint)/cache: cannot use it as the disk cache"))
-            #expect(run.err.contains("Read-only file system"), "\(run.err)")
+            try await withOrigin { origin in
+                let run = await tilecache(["prefetch", "--elements", "1", "--cache-dir", mountPoint + "/cache"] + catalogue(origin))
+                #expect(run.code == 1 && run.err.contains("\(mountPoint)/cache: cannot use it as the disk cache"))
+                #expect(run.err.contains("Read-only file system"), "\(run.err)")
+            }
         }
     }
 
@@ -84,37 +84,37 @@ struct NoFalseSuccessTests {
           .enabled(if: SmallFileSystem.canMount, "mounting a tmpfs needs root with CAP_SYS_ADMIN"))
     func fullDisk() async throws {
         try await SmallFileSystem.with(kilobytes: 128) { mountPoint in
-            let origin = try await OriginServer.start()
-            let cache = mountPoint + "/cache"
-            let run = await tilecache(["prefetch", "--elements", "1-40", "--kind", "thumbnails", "--cache-dir", cache, "--format", "json"]
-                                      + catalogue(origin))
-            await origin.shutdown()
-            #expect(run.code == 1)
-            #expect(run.err.contains("\(cache): the warm-up is incomplete: ") && run.err.contains("images not stored: No space left on device"),
-                    "\(run.err)")
-            let report = try #require(try run.json() as? [String: Any])
-            #expect(report["succeeded"] as? Int == 40)
-            let warnings = try #require(report["warnings"] as? [String])
-            #expect(warnings.contains { $0.contains("images not stored: the file system refused writes to \(cache) (No space left on device)") })
+            try await withOrigin { origin in
+                let cache = mountPoint + "/cache"
+                let run = await tilecache(["prefetch", "--elements", "1-40", "--kind", "thumbnails", "--cache-dir", cache, "--format", "json"]
+                                          + catalogue(origin))
+                #expect(run.code == 1)
+                #expect(run.err.contains("\(cache): the warm-up is incomplete: ") && run.err.contains("images not stored: No space left on device"),
+                        "\(run.err)")
+                let report = try #require(try run.json() as? [String: Any])
+                #expect(report["succeeded"] as? Int == 40)
+                let warnings = try #require(report["warnings"] as? [String])
+                #expect(warnings.contains { $0.contains("images not stored: the file system refused writes to \(cache) (No space left on device)") })
+            }
         }
     }
 
     @Test("a disk limit smaller than any image: the report warns that nothing could be stored")
     func diskLimitTooSmall() async throws {
         try await withTemporaryDirectory { cache in
-            let origin = try await OriginServer.start()
-            let json = await tilecache(["prefetch", "--elements", "1-3", "--kind", "thumbnails", "--disk-bytes", "1KB", "--cache-dir", cache,
-                                        "--format", "json"] + catalogue(origin))
-            let table = await tilecache(["prefetch", "--elements", "1-3", "--kind", "thumbnails", "--disk-bytes", "1KB", "--cache-dir", cache]
-                                        + catalogue(origin))
-            await origin.shutdown()
-            #expect(json.code == 0)
-            let warnings = try #require((try json.json() as? [String: Any])?["warnings"] as? [String])
-            #expect(warnings.count == 1)
-            #expect(warnings.first?.hasPrefix("nothing could be stored: the disk limit (--disk-bytes), 1000 B, is smaller than the smallest image, ") == true,
-                    "\(warnings)")
-            #expect(table.out.contains("warning: nothing could be stored"))
-            #expect(DiskCacheEntries.count(in: cache) == 0)
+            try await withOrigin { origin in
+                let json = await tilecache(["prefetch", "--elements", "1-3", "--kind", "thumbnails", "--disk-bytes", "1KB", "--cache-dir", cache,
+                                            "--format", "json"] + catalogue(origin))
+                let table = await tilecache(["prefetch", "--elements", "1-3", "--kind", "thumbnails", "--disk-bytes", "1KB", "--cache-dir", cache]
+                                            + catalogue(origin))
+                #expect(json.code == 0)
+                let warnings = try #require((try json.json() as? [String: Any])?["warnings"] as? [String])
+                #expect(warnings.count == 1)
+                #expect(warnings.first?.hasPrefix("nothing could be stored: the disk limit (--disk-bytes), 1000 B, is smaller than the smallest image, ") == true,
+                        "\(warnings)")
+                #expect(table.out.contains("warning: nothing could be stored"))
+                #expect(DiskCacheEntries.count(in: cache) == 0)
+            }
         }
     }
 
@@ -154,25 +154,25 @@ struct NoFalseSuccessTests {
     @Test("runtime failures say what failed, never 'Usage:': a port in use, a database, a plot file")
     func runtimeFailures() async throws {
         try await withTemporaryDirectory { directory in
-            let origin = try await OriginServer.start()
-            let taken = await tilecache(["serve", "--port", "\(origin.port)", "--cache-dir", directory + "/cache", "--db", directory + "/f.sqlite"]
-                                        + catalogue(origin))
-            #expect(taken.code == 1 && taken.err.contains("127.0.0.1:\(origin.port) is already in use"), "\(taken.err)")
-            #expect(!taken.err.contains("Usage:") && !taken.err.contains("bind(descriptor"))
-            let originTaken = await tilecache("origin", "--port", "\(origin.port)")
-            #expect(originTaken.code == 1 && originTaken.err.contains("127.0.0.1:\(origin.port) is already in use"), "\(originTaken.err)")
-            await origin.shutdown()
+            try await withOrigin { origin in
+                let taken = await tilecache(["serve", "--port", "\(origin.port)", "--cache-dir", directory + "/cache", "--db", directory + "/f.sqlite"]
+                                            + catalogue(origin))
+                #expect(taken.code == 1 && taken.err.contains("127.0.0.1:\(origin.port) is already in use"), "\(taken.err)")
+                #expect(!taken.err.contains("Usage:") && !taken.err.contains("bind(descriptor"))
+                let originTaken = await tilecache("origin", "--port", "\(origin.port)")
+                #expect(originTaken.code == 1 && originTaken.err.contains("127.0.0.1:\(origin.port) is already in use"), "\(originTaken.err)")
 
-            try Data("x".utf8).write(to: URL(fileURLWithPath: directory + "/file"))
-            let database = await tilecache("serve", "--port", "0", "--cache-dir", directory + "/cache", "--db", directory + "/file/favorites.sqlite")
-            #expect(database.code == 1 && !database.err.contains("Usage:"))
-            #expect(database.err.contains("cannot open the favourites database \(directory)/file/favorites.sqlite: \(directory)/file is not a directory"),
-                    "\(database.err)")
+                try Data("x".utf8).write(to: URL(fileURLWithPath: directory + "/file"))
+                let database = await tilecache("serve", "--port", "0", "--cache-dir", directory + "/cache", "--db", directory + "/file/favorites.sqlite")
+                #expect(database.code == 1 && !database.err.contains("Usage:"))
+                #expect(database.err.contains("cannot open the favourites database \(directory)/file/favorites.sqlite: \(directory)/file is not a directory"),
+                        "\(database.err)")
 
-            let plot = await tilecache("bench-cache", "--requests", "50", "--counts", "5", "--bytes", "none", "--combined", "none",
-                                       "--cache-dir", directory + "/cache", "--plot", directory + "/file/plot.svg")
-            #expect(plot.code == 1 && plot.err.contains("--plot: cannot write \(directory)/file/plot.svg: Not a directory"), "\(plot.err)")
-            #expect(!plot.err.contains("Usage:"))
+                let plot = await tilecache("bench-cache", "--requests", "50", "--counts", "5", "--bytes", "none", "--combined", "none",
+                                           "--cache-dir", directory + "/cache", "--plot", directory + "/file/plot.svg")
+                #expect(plot.code == 1 && plot.err.contains("--plot: cannot write \(directory)/file/plot.svg: Not a directory"), "\(plot.err)")
+                #expect(!plot.err.contains("Usage:"))
+            }
         }
     }
 }

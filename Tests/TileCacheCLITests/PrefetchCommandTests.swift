@@ -2,7 +2,7 @@ import Foundation
 import ImageCore
 import Testing
 import TileCacheCLI
-import TileCacheFixtures
+import TestSupport
 import TileCacheOrigin
 
 @Suite("tilecache prefetch against the loopback origin")
@@ -15,48 +15,47 @@ struct PrefetchCommandTests {
     @Test("JSON has every documented key; a second run in one process is served from the caches")
     func repeatRuns() async throws {
         try await withTemporaryDirectory { cache in
-            let origin = try await OriginServer.start()
-            let run = await tilecache(arguments(origin, cache: cache, "--elements", "1-4", "--repeat", "2"))
-            await origin.shutdown()
-            #expect(run.code == 0, "\(run.err)")
-            #expect(run.err.isEmpty)  // off a terminal: no progress, nothing on stderr
-            let json = try #require(try run.json() as? [String: Any])
-            for key in ["requested", "succeeded", "failed", "expectedMissing", "memoryHits", "diskHits", "revalidated",
-                        "networkFetches", "hitRate", "bytesDownloaded", "durationSeconds", "failures"] {
-                #expect(json[key] != nil, "missing key \(key)")
+            try await withOrigin { origin in
+                let run = await tilecache(arguments(origin, cache: cache, "--elements", "1-4", "--repeat", "2"))
+                #expect(run.code == 0, "\(run.err)")
+                #expect(run.err.isEmpty)  // off a terminal: no progress, nothing on stderr
+                let json = try #require(try run.json() as? [String: Any])
+                for key in ["requested", "succeeded", "failed", "expectedMissing", "memoryHits", "diskHits", "revalidated",
+                            "networkFetches", "hitRate", "bytesDownloaded", "durationSeconds", "failures"] {
+                    #expect(json[key] != nil, "missing key \(key)")
+                }
+                let runs = try #require(json["runs"] as? [[String: Any]])
+                #expect(runs.count == 2)
+                #expect(runs[0]["requested"] as? Int == 8 && runs[0]["networkFetches"] as? Int == 8)
+                #expect(runs[0]["hitRate"] as? Double == 0)
+                #expect(runs[1]["networkFetches"] as? Int == 0)
+                #expect((runs[1]["memoryHits"] as? Int ?? 0) + (runs[1]["diskHits"] as? Int ?? 0) == 8)
+                #expect(runs[1]["hitRate"] as? Double == 1)
+                #expect(origin.statistics.requests == 8)
+                #expect(RunLog.entries(cacheDirectory: cache).map(\.report.run) == [1, 2])
             }
-            let runs = try #require(json["runs"] as? [[String: Any]])
-            #expect(runs.count == 2)
-            #expect(runs[0]["requested"] as? Int == 8 && runs[0]["networkFetches"] as? Int == 8)
-            #expect(runs[0]["hitRate"] as? Double == 0)
-            #expect(runs[1]["networkFetches"] as? Int == 0)
-            #expect((runs[1]["memoryHits"] as? Int ?? 0) + (runs[1]["diskHits"] as? Int ?? 0) == 8)
-            #expect(runs[1]["hitRate"] as? Double == 1)
-            #expect(origin.statistics.requests == 8)
-            #expect(RunLog.entries(cacheDirectory: cache).map(\.report.run) == [1, 2])
         }
     }
 
     @Test("the default catalogue succeeds: cesium's photo is found as caesium.jpg, reported as an alias, remembered for the next process")
     func cesiumAlias() async throws {
         try await withTemporaryDirectory { cache in
-            let origin = try await OriginServer.start()
-            let first = await tilecache(arguments(origin, cache: cache, "--kind", "full"))
-            let afterFirst = origin.statistics.requests
-            let second = await tilecache(arguments(origin, cache: cache, "--kind", "full"))  // a new process, same cache
-            let afterSecond = origin.statistics.requests
-            let table = await tilecache(["prefetch", "--tiles-base", origin.tilesBase, "--images-base", origin.imagesBase,
-                                         "--cache-dir", cache, "--elements", "Cs", "--kind", "full"])
-            await origin.shutdown()
-            #expect(first.code == 0, "\(first.out)")
-            let json = try #require(try first.json() as? [String: Any])
-            #expect(json["failed"] as? Int == 0 && json["succeeded"] as? Int == 89 && json["skippedKnownMissing"] as? Int == 29)
-            let aliases = try #require(json["aliases"] as? [[String: String]])
-            #expect(aliases == [["url": origin.imagesBase + "/cesium.jpg", "servedBy": origin.imagesBase + "/caesium.jpg"]])
-            #expect(afterFirst >= 90)  // 89 photos and one 404 for cesium.jpg (more if a loaded machine made a transfer retry)
-            #expect(second.code == 0 && afterSecond == afterFirst)  // all from disk, the alias included
-            #expect((try second.json() as? [String: Any])?["diskHits"] as? Int == 89)
-            #expect(table.code == 0 && table.out.contains("cesium.jpg -> caesium.jpg"), "\(table.out)")
+            try await withOrigin { origin in
+                let first = await tilecache(arguments(origin, cache: cache, "--kind", "full"))
+                let afterFirst = origin.statistics.requests
+                let second = await tilecache(arguments(origin, cache: cache, "--kind", "full"))  // a new process, same cache
+                let afterSecond = origin.statistics.requests
+                let table = await tilecache(["prefetch", "--tiles-base", origin.tilesBase, "--images-base", origin.imagesBase,
+                                             "--cache-dir", cache, "--elements", "Cs", "--kind", "full"])
+                #expect(first.code == 0, "\(first.out)")
+                let report = try first.decoded(as: PrefetchReport.self)
+                #expect(report.failed == 0 && report.succeeded == 89 && report.skippedKnownMissing == 29)
+                #expect(report.aliases.map { [$0.url, $0.servedBy] } == [[origin.imagesBase + "/cesium.jpg", origin.imagesBase + "/caesium.jpg"]])
+                #expect(afterFirst >= 90)  // 89 photos and one 404 for cesium.jpg (more if a loaded machine made a transfer retry)
+                #expect(second.code == 0 && afterSecond == afterFirst)  // all from disk, the alias included
+                #expect(try second.decoded(as: PrefetchReport.self).diskHits == 89)
+                #expect(table.code == 0 && table.out.contains("cesium.jpg -> caesium.jpg"), "\(table.out)")
+            }
         }
     }
 
@@ -65,76 +64,74 @@ struct PrefetchCommandTests {
         try await withTemporaryDirectory { cache in
             var configuration = OriginServer.Configuration()
             configuration.faults = FaultProfile.rules(named: "hostile")!
-            let origin = try await OriginServer.start(configuration)
-            let run = await tilecache(arguments(origin, cache: cache, "--elements", "3,6,8", "--kind", "thumbnails", "--retries", "0"))
-            await origin.shutdown()
-            #expect(run.code == 2)
-            let json = try #require(try run.json() as? [String: Any])
-            let failures = try #require(json["failures"] as? [[String: String]])
-            #expect(json["failed"] as? Int == 3 && json["succeeded"] as? Int == 0)
-            #expect(Set(failures.compactMap { $0["reason"] }) == ["not-an-image", "dimensions", "redirect-loop"])
-            #expect(failures.allSatisfy { $0["url"]?.hasPrefix(origin.tilesBase) == true && $0["message"]?.isEmpty == false })
-            #expect(FileManager.default.fileExists(atPath: cache + "/entries"))
-            #expect(try FileManager.default.contentsOfDirectory(atPath: cache + "/entries").filter { $0.hasSuffix(".tce") }.isEmpty)
+            try await withOrigin(configuration) { origin in
+                let run = await tilecache(arguments(origin, cache: cache, "--elements", "3,6,8", "--kind", "thumbnails", "--retries", "0"))
+                #expect(run.code == 2)
+                let report = try run.decoded(as: PrefetchReport.self)
+                #expect(report.failed == 3 && report.succeeded == 0)
+                #expect(Set(report.failures.map(\.reason)) == ["not-an-image", "dimensions", "redirect-loop"])
+                #expect(report.failures.allSatisfy { $0.url.hasPrefix(origin.tilesBase) && !$0.message.isEmpty })
+                #expect(FileManager.default.fileExists(atPath: cache + "/entries"))
+                #expect(try FileManager.default.contentsOfDirectory(atPath: cache + "/entries").filter { $0.hasSuffix(".tce") }.isEmpty)
+            }
         }
     }
 
     @Test("known-missing photos are skipped by default, and reported apart from broken ones when included")
     func knownMissing() async throws {
         try await withTemporaryDirectory { cache in
-            let origin = try await OriginServer.start()
-            let skipped = await tilecache(arguments(origin, cache: cache, "--elements", "89-91", "--kind", "full"))
-            let included = await tilecache(arguments(origin, cache: cache, "--elements", "89-91", "--kind", "full", "--include-known-missing"))
-            await origin.shutdown()
-            #expect(skipped.code == 0)
-            let skippedJSON = try #require(try skipped.json() as? [String: Any])
-            #expect(skippedJSON["requested"] as? Int == 1 && skippedJSON["skippedKnownMissing"] as? Int == 2)
-            #expect(included.code == 0)
-            let includedJSON = try #require(try included.json() as? [String: Any])
-            #expect(includedJSON["expectedMissing"] as? Int == 2 && includedJSON["failed"] as? Int == 0)
+            try await withOrigin { origin in
+                let skipped = await tilecache(arguments(origin, cache: cache, "--elements", "89-91", "--kind", "full"))
+                let included = await tilecache(arguments(origin, cache: cache, "--elements", "89-91", "--kind", "full", "--include-known-missing"))
+                #expect(skipped.code == 0)
+                let skippedReport = try skipped.decoded(as: PrefetchReport.self)
+                #expect(skippedReport.requested == 1 && skippedReport.skippedKnownMissing == 2)
+                #expect(included.code == 0)
+                let includedReport = try included.decoded(as: PrefetchReport.self)
+                #expect(includedReport.expectedMissing == 2 && includedReport.failed == 0)
+            }
         }
     }
 
     @Test("--urls takes any list; lines that are not http(s) URLs are invalid input, never fetched")
     func urlList() async throws {
         try await withTemporaryDirectory { cache in
-            let origin = try await OriginServer.start()
-            let list = """
-                # rover photos, or anything else
-                \(origin.tilesBase)/Tiles/026/s7.JPG
+            try await withOrigin { origin in
+                let list = """
+                    # rover photos, or anything else
+                    \(origin.tilesBase)/Tiles/026/s7.JPG
 
-                ftp://example.com/x.jpg
-                \(origin.imagesBase)/cesium.jpg
-                """
-            try list.write(toFile: cache + "/urls.txt", atomically: true, encoding: .utf8)
-            let run = await tilecache(["prefetch", "--urls", cache + "/urls.txt", "--cache-dir", cache, "--format", "json"])
-            await origin.shutdown()
-            #expect(run.code == 2)
-            let json = try #require(try run.json() as? [String: Any])
-            #expect(json["requested"] as? Int == 3 && json["succeeded"] as? Int == 1)
-            let failures = try #require(json["failures"] as? [[String: String]])
-            #expect(failures.first { $0["url"] == "ftp://example.com/x.jpg" }?["reason"] == "invalid-input")
-            #expect(failures.first { $0["url"] == "ftp://example.com/x.jpg" }?["message"]?.contains("urls.txt:4") == true)
-            #expect(failures.first { $0["url"]?.hasSuffix("cesium.jpg") == true }?["reason"] == "http-status")
-            #expect(origin.statistics.requests == 2)
+                    ftp://example.com/x.jpg
+                    \(origin.imagesBase)/cesium.jpg
+                    """
+                try list.write(toFile: cache + "/urls.txt", atomically: true, encoding: .utf8)
+                let run = await tilecache(["prefetch", "--urls", cache + "/urls.txt", "--cache-dir", cache, "--format", "json"])
+                #expect(run.code == 2)
+                let report = try run.decoded(as: PrefetchReport.self)
+                #expect(report.requested == 3 && report.succeeded == 1)
+                let ftp = try #require(report.failures.first { $0.url == "ftp://example.com/x.jpg" })
+                #expect(ftp.reason == "invalid-input" && ftp.message.contains("urls.txt:4"))
+                #expect(report.failures.first { $0.url.hasSuffix("cesium.jpg") }?.reason == "http-status")
+                #expect(origin.statistics.requests == 2)
+            }
         }
     }
 
     @Test("on a terminal the progress line goes to stderr; stdout holds only the report")
     func progressOnStderr() async throws {
         try await withTemporaryDirectory { cache in
-            let origin = try await OriginServer.start()
-            var (console, captured) = Console.capturing()
-            console.errIsTerminal = true
-            let code = await Console.$current.withValue(console) {
-                await TileCacheCommand.run(arguments: arguments(origin, cache: cache, "--elements", "1-5", "--kind", "thumbnails"))
+            try await withOrigin { origin in
+                var (console, captured) = Console.capturing()
+                console.errIsTerminal = true
+                let code = await Console.$current.withValue(console) {
+                    await TileCacheCommand.run(arguments: arguments(origin, cache: cache, "--elements", "1-5", "--kind", "thumbnails"))
+                }
+                #expect(code == 0)
+                #expect(captured.err.contains("5/5") && captured.err.contains("ETA"))
+                #expect(!captured.out.contains("ETA") && !captured.out.contains("\r"))
+                let json = try JSONSerialization.jsonObject(with: Data(captured.out.utf8)) as? [String: Any]
+                #expect(json?["succeeded"] as? Int == 5)
             }
-            await origin.shutdown()
-            #expect(code == 0)
-            #expect(captured.err.contains("5/5") && captured.err.contains("ETA"))
-            #expect(!captured.out.contains("ETA") && !captured.out.contains("\r"))
-            let json = try JSONSerialization.jsonObject(with: Data(captured.out.utf8)) as? [String: Any]
-            #expect(json?["succeeded"] as? Int == 5)
         }
     }
 

@@ -4,7 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import ImageCore
 import Testing
-import TileCacheFixtures
+import TestSupport
 import TileCacheOrigin
 import TileCacheService
 

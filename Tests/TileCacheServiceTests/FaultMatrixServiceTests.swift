@@ -4,7 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import ImageCore
 import Testing
-import TileCacheFixtures
+import TestSupport
 import TileCacheOrigin
 
 /// The hardening fault matrix (docs/reliability.md) through `tilecache serve`'s thumbnail endpoint.

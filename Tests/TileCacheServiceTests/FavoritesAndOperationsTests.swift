@@ -8,7 +8,7 @@ import NIOCore
 import ImageCore
 import ServiceLifecycle
 import Testing
-import TileCacheFixtures
+import TestSupport
 import TileCacheOrigin
 import TileCacheService
 
@@ -235,7 +235,12 @@ struct LiveServiceTests {
         var ports = port.stream.makeAsyncIterator()
         let bound = try #require(await ports.next())
         let inFlight = Task { try await ImageCoreFetch.status("http://127.0.0.1:\(bound)/api/v1/elements/3/thumbnail") }
-        while harness.origin.statistics.inFlight == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        // The origin holds the request 600 ms; a test starved past that would wait for nothing, so it stops at a deadline.
+        let reached = ContinuousClock.now + TestTime.scaled(.seconds(30))
+        while harness.origin.statistics.inFlight == 0 {
+            guard ContinuousClock.now < reached else { throw TestFailure("the request never reached the origin") }
+            try await Task.sleep(for: .milliseconds(10))
+        }
         await group.triggerGracefulShutdown()
         #expect(try await inFlight.value == 200)
         try await running.value
@@ -280,9 +285,10 @@ enum ImageCoreFetch {
 struct TraceRecordingTests {
     @Test("--record-trace appends the source URL of every image request, resized ones included")
     func records() async throws {
-        let directory = NSTemporaryDirectory() + "tilecache-trace-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await withTemporaryDirectory { directory in try await record(in: directory) }
+    }
+
+    private func record(in directory: String) async throws {
         let path = directory + "/trace.txt"
         let harness = try await ServiceHarness.start { $0.traceFile = path }
         let builder = harness.origin.urlBuilder

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 import TileCacheOrigin
+import TestSupport
 
 /// The service fetches only catalogue images from its configured bases: nothing in a request can make it fetch
 /// anything else (server-side request forgery) or read a file.

@@ -12,7 +12,7 @@ let photo = synthesizer.jpeg(catalogue.element(number: 79)!, kind: .full)
 /// A PngSuite file from the test fixtures (32x32 RGBA, 8 bits per channel).
 let png: [UInt8] = {
     let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
-        "../../../Tests/TileCacheFixtures/pngsuite/basn6a08.png").standardized.path
+        "../../../Tests/TestSupport/pngsuite/basn6a08.png").standardized.path
     guard let data = FileManager.default.contents(atPath: path) else { fatalError("missing PNG fixture at \(path)") }
     return [UInt8](data)
 }()

@@ -2,7 +2,7 @@ import Catalogue
 import Foundation
 import ImageCore
 import Testing
-import TileCacheFixtures
+import TestSupport
 import TileCacheOrigin
 
 /// The disk cache on a real file system that fills up or turns read-only (a small tmpfs).

@@ -1,7 +1,7 @@
 import Foundation
 import ImageCore
 import Testing
-import TileCacheFixtures
+import TestSupport
 
 @Suite("DiskCache.verifyAll")
 struct DiskCacheVerifyTests {

@@ -2,7 +2,7 @@ import Catalogue
 import Foundation
 import ImageCore
 import Testing
-import TileCacheFixtures
+import TestSupport
 import TileCacheOrigin
 
 @Suite("ImageInspector")

@@ -3,7 +3,7 @@ import Foundation
 import ImageCore
 import NIOConcurrencyHelpers
 import Testing
-import TileCacheFixtures
+import TestSupport
 import TileCacheOrigin
 
 /// What a validation says about some bytes: everything a report shows.

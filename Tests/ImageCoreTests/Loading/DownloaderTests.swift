@@ -3,6 +3,7 @@ import Foundation
 import ImageCore
 import Testing
 import TileCacheOrigin
+import TestSupport
 
 @Suite("Downloader against the loopback origin")
 struct DownloaderTests {

@@ -2,6 +2,7 @@ import Foundation
 import ImageCore
 import Testing
 import TileCacheOrigin
+import TestSupport
 
 @Suite("TransferEngine against the loopback origin")
 struct TransferEngineTests {

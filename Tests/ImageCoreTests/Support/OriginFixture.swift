@@ -1,22 +1,6 @@
 import ImageCore
-import TileCacheFixtures
+import TestSupport
 import TileCacheOrigin
-
-/// Runs `body` against a fresh loopback origin and shuts it down afterwards.
-func withOrigin<T>(_ configure: (inout OriginServer.Configuration) -> Void = { _ in },
-                   _ body: (OriginServer) async throws -> T) async throws -> T {
-    var configuration = OriginServer.Configuration()
-    configure(&configuration)
-    let origin = try await OriginServer.start(configuration)
-    do {
-        let result = try await body(origin)
-        await origin.shutdown()
-        return result
-    } catch {
-        await origin.shutdown()
-        throw error
-    }
-}
 
 extension Downloader.Configuration {
     /// Fast retries for tests.

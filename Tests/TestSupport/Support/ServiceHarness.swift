@@ -3,20 +3,22 @@ import Hummingbird
 import HummingbirdTesting
 import ImageCore
 import Logging
-import TileCacheFixtures
 import TileCacheOrigin
 import TileCacheService
 
 /// An origin, a service configuration pointing at it, and temporary cache and database paths.
-struct ServiceHarness {
-    let origin: OriginServer
-    let directory: String
-    var configuration: ServiceConfiguration
+public struct ServiceHarness: Sendable {
+    public let origin: OriginServer
+    /// The temporary directory of the cache and the database, removed by `stop()`.
+    public let directory: String
+    public var configuration: ServiceConfiguration
 
-    static func start(origin originConfiguration: OriginServer.Configuration = .init(),
+    /// Starts an origin (configured as `originConfiguration`) and a configuration pointing at it, which `configure`
+    /// may change.
+    public static func start(origin originConfiguration: OriginServer.Configuration = .init(),
                       _ configure: (inout ServiceConfiguration) -> Void = { _ in }) async throws -> ServiceHarness {
         let origin = try await OriginServer.start(originConfiguration)
-        let directory = NSTemporaryDirectory() + "tilecache-service-test-" + UUID().uuidString
+        let directory = try makeTemporaryDirectory()
         var configuration = ServiceConfiguration()
         configuration.port = 0
         configuration.builder = origin.urlBuilder
@@ -28,11 +30,13 @@ struct ServiceHarness {
         return ServiceHarness(origin: origin, directory: directory, configuration: configuration)
     }
 
-    func dependencies() throws -> ServiceDependencies {
+    /// The service's dependencies, built from the configuration.
+    public func dependencies() throws -> ServiceDependencies {
         try ServiceDependencies(configuration: configuration, logger: Logger(label: "test"))
     }
 
-    func stop() async {
+    /// Shuts the origin down and removes the directory.
+    public func stop() async {
         await origin.shutdown()
         try? FileManager.default.removeItem(atPath: directory)
     }
@@ -41,7 +45,7 @@ struct ServiceHarness {
 /// Runs `body` with a test client over a service built from `harness`, then stops the harness. The default client is
 /// AsyncHTTPClient over real loopback sockets, with a connection per concurrent request (`.router` would skip the
 /// HTTP server, and its in-memory channels leak under LeakSanitizer; `.live` sends everything down one connection).
-func withService<T: Sendable>(_ harness: ServiceHarness, mode: TestingSetup = .ahc(.http),
+public func withService<T: Sendable>(_ harness: ServiceHarness, mode: TestingSetup = .ahc(.http),
                               _ body: @escaping @Sendable (any TestClientProtocol, ServiceDependencies) async throws -> T) async throws -> T {
     do {
         let dependencies = try harness.dependencies()
@@ -56,8 +60,12 @@ func withService<T: Sendable>(_ harness: ServiceHarness, mode: TestingSetup = .a
 }
 
 extension TestResponse {
-    var bytes: [UInt8] { Array(buffer: body) }
-    var json: [String: Any]? { try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any] }
-    var jsonArray: [[String: Any]]? { try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [[String: Any]] }
-    var errorReason: String? { (json?["error"] as? [String: Any])?["reason"] as? String }
+    /// The body's bytes.
+    public var bytes: [UInt8] { Array(buffer: body) }
+    /// The body as a JSON object.
+    public var json: [String: Any]? { try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any] }
+    /// The body as a JSON array of objects.
+    public var jsonArray: [[String: Any]]? { try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [[String: Any]] }
+    /// The `reason` of a JSON error body.
+    public var errorReason: String? { (json?["error"] as? [String: Any])?["reason"] as? String }
 }
