@@ -4,6 +4,10 @@ import PackageDescription
 /// Rules every module of the package is built with.
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
+    // As Hummingbird does: a file sees only the members of modules it imports itself, and an import is internal unless
+    // written `public import`, so each module's public surface says which modules it exposes.
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
 let package = Package(
@@ -113,6 +117,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),  // Data(buffer:)
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.copy("Web")],
@@ -143,6 +148,7 @@ let package = Package(
                 "ImageCore", "Catalogue", "TileCacheOrigin", "TileCacheService",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/TestSupport",

@@ -1,5 +1,5 @@
 import COriginCodecs
-import ImageCore
+public import ImageCore
 
 extension BodyForm {
     /// `image` (RGB pixels) encoded in this form, as `Fault.body(self)` serves it.

@@ -1,5 +1,5 @@
-import Catalogue
-import ImageCore
+public import Catalogue
+public import ImageCore
 
 /// The hardening fault matrix: every misbehaviour a client of image hosts must survive, each put on one thumbnail
 /// (case 1 on `Tiles/001`, case 2 on `Tiles/002`, ...), with the outcome a correct client reports.

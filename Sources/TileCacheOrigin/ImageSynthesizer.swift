@@ -1,5 +1,5 @@
-import Catalogue
-import ImageCore
+public import Catalogue
+public import ImageCore
 
 /// Generates the origin's element images: deterministic for a seed, with enough texture that JPEG sizes look like
 /// the real hosts' (thumbnails about 100-250 px and a few KB; photos 500-1000 px wide and tens of KB).

@@ -1,6 +1,6 @@
-import Catalogue
+public import Catalogue
 import ImageCore
-import Logging
+public import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix

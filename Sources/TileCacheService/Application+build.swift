@@ -1,7 +1,7 @@
-import Catalogue
-import Hummingbird
-import ImageCore
-import Logging
+public import Catalogue
+public import Hummingbird
+public import ImageCore
+public import Logging
 import ServiceLifecycle
 
 /// What the routes share: the catalogue, the pipeline, favourites, metrics and configuration.

@@ -1,6 +1,6 @@
-import Catalogue
+public import Catalogue
 import Foundation
-import ImageCore
+public import ImageCore
 
 /// Everything `tilecache serve` is configured with.
 public struct ServiceConfiguration: Sendable {

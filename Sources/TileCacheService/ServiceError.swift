@@ -1,7 +1,7 @@
 import Foundation
-import HTTPTypes
-import Hummingbird
-import ImageCore
+public import HTTPTypes
+public import Hummingbird
+public import ImageCore
 import NIOCore
 
 /// An error that reaches HTTP: a status and a JSON body `{"error": {"status", "reason", "message"}}`.

@@ -1,7 +1,7 @@
 import Catalogue
-import Foundation
+public import Foundation
 import ImageCore
-import TileCacheOrigin
+public import TileCacheOrigin
 
 /// Test inputs the test suites share: real camera photos (photos/LICENSES.md says where each comes from), PngSuite,
 /// and the verdict corpus built from them.

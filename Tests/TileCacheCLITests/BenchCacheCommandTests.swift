@@ -3,6 +3,7 @@ import Foundation
 import ImageCore
 import Testing
 import TestSupport
+import TileCacheOrigin
 
 @Suite("tilecache bench-cache")
 struct BenchCacheCommandTests {

@@ -4,6 +4,7 @@ import Testing
 import TestSupport
 import TileCacheCLI
 import TileCacheOrigin
+import Catalogue
 
 /// The hardening fault matrix (docs/reliability.md) through `tilecache prefetch` and `tilecache validate`.
 @Suite("fault matrix through the CLI")

@@ -1,4 +1,5 @@
 import CacheLab
+import Catalogue
 import ImageCore
 import Testing
 @testable import TileCacheCLI

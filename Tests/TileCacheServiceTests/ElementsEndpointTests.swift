@@ -7,6 +7,7 @@ import Testing
 import TestSupport
 import TileCacheOrigin
 import TileCacheService
+import Catalogue
 
 @Suite("Service: catalogue and images")
 struct ElementsEndpointTests {

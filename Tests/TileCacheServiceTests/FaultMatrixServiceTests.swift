@@ -6,6 +6,8 @@ import ImageCore
 import Testing
 import TestSupport
 import TileCacheOrigin
+import Catalogue
+import TileCacheService
 
 /// The hardening fault matrix (docs/reliability.md) through `tilecache serve`'s thumbnail endpoint.
 @Suite("fault matrix through the service")

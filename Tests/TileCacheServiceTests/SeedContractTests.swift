@@ -6,6 +6,7 @@ import GRDB
 import Testing
 import TileCacheService
 import TestSupport
+import HummingbirdTesting
 
 // The seed apps' side of the contract, written the way the course's students wrote it: URLSession, JSONDecoder,
 // `Codable` models with non-optional fields where the data always has a value, `id` a String, image URLs built with

@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+public import Foundation
 
 /// What the disk cache keeps beside an image's bytes.
 public struct DiskCacheMetadata: Sendable, Hashable, Codable {

@@ -1,4 +1,4 @@
-import NIOConcurrencyHelpers
+public import NIOConcurrencyHelpers
 
 /// A thread-safe LRU memory cache with an exact count limit and an exact cost limit (bytes).
 ///

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import NIOConcurrencyHelpers
 
 /// HTTP dates (RFC 9110 IMF-fixdate), as Last-Modified and If-Modified-Since carry them.

@@ -1,9 +1,10 @@
 import CCurl
-import Logging
+public import Logging
 import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
 import Glibc
+import Synchronization
 #endif
 
 /// HTTP over one long-lived libcurl multi handle, driven by one dedicated thread.

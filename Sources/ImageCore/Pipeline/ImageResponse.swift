@@ -1,5 +1,5 @@
 import Foundation
-import NIOCore
+public import NIOCore
 
 /// How a request was satisfied: which layer had the source image.
 public enum ImageOutcome: String, Sendable, Codable, CaseIterable {

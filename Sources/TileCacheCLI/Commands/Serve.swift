@@ -4,6 +4,7 @@ import Foundation
 import ImageCore
 import Logging
 import TileCacheService
+import Hummingbird
 
 extension TileCacheCommand {
     /// `tilecache serve`: the image service that feeds front ends.

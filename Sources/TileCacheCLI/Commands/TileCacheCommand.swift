@@ -1,4 +1,4 @@
-import ArgumentParser
+public import ArgumentParser
 import ImageCore
 
 /// `tilecache`: prefetch, validate and inspect images, and run the built-in origin.

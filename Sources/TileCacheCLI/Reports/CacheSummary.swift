@@ -1,6 +1,6 @@
 import Catalogue
-import Foundation
-import ImageCore
+public import Foundation
+public import ImageCore
 
 /// What a disk cache holds and its latest runs: the report of `tilecache stats`.
 public struct CacheSummary: Sendable, Encodable {

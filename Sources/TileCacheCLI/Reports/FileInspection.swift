@@ -1,5 +1,5 @@
 import Foundation
-import ImageCore
+public import ImageCore
 
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,4 @@
-import Catalogue
+public import Catalogue
 import Foundation
 import ImageCore
 

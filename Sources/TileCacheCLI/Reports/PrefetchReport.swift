@@ -1,5 +1,5 @@
 import Foundation
-import ImageCore
+public import ImageCore
 
 /// The report of one prefetch run, in the shape `--format json` prints.
 public struct PrefetchReport: Sendable, Codable, Equatable {

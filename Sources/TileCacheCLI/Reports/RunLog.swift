@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The run log: one JSON object a line in `<cache-dir>/runs.jsonl`, appended after every prefetch run.
 public enum RunLog {

@@ -1,5 +1,5 @@
 import Foundation
-import ImageCore
+public import ImageCore
 
 /// The check of one image URL.
 public struct URLValidationResult: Sendable, Codable, Equatable {

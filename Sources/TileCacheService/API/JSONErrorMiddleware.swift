@@ -1,5 +1,6 @@
 import HTTPTypes
 import Hummingbird
+import Logging
 
 /// Makes every error a JSON body `{"error": {"status", "reason", "message"}}`: unknown routes (404), Hummingbird's
 /// own errors (a body too large, a bad request) and anything unexpected (500, details to the log only).

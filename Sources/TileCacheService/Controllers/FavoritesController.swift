@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import ImageCore
 import Logging
+import NIOFoundationCompat
 
 /// `/api/v1/favorites`: the seed's favourites resource over SQLite, with the mock API's semantics (see `FavoriteBody`).
 struct FavoritesController: Sendable {

@@ -1,6 +1,7 @@
 import Catalogue
 import Foundation
 import ImageCore
+import HTTPTypes
 
 /// A favourite as the seed's mock API kept it: whatever object was posted, checked and completed.
 ///

@@ -1,6 +1,6 @@
-import Catalogue
+public import Catalogue
 import Foundation
-import GRDB
+public import GRDB
 import ImageCore
 
 /// One stored favourite: the object as posted (checked and completed, see `FavoriteBody`), with the server's id and time.

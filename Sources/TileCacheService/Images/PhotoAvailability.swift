@@ -1,5 +1,5 @@
-import Catalogue
-import ImageCore
+public import Catalogue
+public import ImageCore
 import NIOConcurrencyHelpers
 
 /// What the photo host has said about each element's photo: the source of `has_image` beyond the catalogue's

@@ -1,6 +1,6 @@
-import ImageCore
+public import ImageCore
 import Metrics
-import Prometheus
+public import Prometheus
 import NIOConcurrencyHelpers
 
 /// The service's metrics: HTTP requests as swift-metrics objects made by a Prometheus factory over this instance's own

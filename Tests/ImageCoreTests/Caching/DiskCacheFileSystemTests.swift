@@ -4,6 +4,7 @@ import ImageCore
 import Testing
 import TestSupport
 import TileCacheOrigin
+import Logging
 
 /// The disk cache on a real file system that fills up or turns read-only (a small tmpfs).
 @Suite("DiskCache on a full or read-only file system",

@@ -4,6 +4,7 @@ import ImageCore
 import Testing
 import TestSupport
 import TileCacheOrigin
+import NIOCore
 
 @Suite("ImagePipeline against the loopback origin")
 struct ImagePipelineTests {

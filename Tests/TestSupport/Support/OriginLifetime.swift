@@ -1,4 +1,4 @@
-import TileCacheOrigin
+public import TileCacheOrigin
 
 /// Runs `body` against a fresh loopback origin and shuts the origin down afterwards, whether `body` returns or throws.
 public func withOrigin<T>(_ configure: (inout OriginServer.Configuration) -> Void = { _ in },

@@ -1,10 +1,11 @@
 import Foundation
 import Hummingbird
-import HummingbirdTesting
+public import HummingbirdTesting
 import ImageCore
 import Logging
-import TileCacheOrigin
-import TileCacheService
+public import TileCacheOrigin
+public import TileCacheService
+import NIOFoundationCompat
 
 /// An origin, a service configuration pointing at it, and temporary cache and database paths.
 public struct ServiceHarness: Sendable {
