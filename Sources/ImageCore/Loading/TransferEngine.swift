@@ -136,12 +136,24 @@ final class EngineCore: @unchecked Sendable {
 
     func stop() {
         commands.withLockedValue { $0.stopping = true }
-        curl_multi_wakeup(multi)
+        wake()
     }
 
     func submit(_ command: Command) {
         commands.withLockedValue { $0.pending.append(command) }
-        curl_multi_wakeup(multi)
+        wake()
+    }
+
+    /// Interrupts `curl_multi_poll`. Should libcurl refuse, the poll's one-second cap still lets the command through.
+    private func wake() {
+        checked(curl_multi_wakeup(multi), "curl_multi_wakeup")
+    }
+
+    /// Logs a multi-handle call libcurl refused. Such a failure (out of memory, a handle in a bad state) leaves the
+    /// engine running: each transfer still ends with its own result or at its deadline.
+    private func checked(_ code: CURLMcode, _ call: String) {
+        guard code != CURLM_OK else { return }
+        logger.error("libcurl refused a multi-handle call", metadata: ["call": "\(call)", "error": "\(String(cString: curl_multi_strerror(code)))"])
     }
 
     // MARK: - Engine thread
@@ -165,11 +177,15 @@ final class EngineCore: @unchecked Sendable {
             }
             admitQueued()
             var running: Int32 = 0
-            curl_multi_perform(multi, &running)
+            checked(curl_multi_perform(multi, &running), "curl_multi_perform")
             collectFinished()
             admitQueued()
             counters.withLockedValue { $0 = Counters(active: active.count, queued: queued.count) }
-            curl_multi_poll(multi, nil, 0, 1000, nil)
+            let polled = curl_multi_poll(multi, nil, 0, 1000, nil)
+            if polled != CURLM_OK {
+                checked(polled, "curl_multi_poll")
+                usleep(10_000)  // not a hot loop while libcurl cannot wait
+            }
         }
     }
 
@@ -298,7 +314,7 @@ final class EngineCore: @unchecked Sendable {
 
     private func deactivate(_ transfer: CurlTransfer) {
         guard let easy = transfer.easy else { return }
-        curl_multi_remove_handle(multi, easy)
+        checked(curl_multi_remove_handle(multi, easy), "curl_multi_remove_handle")
         active[easy] = nil
         let origin = transfer.target.origin
         activePerOrigin[origin, default: 1] -= 1
@@ -339,7 +355,7 @@ final class EngineCore: @unchecked Sendable {
         queued.removeAll()
         for easy in idleHandles { curl_easy_cleanup(easy) }
         idleHandles.removeAll()
-        curl_multi_cleanup(multi)
+        checked(curl_multi_cleanup(multi), "curl_multi_cleanup")
     }
 }
 
