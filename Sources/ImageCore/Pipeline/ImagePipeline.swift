@@ -287,9 +287,7 @@ public final class ImagePipeline: Sendable {
     /// stored in memory.
     private func loadSource(_ request: ImageRequest, deadline: ContinuousClock.Instant?) async throws(ImageCoreError) -> Loaded {
         var loaded = try await resolveBytes(request, deadline: deadline)
-        let wantsPixels = request.options.contains(.returnPixels)
-            || (configuration.memoryContent == .decoded && !request.options.contains(.disableMemoryCacheWrites))
-        if loaded.validated == nil, wantsPixels {
+        if loaded.validated == nil, wantsPixels(request) {
             let source = loaded.servedBy ?? request.url
             do {
                 let (bytes, contentType) = (loaded.bytes, loaded.metadata.contentType)
@@ -316,6 +314,12 @@ public final class ImagePipeline: Sendable {
                             timings: loaded.timings, bytesDownloaded: loaded.bytesDownloaded)
         remember(result, for: request)
         return result
+    }
+
+    /// Whether a load for `request` decodes the image: the request asks for pixels, or the memory tier keeps them.
+    private func wantsPixels(_ request: ImageRequest) -> Bool {
+        request.options.contains(.returnPixels)
+            || (configuration.memoryContent == .decoded && !request.options.contains(.disableMemoryCacheWrites))
     }
 
     /// Stores a load's result in the memory tier, as its content says, unless the request says not to.
@@ -416,11 +420,19 @@ public final class ImagePipeline: Sendable {
     /// Bytes from the disk cache (fresh, or revalidated by a 304), else from the network.
     private func loadBytes(_ url: String, request: ImageRequest, deadline: ContinuousClock.Instant?) async throws(ImageCoreError) -> LoadedBytes {
         let key = ImageRequest.diskKey(servedBy: url)
-        guard !request.options.contains(.reloadIgnoringCachedData), let disk = diskCache,
-              let entry = await BlockingWork.run({ disk.entry(for: key) }) else {
+        guard !request.options.contains(.reloadIgnoringCachedData), let disk = diskCache else {
             return try await fromNetwork(url, request: request, deadline: deadline)
         }
-        let stored = LoadedBytes(bytes: entry.bytes, metadata: entry.metadata, outcome: .diskHit)
+        // One trip to the blocking pool reads the entry and, when pixels are wanted and the entry is fresh, decodes
+        // it too (a decode that fails is left to `loadSource`, which removes the entry and fetches again).
+        let decode = wantsPixels(request)
+        let (found, decoded) = await BlockingWork.run { [inspector = configuration.inspector, freshness = configuration.defaultFreshness] in
+            guard let entry = disk.entry(for: key) else { return (nil as DiskCacheEntry?, nil as ValidatedImage?) }
+            guard decode, !entry.metadata.isStale(defaultLifetime: freshness) else { return (entry, nil) }
+            return (entry, try? inspector.validate(entry.bytes, subject: url, contentType: entry.metadata.contentType))
+        }
+        guard let entry = found else { return try await fromNetwork(url, request: request, deadline: deadline) }
+        let stored = LoadedBytes(bytes: entry.bytes, metadata: entry.metadata, outcome: .diskHit, validated: decoded)
         guard entry.metadata.isStale(defaultLifetime: configuration.defaultFreshness),
               !request.options.contains(.returnCacheDataDontLoad) else { return stored }
         // Without validators this is a plain refetch; with them, a 304 confirms the stored bytes.
