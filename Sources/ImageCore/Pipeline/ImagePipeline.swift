@@ -478,7 +478,8 @@ public final class ImagePipeline: Sendable {
         return try await accept(response, url: url, request: request)
     }
 
-    /// Validates a 2xx body (full decode), then stores it on disk: on the blocking pool.
+    /// Validates a 2xx body (a full decode; `check` when the request keeps the image nowhere), then stores it on disk:
+    /// on the blocking pool.
     ///
     /// - Throws: the validator's error, carrying what was received (status, type, size, format, header if readable).
     private func accept(_ response: TransferResponse, url: String, request: ImageRequest) async throws(ImageCoreError) -> LoadedBytes {
@@ -486,9 +487,22 @@ public final class ImagePipeline: Sendable {
     }
 
     private func validateAndStore(_ response: TransferResponse, url: String, request: ImageRequest) throws(ImageCoreError) -> LoadedBytes {
-        let validated: ValidatedImage
+        // A request that keeps the image nowhere and wants no pixels (`validate`) gets the same verdict from `check`:
+        // every JPEG block is still entropy-decoded, at a fraction of a full decode's work. Anything that is kept,
+        // in memory or on disk, has passed a full decode.
+        let keepsNothing = (diskCache == nil || request.options.contains(.disableDiskCacheWrites))
+            && request.options.contains(.disableMemoryCacheWrites) && !wantsPixels(request)
+        let header: ImageHeader
+        var validated: ValidatedImage?
+        var warnings: [String] = []
         do {
-            validated = try configuration.inspector.validate(response.body, subject: url, contentType: response.contentType)
+            if keepsNothing {
+                let checked = try configuration.inspector.check(response.body, subject: url, contentType: response.contentType)
+                (header, warnings) = (checked.header, checked.warnings)
+            } else {
+                let image = try configuration.inspector.validate(response.body, subject: url, contentType: response.contentType)
+                (header, validated) = (image.header, image)
+            }
         } catch {
             var failure = error
             failure.received = ImageCoreError.ReceivedBody(
@@ -496,10 +510,9 @@ public final class ImagePipeline: Sendable {
                 format: ImageFormat.sniff(response.body), header: try? configuration.inspector.inspectHeader(response.body, subject: url))
             throw failure
         }
-        let metadata = DiskCacheMetadata(url: url, header: validated.header, bytes: response.body,
+        let metadata = DiskCacheMetadata(url: url, header: header, bytes: response.body,
                                          contentType: response.contentType, etag: response.etag,
                                          lastModified: response.lastModified, cacheControl: response.cacheControl)
-        var warnings: [String] = []
         if let disk = diskCache, !request.options.contains(.disableDiskCacheWrites) {
             do {
                 try disk.store(response.body, metadata: metadata)

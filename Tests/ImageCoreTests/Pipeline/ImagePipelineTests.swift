@@ -204,6 +204,9 @@ struct ImagePipelineTests {
                 _ = try await warm.image(for: url)
                 let checked = try await warm.image(for: ImageRequest(url: url, options: .noStore))
                 #expect(checked.outcome == .networkFetch && checked.httpStatus == 200 && origin.statistics.requests == 2)
+                // Kept nowhere and no pixels asked for: checked (same verdict, no pixels), with the full header.
+                let full = try await warm.image(for: url)
+                #expect(checked.image == nil && checked.header == full.header && checked.header.width > 0)
                 let fresh = pipeline(directory + "/other")
                 _ = try await fresh.image(for: ImageRequest(url: url, options: .noStore))
                 #expect(fresh.diskCache?.count == 0 && fresh.memoryCache.count == 0)
