@@ -4,7 +4,8 @@ public import ImageCore
 public import Logging
 import ServiceLifecycle
 
-/// What the routes share: the catalogue, the pipeline, favourites, metrics and configuration.
+/// Everything the service is built from: the catalogue, the pipeline, favourites, metrics and configuration.
+/// `buildRouter` hands each controller only the parts it needs.
 public struct ServiceDependencies: Sendable {
     public let configuration: ServiceConfiguration
     public let catalogue: ElementCatalogue
