@@ -33,7 +33,7 @@ public struct ServiceDependencies: Sendable {
         pipeline = configuration.requiresDiskCache
             ? try ImagePipeline(requiringDiskCacheWith: configuration.pipeline, logger: logger)
             : ImagePipeline(configuration: configuration.pipeline, logger: logger)
-        metrics = ServiceMetrics(statistics: pipeline.statistics)
+        metrics = ServiceMetrics(statistics: pipeline.statistics, sharedTier: pipeline.sharedTier)
         photos = PhotoAvailability()
         favorites = try FavoritesStore(path: configuration.databasePath, catalogue: catalogue)
         web = try WebAssets()

@@ -255,7 +255,7 @@ final class EngineCore: @unchecked Sendable {
         try check(tc_easy_setopt_string(easy, CURLOPT_URL, request.url), "CURLOPT_URL")
         try check(tc_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"), "CURLOPT_PROTOCOLS_STR")
         try check(tc_easy_setopt_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"), "CURLOPT_REDIR_PROTOCOLS_STR")
-        try check(tc_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 1), "CURLOPT_FOLLOWLOCATION")
+        try check(tc_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, request.followsRedirects ? 1 : 0), "CURLOPT_FOLLOWLOCATION")
         try check(tc_easy_setopt_long(easy, CURLOPT_MAXREDIRS, options.maxRedirects), "CURLOPT_MAXREDIRS")
         try check(tc_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1), "CURLOPT_NOSIGNAL")
         try check(tc_easy_setopt_string(easy, CURLOPT_USERAGENT, configuration.userAgent), "CURLOPT_USERAGENT")
@@ -265,7 +265,37 @@ final class EngineCore: @unchecked Sendable {
         try check(tc_easy_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, max(1, options.lowSpeedTime.milliseconds / 1000)), "CURLOPT_LOW_SPEED_TIME")
         try check(tc_easy_setopt_offset(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(options.maxBodyBytes)), "CURLOPT_MAXFILESIZE_LARGE")
         try check(tc_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, ""), "CURLOPT_ACCEPT_ENCODING")  // every encoding libcurl decodes
-        try check(tc_easy_setopt_long(easy, CURLOPT_NOBODY, request.headOnly ? 1 : 0), "CURLOPT_NOBODY")
+        try check(tc_easy_setopt_long(easy, CURLOPT_NOBODY, request.method == .head ? 1 : 0), "CURLOPT_NOBODY")
+        var headers = [request.ifNoneMatch.map { "If-None-Match: \($0)" }, request.ifModifiedSince.map { "If-Modified-Since: \($0)" }]
+            .compactMap { $0 }
+        switch request.method {
+        case .get, .head:
+            break
+        case .delete:
+            try check(tc_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, "DELETE"), "CURLOPT_CUSTOMREQUEST")
+        case .put:
+            // The body as "post fields" (libcurl copies them) sent with the PUT method: its exact length, no read
+            // callback. libcurl's `Expect: 100-continue` (bodies over 1 MiB) stays: an empty `Expect:` to remove it
+            // would still be signed by curl 7.88's SigV4, and the store would refuse the signature.
+            let body = request.body ?? []
+            try check(tc_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, "PUT"), "CURLOPT_CUSTOMREQUEST")
+            try check(tc_easy_setopt_offset(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)), "CURLOPT_POSTFIELDSIZE_LARGE")
+            let copied = body.withUnsafeBytes { bytes in
+                tc_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(transfer.errorBuffer)))
+            }
+            try check(copied, "CURLOPT_COPYPOSTFIELDS")
+            if !request.headers.contains(where: { $0.name.lowercased() == "content-type" }) {
+                // Not libcurl's form-urlencoded default (removing the header instead would leave it in a SigV4
+                // signature, which curl 7.88 computes before the header list is applied).
+                headers.append("Content-Type: application/octet-stream")
+            }
+        }
+        headers += request.headers.map { "\($0.name): \($0.value)" }
+        if let signing = request.signing {
+            try check(tc_easy_setopt_string(easy, CURLOPT_AWS_SIGV4, signing.provider), "CURLOPT_AWS_SIGV4")
+            try check(tc_easy_setopt_string(easy, CURLOPT_USERNAME, signing.accessKeyID), "CURLOPT_USERNAME")
+            try check(tc_easy_setopt_string(easy, CURLOPT_PASSWORD, signing.secretAccessKey), "CURLOPT_PASSWORD")
+        }
         try check(tc_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer), "CURLOPT_ERRORBUFFER")
         let context = Unmanaged.passUnretained(transfer).toOpaque()
         try check(tc_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context), "CURLOPT_WRITEDATA")
@@ -279,8 +309,7 @@ final class EngineCore: @unchecked Sendable {
             return transfer.receiveHeader(UnsafeRawBufferPointer(start: data, count: size * count))
         }, "CURLOPT_HEADERFUNCTION")
         // The transfer owns the list from the first append, so `release` frees it whatever fails after.
-        for header in [request.ifNoneMatch.map { "If-None-Match: \($0)" }, request.ifModifiedSince.map { "If-Modified-Since: \($0)" }] {
-            guard let header else { continue }
+        for header in headers {
             guard let list = curl_slist_append(transfer.headerList, header) else {
                 throw ImageCoreError(.transfer, subject: request.url, message: "could not build the request headers (out of memory)")
             }

@@ -44,25 +44,79 @@ public struct TransferOptions: Sendable, Hashable {
     public init() {}
 }
 
-/// One HTTP GET (or HEAD) request for the transfer engine (named so as not to shadow HTTPTypes' `HTTPRequest`, which
-/// the service uses).
+/// One HTTP request for the transfer engine (named so as not to shadow HTTPTypes' `HTTPRequest`, which the service
+/// uses): a GET of an image, or a request of the shared store's S3 API (HEAD, PUT with a body, signed).
 public struct TransferRequest: Sendable, Hashable {
+    /// The request methods the engine sends.
+    public enum Method: String, Sendable, Hashable {
+        case get = "GET", head = "HEAD", put = "PUT", delete = "DELETE"
+    }
+
     /// An absolute http or https URL.
     public var url: String
+    /// The method (default GET).
+    public var method = Method.get
     /// Sends `If-None-Match` with this ETag.
     public var ifNoneMatch: String?
     /// Sends `If-Modified-Since` with this HTTP date.
     public var ifModifiedSince: String?
-    /// Only the headers, no body.
-    public var headOnly = false
+    /// Only the headers, no body (a HEAD).
+    public var headOnly: Bool {
+        get { method == .head }
+        set { method = newValue ? .head : .get }
+    }
+    /// The body of a PUT (sent as is, with its exact length; libcurl's `Expect: 100-continue` is turned off).
+    public var body: [UInt8]?
+    /// More request headers, as (name, value) pairs, sent in this order.
+    public var headers: [HTTPField] = []
+    /// Signs the request with AWS Signature Version 4 (libcurl's `CURLOPT_AWS_SIGV4`).
+    public var signing: AWSSigning?
+    /// Follow redirects (default true; the S3 API never wants them followed).
+    public var followsRedirects = true
     /// Limits and timeouts.
     public var options: TransferOptions
+
+    /// A request header.
+    public struct HTTPField: Sendable, Hashable {
+        public var name: String
+        public var value: String
+        public init(_ name: String, _ value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
 
     /// A GET of `url`.
     public init(url: String, options: TransferOptions = TransferOptions()) {
         self.url = url
         self.options = options
     }
+}
+
+/// What libcurl signs a request with (`CURLOPT_AWS_SIGV4` and `CURLOPT_USERNAME`/`CURLOPT_PASSWORD`): TileCache has
+/// no signer of its own. The secret never appears in a description or a log.
+public struct AWSSigning: Sendable, Hashable, CustomStringConvertible {
+    /// The region signed for, e.g. `us-east-1`.
+    public var region: String
+    /// The service signed for (`s3`).
+    public var service: String
+    /// `AWS_ACCESS_KEY_ID`.
+    public var accessKeyID: String
+    /// `AWS_SECRET_ACCESS_KEY`.
+    public var secretAccessKey: String
+
+    /// Credentials for `service` in `region`.
+    public init(region: String, service: String = "s3", accessKeyID: String, secretAccessKey: String) {
+        self.region = region
+        self.service = service
+        self.accessKeyID = accessKeyID
+        self.secretAccessKey = secretAccessKey
+    }
+
+    /// libcurl's provider string: `aws:amz:REGION:SERVICE`.
+    var provider: String { "aws:amz:\(region):\(service)" }
+
+    public var description: String { "AWSSigning(region: \(region), service: \(service), accessKeyID: \(accessKeyID), secret: ***)" }
 }
 
 /// Time spent in each phase of a transfer, from libcurl's `CURLINFO_*_TIME_T`, each measured from the start.

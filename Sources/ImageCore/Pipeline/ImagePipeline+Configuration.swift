@@ -26,6 +26,8 @@ extension ImagePipeline {
         public var requestTimeout: Duration?
         /// Validation limits.
         public var inspector = ImageInspector()
+        /// The shared tier of a fleet (an S3 bucket), between local disk and the origin; nil: none (default).
+        public var sharedStore: SharedStoreConfiguration?
 
         /// The defaults.
         public init() {}

@@ -23,6 +23,8 @@ public final class ImagePipeline: Sendable {
     public let diskCache: DiskCache?
     /// The network layer.
     public let downloader: Downloader
+    /// The shared tier of a fleet (an S3 bucket, over the downloader's engine), when configured.
+    public let sharedTier: SharedTier?
     /// Statistics since the pipeline was created: every request, by outcome and failure reason.
     public let statistics = PipelineStatistics()
     /// The one coalescer: loads in flight by request.
@@ -68,7 +70,9 @@ public final class ImagePipeline: Sendable {
         self.logger = logger
         memoryCache = MemoryCache(countLimit: configuration.memoryCountLimit, costLimit: configuration.memoryCostLimit)
         self.diskCache = diskCache
-        downloader = Downloader(configuration: configuration.downloader)
+        let downloader = Downloader(configuration: configuration.downloader)
+        self.downloader = downloader
+        sharedTier = configuration.sharedStore.map { SharedTier(configuration: $0, engine: downloader.engine, logger: logger) }
     }
 
     // MARK: - The entry point
@@ -140,7 +144,7 @@ public final class ImagePipeline: Sendable {
         guard let cached = memoryCache.value(forKey: request.memoryKey(servedBy: servedBy)) else { return nil }
         return Loaded(servedBy: servedBy == request.url ? nil : servedBy, bytes: cached.bytes, header: cached.header,
                       contentType: cached.contentType, validators: cached.validators, image: cached.image,
-                      outcome: .memoryHit, warnings: [], bytesDownloaded: 0)
+                      outcome: .memoryHit, warnings: [], bytesDownloaded: 0, freshUntil: cached.freshUntil)
     }
 
     /// The response to `request` from what answered it; pixels only when the tier holds pixels or the request asked.
@@ -228,11 +232,17 @@ public final class ImagePipeline: Sendable {
         var httpStatus: Int?
         var timings: TransferTimings?
         var bytesDownloaded: Int
+        /// When the source stops being fresh, when known (see `CachedImage.freshUntil`).
+        var freshUntil: Date?
     }
 
     /// The source (disk, else network), then the processing when the request asks for a variant.
     private func load(_ request: ImageRequest, deadline: ContinuousClock.Instant?) async throws(ImageCoreError) -> Loaded {
         guard let width = request.processing.width else { return try await loadSource(request, deadline: deadline) }
+        if let stored = await sharedVariant(request) {
+            remember(stored, for: request)
+            return stored
+        }
         let source = try await source(for: request, deadline: deadline)
         let servedBy = source.servedBy ?? request.url
         let variant: ResizedImage
@@ -262,7 +272,44 @@ public final class ImagePipeline: Sendable {
         loaded.image = variant.image
         loaded.processed = true
         remember(loaded, for: request)
+        if let tier = sharedTier, !request.options.contains(.disableDiskCacheWrites) {
+            // Result storage: the variant under its source's key plus the processing, fresh as long as the source.
+            let now = Date()
+            var metadata = DiskCacheMetadata(url: request.memoryKey(servedBy: servedBy), header: loaded.header, bytes: variant.bytes,
+                                             contentType: nil, etag: loaded.validators.etag, lastModified: loaded.validators.lastModified,
+                                             cacheControl: nil, storedAt: now)
+            metadata.maxAgeSeconds = loaded.freshUntil.map { max(0, Int($0.timeIntervalSince(now))) }
+            tier.store(named: SharedTier.variantName(for: servedBy, processing: request.processing), bytes: variant.bytes, metadata: metadata)
+        }
         return loaded
+    }
+
+    /// The variant `request` asks for as another instance made it, from the shared tier: fresh, its SHA-256 verified,
+    /// decoded only when pixels are wanted. Nil on a miss, a stale or damaged object, or without a tier.
+    private func sharedVariant(_ request: ImageRequest) async -> Loaded? {
+        guard let tier = sharedTier, !request.options.contains(.reloadIgnoringCachedData) else { return nil }
+        let servedBy = await servingURL(of: request)
+        guard let (entry, _) = await tier.entry(named: SharedTier.variantName(for: servedBy, processing: request.processing),
+                                                url: request.memoryKey(servedBy: servedBy)),
+              !entry.metadata.isStale(defaultLifetime: configuration.defaultFreshness),
+              let etag = entry.metadata.etag, let lastModified = entry.metadata.lastModified else { return nil }
+        let metadata = entry.metadata
+        var image: DecodedImage?
+        if wantsPixels(request) {
+            do {
+                image = try await BlockingWork.run { [inspector = configuration.inspector] () throws(ImageCoreError) in
+                    try inspector.validate(entry.bytes, subject: servedBy).image
+                }
+            } catch {
+                logger.warning("a shared variant does not decode: making it again", metadata: ["url": "\(metadata.url)", "reason": "\(error.message)"])
+                return nil
+            }
+        }
+        return Loaded(servedBy: servedBy == request.url ? nil : servedBy, bytes: ByteBuffer(bytes: entry.bytes),
+                      header: ImageHeader(format: metadata.format, width: metadata.width, height: metadata.height, byteCount: entry.bytes.count),
+                      contentType: metadata.format.mimeType, validators: ImageValidators(etag: etag, lastModified: lastModified),
+                      image: image, outcome: .sharedHit, warnings: [], bytesDownloaded: 0,
+                      freshUntil: metadata.storedAt.addingTimeInterval(Double(metadata.maxAgeSeconds ?? Int(configuration.defaultFreshness.components.seconds))))
     }
 
     /// The source of a variant: from memory, else from its own load, which requests for the original (and for other
@@ -311,7 +358,9 @@ public final class ImagePipeline: Sendable {
                             validators: ImageValidators(source: metadata),
                             image: loaded.validated?.image, outcome: loaded.outcome,
                             warnings: loaded.warnings + (loaded.validated?.warnings ?? []), httpStatus: loaded.httpStatus,
-                            timings: loaded.timings, bytesDownloaded: loaded.bytesDownloaded)
+                            timings: loaded.timings, bytesDownloaded: loaded.bytesDownloaded,
+                            freshUntil: metadata.storedAt.addingTimeInterval(
+                                Double(metadata.maxAgeSeconds ?? Int(configuration.defaultFreshness.components.seconds))))
         remember(result, for: request)
         return result
     }
@@ -329,9 +378,11 @@ public final class ImagePipeline: Sendable {
         switch configuration.memoryContent {
         case .decoded:
             guard let image = loaded.image else { return }
-            entry = CachedImage(header: loaded.header, contentType: loaded.contentType, validators: loaded.validators, image: image)
+            entry = CachedImage(header: loaded.header, contentType: loaded.contentType, validators: loaded.validators, image: image,
+                                freshUntil: loaded.freshUntil)
         case .encoded:
-            entry = CachedImage(header: loaded.header, contentType: loaded.contentType, validators: loaded.validators, bytes: loaded.bytes)
+            entry = CachedImage(header: loaded.header, contentType: loaded.contentType, validators: loaded.validators, bytes: loaded.bytes,
+                                freshUntil: loaded.freshUntil)
         }
         memoryCache.set(entry, forKey: request.memoryKey(servedBy: loaded.servedBy ?? request.url), cost: entry.cost)
     }
@@ -417,22 +468,26 @@ public final class ImagePipeline: Sendable {
         if let alias { logger.debug("image found under another spelling", metadata: ["url": "\(url)", "servedBy": "\(alias)"]) }
     }
 
-    /// Bytes from the disk cache (fresh, or revalidated by a 304), else from the network.
+    /// Bytes from the disk cache, else from the shared tier (fresh, or revalidated by a 304), else from the network.
     private func loadBytes(_ url: String, request: ImageRequest, deadline: ContinuousClock.Instant?) async throws(ImageCoreError) -> LoadedBytes {
         let key = ImageRequest.diskKey(servedBy: url)
-        guard !request.options.contains(.reloadIgnoringCachedData), let disk = diskCache else {
+        guard !request.options.contains(.reloadIgnoringCachedData) else {
             return try await fromNetwork(url, request: request, deadline: deadline)
         }
-        // One trip to the blocking pool reads the entry and, when pixels are wanted and the entry is fresh, decodes
-        // it too (a decode that fails is left to `loadSource`, which removes the entry and fetches again).
-        let decode = wantsPixels(request)
-        let (found, decoded) = await BlockingWork.run { [inspector = configuration.inspector, freshness = configuration.defaultFreshness] in
-            guard let entry = disk.entry(for: key) else { return (nil as DiskCacheEntry?, nil as ValidatedImage?) }
-            guard decode, !entry.metadata.isStale(defaultLifetime: freshness) else { return (entry, nil) }
-            return (entry, try? inspector.validate(entry.bytes, subject: url, contentType: entry.metadata.contentType))
+        var found: (entry: DiskCacheEntry, loaded: LoadedBytes)?
+        if let disk = diskCache {
+            // One trip to the blocking pool reads the entry and, when pixels are wanted and the entry is fresh, decodes
+            // it too (a decode that fails is left to `loadSource`, which removes the entry and fetches again).
+            let decode = wantsPixels(request)
+            let (entry, decoded) = await BlockingWork.run { [inspector = configuration.inspector, freshness = configuration.defaultFreshness] in
+                guard let entry = disk.entry(for: key) else { return (nil as DiskCacheEntry?, nil as ValidatedImage?) }
+                guard decode, !entry.metadata.isStale(defaultLifetime: freshness) else { return (entry, nil) }
+                return (entry, try? inspector.validate(entry.bytes, subject: url, contentType: entry.metadata.contentType))
+            }
+            if let entry { found = (entry, LoadedBytes(bytes: entry.bytes, metadata: entry.metadata, outcome: .diskHit, validated: decoded)) }
         }
-        guard let entry = found else { return try await fromNetwork(url, request: request, deadline: deadline) }
-        let stored = LoadedBytes(bytes: entry.bytes, metadata: entry.metadata, outcome: .diskHit, validated: decoded)
+        if found == nil { found = await fromSharedTier(url, request: request) }
+        guard let (entry, stored) = found else { return try await fromNetwork(url, request: request, deadline: deadline) }
         guard entry.metadata.isStale(defaultLifetime: configuration.defaultFreshness),
               !request.options.contains(.returnCacheDataDontLoad) else { return stored }
         // Without validators this is a plain refetch; with them, a 304 confirms the stored bytes.
@@ -444,11 +499,11 @@ public final class ImagePipeline: Sendable {
             response = try await downloader.fetch(conditional, deadline: deadline)
         } catch {
             guard configuration.serveStaleOnError, error.isTransient || error.reason == .dns else {
-                if error.isNotFound { await BlockingWork.run { disk.remove(key) } }
+                if error.isNotFound, let disk = diskCache { await BlockingWork.run { disk.remove(key) } }
                 throw error
             }
             var served = stored
-            served.warnings = ["served stale from disk: revalidation failed: \(error.reason.rawValue): \(error.message)"]
+            served.warnings = ["served stale from \(stored.outcome == .sharedHit ? "the shared store" : "disk"): revalidation failed: \(error.reason.rawValue): \(error.message)"]
             return served
         }
         guard response.status == 304 else { return try await accept(response, url: url, request: request) }
@@ -457,14 +512,45 @@ public final class ImagePipeline: Sendable {
         if let cacheControl = response.cacheControl { metadata.maxAgeSeconds = DiskCacheMetadata.maxAge(fromCacheControl: cacheControl) }
         if let etag = response.etag { metadata.etag = etag }
         if !request.options.contains(.disableDiskCacheWrites) {
-            do {
-                try await BlockingWork.run { [metadata] () throws(ImageCoreError) in try disk.updateMetadata(metadata, bytes: entry.bytes) }
-            } catch {
-                logger.warning("could not refresh a revalidated cache entry", metadata: ["url": "\(url)", "reason": "\(error.message)"])
+            if let disk = diskCache {
+                do {
+                    try await BlockingWork.run { [metadata] () throws(ImageCoreError) in try disk.updateMetadata(metadata, bytes: entry.bytes) }
+                } catch {
+                    logger.warning("could not refresh a revalidated cache entry", metadata: ["url": "\(url)", "reason": "\(error.message)"])
+                }
             }
+            // The fleet sees the entry fresh again too.
+            sharedTier?.store(named: SharedTier.sourceName(for: url), bytes: entry.bytes, metadata: metadata)
         }
         return LoadedBytes(bytes: entry.bytes, metadata: metadata, outcome: .revalidated, httpStatus: 304, timings: response.timings,
                            bytesDownloaded: response.downloadedBytes)
+    }
+
+    /// The image at `url` from the shared tier: its SHA-256 verified by the tier, then validated by a full decode and
+    /// written to the local disk (unless the request says not to). Nil on a miss, a failure or an object that does
+    /// not decode (then the network fetch that follows replaces it).
+    private func fromSharedTier(_ url: String, request: ImageRequest) async -> (entry: DiskCacheEntry, loaded: LoadedBytes)? {
+        guard let tier = sharedTier, let (entry, _) = await tier.entry(named: SharedTier.sourceName(for: url), url: url) else { return nil }
+        let persist = !request.options.contains(.disableDiskCacheWrites)
+        let validated: ValidatedImage
+        var warnings: [String] = []
+        do throws(ImageCoreError) {
+            (validated, warnings) = try await BlockingWork.run { [inspector = configuration.inspector, disk = diskCache, logger] () throws(ImageCoreError) -> (ValidatedImage, [String]) in
+                let image = try inspector.validate(entry.bytes, subject: url, contentType: entry.metadata.contentType)
+                guard persist, let disk else { return (image, []) }
+                do throws(ImageCoreError) {
+                    try disk.store(entry.bytes, metadata: entry.metadata)
+                    return (image, [])
+                } catch {
+                    logger.warning("could not store to the disk cache", metadata: ["url": "\(url)", "reason": "\(error.message)"])
+                    return (image, ["not stored: \(error.message)"])
+                }
+            }
+        } catch {
+            logger.warning("a shared object does not decode: fetching the image again", metadata: ["url": "\(url)", "reason": "\(error.message)"])
+            return nil
+        }
+        return (entry, LoadedBytes(bytes: entry.bytes, metadata: entry.metadata, outcome: .sharedHit, validated: validated, warnings: warnings))
     }
 
     private func fromNetwork(_ url: String, request: ImageRequest, deadline: ContinuousClock.Instant?) async throws(ImageCoreError) -> LoadedBytes {
@@ -490,7 +576,7 @@ public final class ImagePipeline: Sendable {
         // A request that keeps the image nowhere and wants no pixels (`validate`) gets the same verdict from `check`:
         // every JPEG block is still entropy-decoded, at a fraction of a full decode's work. Anything that is kept,
         // in memory or on disk, has passed a full decode.
-        let keepsNothing = (diskCache == nil || request.options.contains(.disableDiskCacheWrites))
+        let keepsNothing = ((diskCache == nil && sharedTier == nil) || request.options.contains(.disableDiskCacheWrites))
             && request.options.contains(.disableMemoryCacheWrites) && !wantsPixels(request)
         let header: ImageHeader
         var validated: ValidatedImage?
@@ -520,6 +606,9 @@ public final class ImagePipeline: Sendable {
                 logger.warning("could not store to the disk cache", metadata: ["url": "\(url)", "reason": "\(error.message)"])
                 warnings.append("not stored: \(error.message)")
             }
+        }
+        if !request.options.contains(.disableDiskCacheWrites) {
+            sharedTier?.store(named: SharedTier.sourceName(for: url), bytes: response.body, metadata: metadata)
         }
         return LoadedBytes(bytes: response.body, metadata: metadata, outcome: .networkFetch, validated: validated, warnings: warnings,
                            httpStatus: response.status, timings: response.timings, bytesDownloaded: response.downloadedBytes)

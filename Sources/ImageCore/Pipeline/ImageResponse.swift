@@ -9,10 +9,13 @@ public enum ImageOutcome: String, Sendable, Codable, CaseIterable {
     case diskHit
     /// A stale disk entry confirmed by a 304 to a conditional request.
     case revalidated
+    /// Read from the shared store (S3) of a fleet, verified by its SHA-256 and validated, then written to local disk;
+    /// for a variant, the variant another instance made.
+    case sharedHit
     /// Downloaded, validated and decoded.
     case networkFetch
 
-    /// Whether the outcome counts as a cache hit (memory, disk or revalidated).
+    /// Whether the outcome counts as a cache hit (memory, disk, revalidated or shared).
     public var isHit: Bool { self != .networkFetch }
 }
 
@@ -37,6 +40,12 @@ public struct ImageValidators: Sendable, Hashable {
     init(source metadata: DiskCacheMetadata) {
         etag = "\"\(metadata.checksum.prefix(32))\""
         lastModified = metadata.lastModified ?? HTTPDate.string(from: metadata.storedAt)
+    }
+
+    /// Validators as stored (a variant read from the shared tier).
+    init(etag: String, lastModified: String) {
+        self.etag = etag
+        self.lastModified = lastModified
     }
 
     /// The validators of a variant of this (original) image: the ETag names the processing.
@@ -99,6 +108,9 @@ public struct CachedImage: Sendable {
     public var image: DecodedImage?
     /// Encoded bytes (`.encoded` content).
     public var bytes: ByteBuffer?
+    /// When the source stops being fresh (its stored-at plus its lifetime), when known: a variant made from it and
+    /// written to the shared tier is fresh as long.
+    var freshUntil: Date?
 
     /// What the entry costs against the byte limit: its pixels plus its encoded bytes.
     public var cost: Int { (image?.cost ?? 0) + (bytes?.readableBytes ?? 0) }

@@ -62,7 +62,8 @@ public final class PipelineStatistics: Sendable {
             }
             return PipelineReport(
                 memoryHits: state.counts[.memoryHit, default: 0], diskHits: state.counts[.diskHit, default: 0],
-                revalidated: state.counts[.revalidated, default: 0], networkFetches: state.counts[.networkFetch, default: 0],
+                revalidated: state.counts[.revalidated, default: 0], sharedHits: state.counts[.sharedHit, default: 0],
+                networkFetches: state.counts[.networkFetch, default: 0],
                 failures: Dictionary(uniqueKeysWithValues: state.failures.map { ($0.key.rawValue, $0.value) }),
                 sharedLoads: state.shared, processed: state.processed,
                 bytesDownloaded: state.bytesDownloaded, latencyMilliseconds: latencies)
@@ -107,7 +108,8 @@ public struct SharedLoads: Sendable, Hashable, Codable {
 
 /// Statistics of a run: counts per outcome, failures per reason, shared loads, hit rate, bytes and latencies.
 ///
-/// **Hit rate**, the one definition: requests answered from a cache (memory, disk, or disk revalidated by a 304) over
+/// **Hit rate**, the one definition: requests answered from a cache (memory, disk, disk revalidated by a 304, or the
+/// shared store of a fleet) over
 /// all requests recorded, successes and failures alike. A request that waited for another request's load is not a
 /// hit (it counts in `requests`, under `sharedLoads`).
 public struct PipelineReport: Sendable, Hashable, Codable {
@@ -117,6 +119,8 @@ public struct PipelineReport: Sendable, Hashable, Codable {
     public var diskHits: Int
     /// Stale disk entries confirmed by 304.
     public var revalidated: Int
+    /// Served from the shared store of a fleet (and written to local disk).
+    public var sharedHits: Int
     /// Downloaded.
     public var networkFetches: Int
     /// Failures by reason (`ImageCoreError.Reason` raw values), of requests that led their load.
@@ -129,11 +133,11 @@ public struct PipelineReport: Sendable, Hashable, Codable {
     public var bytesDownloaded: Int
     /// The key of failures' latencies in `latencyMilliseconds` (the others are `ImageOutcome` raw values).
     public static let failureLatencyKey = "failure"
-    /// Latency percentiles by outcome (`memoryHit`, `diskHit`, `revalidated`, `networkFetch`, `failure`).
+    /// Latency percentiles by outcome (`memoryHit`, `diskHit`, `revalidated`, `sharedHit`, `networkFetch`, `failure`).
     public var latencyMilliseconds: [String: LatencySummary]
 
     /// Successful requests.
-    public var succeeded: Int { memoryHits + diskHits + revalidated + networkFetches + sharedLoads.succeeded }
+    public var succeeded: Int { hits + networkFetches + sharedLoads.succeeded }
     /// Failed requests.
     public var failed: Int { failures.values.reduce(0, +) + sharedLoads.failed }
     /// All requests.
@@ -144,11 +148,12 @@ public struct PipelineReport: Sendable, Hashable, Codable {
         case .memoryHit: memoryHits
         case .diskHit: diskHits
         case .revalidated: revalidated
+        case .sharedHit: sharedHits
         case .networkFetch: networkFetches
         }
     }
-    /// Requests answered from a cache: memory, disk, revalidated.
-    public var hits: Int { memoryHits + diskHits + revalidated }
+    /// Requests answered from a cache: memory, disk, revalidated, shared.
+    public var hits: Int { memoryHits + diskHits + revalidated + sharedHits }
     /// `hits` over `requests` (see the type's documentation); 0 when there were none.
     public var hitRate: Double { requests == 0 ? 0 : Double(hits) / Double(requests) }
 }

@@ -59,7 +59,7 @@ extension TileCacheCommand {
             }
             var logger = Logger(label: "tilecache") { StreamLogHandler.standardError(label: $0) }
             logger.logLevel = output.verbose ? .debug : .warning
-            let pipeline = try self.pipeline.makePipeline(logger: logger)
+            let pipeline = try await self.pipeline.makePipeline(logger: logger)
             let progress = ProgressBar(console: console)
 
             var reports: [PrefetchReport] = []
@@ -70,12 +70,16 @@ extension TileCacheCommand {
                     progress.finish()
                     console.err("interrupted: stopping; press Ctrl-C again to exit at once\n")
                 }) {
-                    await pipeline.prefetch(fetchable, alternatives: alternatives, progress: { progress.update($0) })
+                    let run = await pipeline.prefetch(fetchable, alternatives: alternatives, progress: { progress.update($0) })
+                    // Written to the shared tier before it is reported: a warm-up's writes are part of its work.
+                    await pipeline.sharedTier?.drain()
+                    return run
                 }
                 progress.finish()
                 let report = PrefetchReport(run: number, images: images, run: run, skippedKnownMissing: skipped,
                                             interrupted: signal != nil, diskLimit: self.pipeline.diskBytes.bytes,
-                                            diskDirectory: self.pipeline.cacheDir, diskRefusal: pipeline.diskCache?.writeRefusal)
+                                            diskDirectory: self.pipeline.cacheDir, diskRefusal: pipeline.diskCache?.writeRefusal,
+                                            sharedStore: pipeline.sharedTier.map { SharedStoreReport($0) })
                 reports.append(report)
                 refusedWrites = run.disk?.notStoredByRefusal ?? 0
                 if let directory = self.pipeline.cacheDir,

@@ -65,7 +65,7 @@ extension TileCacheCommand {
             configuration.host = host
             configuration.port = port
             configuration.builder = hosts.builder
-            configuration.pipeline = pipeline.configuration(defaults: ServiceConfiguration.defaultPipeline)
+            configuration.pipeline = try pipeline.configuration(defaults: ServiceConfiguration.defaultPipeline)
             if let encodedBytes { configuration.pipeline.memoryCostLimit = encodedBytes.bytes }
             configuration.pipeline.requestTimeout = .milliseconds(Int(requestTimeout * 1000))
             configuration.requiresDiskCache = true
@@ -85,6 +85,7 @@ extension TileCacheCommand {
             } catch {
                 throw RuntimeError("cannot start the service: \(error)")  // the database or trace file, named
             }
+            try await pipeline.sharedStore.connect(dependencies.pipeline)
             let app = buildApplication(dependencies, logger: logger) { port in
                 console.out("serving on http://\(boundHost):\(port) (favourites in \(databasePath))\n")
             }

@@ -35,6 +35,9 @@ extension TileCacheCommand {
 
         func validate() throws {
             if store, pipeline.noDiskCache { throw ValidationError("--store needs the disk cache: drop --no-disk-cache") }
+            if !store, pipeline.sharedStore.sharedStore != nil {
+                throw ValidationError("--shared-store applies with --store (without it, validate stores nothing)")
+            }
         }
 
         func run() async throws {
@@ -42,7 +45,7 @@ extension TileCacheCommand {
             let images = try source.images()
             if images.isEmpty, !allowEmpty { throw source.nothingToCheck }
             // Without --store the check runs without a disk cache: it reads none and writes none.
-            var configuration = pipeline.configuration()
+            var configuration = try pipeline.configuration()
             if !store { configuration.diskDirectory = nil }
             let checker: ImagePipeline
             do {
@@ -50,11 +53,14 @@ extension TileCacheCommand {
             } catch {
                 throw PipelineOptions.unusable(error)
             }
+            try await pipeline.sharedStore.connect(checker)
             let validator = URLValidator(pipeline: checker, storing: store, concurrency: pipeline.concurrency)
             let (report, signal) = await Interruption.run(onInterrupt: { _ in
                 console.err("interrupted: stopping; press Ctrl-C again to exit at once\n")
             }) {
-                await validator.validate(images)
+                let report = await validator.validate(images)
+                await checker.sharedTier?.drain()
+                return report
             }
             console.out(render(report))
             if let signal { throw ExitCode(Interruption.exitCode(for: signal)) }

@@ -7,6 +7,8 @@ import Logging
 struct PipelineOptions: ParsableArguments {
     @OptionGroup var cacheDirectory: CacheDirectoryOption
 
+    @OptionGroup var sharedStore: SharedStoreOptions
+
     @Flag(help: "Run without a disk cache: store nothing, log nothing (otherwise a cache directory that cannot be used is an error).")
     var noDiskCache = false
 
@@ -60,8 +62,11 @@ struct PipelineOptions: ParsableArguments {
     var cacheDir: String? { noDiskCache ? nil : cacheDirectory.path }
 
     /// The pipeline configuration these options describe, over a command's defaults (a service's differ).
-    func configuration(defaults: ImagePipeline.Configuration = ImagePipeline.Configuration()) -> ImagePipeline.Configuration {
+    ///
+    /// - Throws: `RuntimeError` when the shared store's URL, endpoint or credentials are wrong.
+    func configuration(defaults: ImagePipeline.Configuration = ImagePipeline.Configuration()) throws(RuntimeError) -> ImagePipeline.Configuration {
         var configuration = defaults
+        configuration.sharedStore = try sharedStore.configuration()
         if let memoryContent { configuration.memoryContent = memoryContent }
         if let memoryCount { configuration.memoryCountLimit = memoryCount }
         if let memoryBytes { configuration.memoryCostLimit = memoryBytes.bytes }
@@ -76,15 +81,19 @@ struct PipelineOptions: ParsableArguments {
     }
 
     /// The pipeline these options describe. Its disk cache must open, unless `--no-disk-cache`: a warm-up that can
-    /// store nothing is not a success.
+    /// store nothing is not a success. Its shared tier, when given, is checked (see `SharedStoreOptions.connect`).
     ///
-    /// - Throws: `RuntimeError` naming the directory and the reason.
-    func makePipeline(logger: Logger) throws(RuntimeError) -> ImagePipeline {
+    /// - Throws: `RuntimeError` naming the directory or the shared store, and the reason.
+    func makePipeline(logger: Logger) async throws(RuntimeError) -> ImagePipeline {
+        let configuration = try configuration()
+        let pipeline: ImagePipeline
         do {
-            return try ImagePipeline(requiringDiskCacheWith: configuration(), logger: logger)
+            pipeline = try ImagePipeline(requiringDiskCacheWith: configuration, logger: logger)
         } catch {
             throw Self.unusable(error)
         }
+        try await sharedStore.connect(pipeline)
+        return pipeline
     }
 
     /// The error for a cache directory that cannot be used.

@@ -43,9 +43,11 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
     public var diskHits: Int
     /// Stale entries confirmed by 304.
     public var revalidated: Int
+    /// Served from the shared store of a fleet (`--shared-store`).
+    public var sharedHits: Int
     /// Downloaded.
     public var networkFetches: Int
-    /// (memory + disk + revalidated) / requested.
+    /// (memory + disk + revalidated + shared) / requested.
     public var hitRate: Double
     /// Bytes received from the network.
     public var bytesDownloaded: Int
@@ -63,6 +65,8 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
     public var aliases: [Alias]
     /// What the run could not do without failing an image: images the disk cache did not store, and why.
     public var warnings: [String]
+    /// The shared store's state and counters at the end of the run, with `--shared-store`.
+    public var sharedStore: SharedStoreReport?
 
     /// Builds the report of `run` over `images` (invalid input lines are failures that were never fetched).
     ///
@@ -72,7 +76,7 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
     ///   - diskDirectory: the disk cache's directory, and `diskRefusal` the file system's reason, for the warning when
     ///     writes were refused.
     public init(run number: Int, images: [TargetImage], run: PrefetchRun, skippedKnownMissing: Int, interrupted: Bool = false,
-                diskLimit: Int? = nil, diskDirectory: String? = nil, diskRefusal: String? = nil) {
+                diskLimit: Int? = nil, diskDirectory: String? = nil, diskRefusal: String? = nil, sharedStore: SharedStoreReport? = nil) {
         let knownMissing = Set(images.filter(\.isKnownMissing).map(\.url))
         let invalid = images.filter { $0.invalidInput != nil }
         var failures = invalid.map { Failure(url: $0.url, reason: "invalid-input", message: "\($0.origin ?? $0.url): \($0.invalidInput!)") }
@@ -101,8 +105,9 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
         memoryHits = report.memoryHits
         diskHits = report.diskHits
         revalidated = report.revalidated
+        sharedHits = report.sharedHits
         networkFetches = report.networkFetches
-        hitRate = requested == 0 ? 0 : Double(memoryHits + diskHits + revalidated) / Double(requested)
+        hitRate = requested == 0 ? 0 : Double(report.hits) / Double(requested)
         bytesDownloaded = report.bytesDownloaded
         durationSeconds = seconds
         imagesPerSecond = seconds > 0 ? Double(requested) / seconds : 0
@@ -111,6 +116,13 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
         expectedMissingURLs = expected
         aliases = run.results.compactMap { result in result.servedBy.map { Alias(url: result.url, servedBy: $0) } }
         warnings = Self.diskWarnings(run.disk, limit: diskLimit, directory: diskDirectory, refusal: diskRefusal)
+        self.sharedStore = sharedStore
+        if let statistics = sharedStore?.statistics {
+            if statistics.writesFailed > 0 { warnings.append("\(statistics.writesFailed) images not written to the shared store \(sharedStore!.store) (see the log)") }
+            if statistics.writesDropped > 0 {
+                warnings.append("\(statistics.writesDropped) images not written to the shared store \(sharedStore!.store): it was unavailable or its queue full")
+            }
+        }
     }
 
     /// Reads a report, also one logged before `interrupted`, `notCompleted`, `aliases` and `warnings` existed.
@@ -127,6 +139,7 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
         memoryHits = try container.decode(Int.self, forKey: .memoryHits)
         diskHits = try container.decode(Int.self, forKey: .diskHits)
         revalidated = try container.decode(Int.self, forKey: .revalidated)
+        sharedHits = try container.decodeIfPresent(Int.self, forKey: .sharedHits) ?? 0
         networkFetches = try container.decode(Int.self, forKey: .networkFetches)
         hitRate = try container.decode(Double.self, forKey: .hitRate)
         bytesDownloaded = try container.decode(Int.self, forKey: .bytesDownloaded)
@@ -137,6 +150,7 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
         expectedMissingURLs = try container.decode([String].self, forKey: .expectedMissingURLs)
         aliases = try container.decodeIfPresent([Alias].self, forKey: .aliases) ?? []
         warnings = try container.decodeIfPresent([String].self, forKey: .warnings) ?? []
+        sharedStore = try container.decodeIfPresent(SharedStoreReport.self, forKey: .sharedStore)
     }
 
     /// Images the disk cache did not store during the run, in words.
@@ -167,6 +181,15 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
             ["hit rate", String(format: "%.1f%%", hitRate * 100)], ["bytes downloaded", ByteSize.format(bytesDownloaded)],
             ["wall time", String(format: "%.3f s", durationSeconds)], ["images per second", String(format: "%.0f", imagesPerSecond)],
         ]
+        if let sharedStore {
+            let statistics = sharedStore.statistics
+            summary.rows.insert(["shared hits", "\(sharedHits)"], at: 7)
+            summary.rows += [["shared store", "\(sharedStore.store) (\(sharedStore.status.rawValue))"],
+                             ["shared reads (hit/miss/corrupt)", "\(statistics.hits)/\(statistics.misses)/\(statistics.corrupt)"],
+                             ["shared writes (ok/failed/dropped)", "\(statistics.writes)/\(statistics.writesFailed)/\(statistics.writesDropped)"],
+                             ["shared errors", statistics.errors.isEmpty ? "0"
+                                : statistics.errors.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")]]
+        }
         if skippedKnownMissing > 0 { summary.rows.insert(["skipped (known missing)", "\(skippedKnownMissing)"], at: 4) }
         if interrupted { summary.rows.insert(["not completed (interrupted)", "\(notCompleted)"], at: 4) }
         var text = summary.render(format)
@@ -190,5 +213,22 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
         }
         for warning in warnings { text += "\nwarning: \(warning)\n" }
         return text
+    }
+}
+
+/// The shared store at the end of a run: which, its state, and what it did.
+public struct SharedStoreReport: Sendable, Codable, Equatable {
+    /// `s3://BUCKET[/PREFIX]`.
+    public var store: String
+    /// `ok` or `degraded`.
+    public var status: SharedTierHealth.Status
+    /// Requests, hits, misses, writes, errors by reason, latency.
+    public var statistics: SharedTierStatistics
+
+    /// The report of `tier` now.
+    public init(_ tier: SharedTier) {
+        store = tier.configuration.storeURL
+        status = tier.health.status
+        statistics = tier.statistics
     }
 }

@@ -131,6 +131,8 @@ struct ElementsController: Sendable {
         case diskHit
         /// The original, on disk and confirmed by upstream with a 304.
         case revalidated
+        /// The original or the variant, from the shared store of a fleet.
+        case sharedHit
         /// The original, downloaded for this request.
         case networkFetch
         /// A variant made for this request.
@@ -142,6 +144,7 @@ struct ElementsController: Sendable {
             case _ where response.processed: self = .resized
             case .diskHit: self = .diskHit
             case .revalidated: self = .revalidated
+            case .sharedHit: self = .sharedHit
             case .networkFetch: self = .networkFetch
             }
         }

@@ -31,6 +31,8 @@ struct OperationsController: Sendable {
         var diskCache: DiskCache.Statistics?
         var diskEntries: Int?
         var diskBytes: Int?
+        /// The shared tier's counters, with `--shared-store`.
+        var sharedStore: SharedTierStatistics?
     }
 
     /// GET routes (HEAD comes from the router).
@@ -52,10 +54,13 @@ struct OperationsController: Sendable {
                      sharedLoads: report.sharedLoads, resized: report.processed, bytesDownloaded: report.bytesDownloaded,
                      latencyMilliseconds: report.latencyMilliseconds, memoryCache: pipeline.memoryCache.statistics,
                      memoryContent: pipeline.configuration.memoryContent, diskCache: pipeline.diskCache?.statistics,
-                     diskEntries: pipeline.diskCache?.count, diskBytes: pipeline.diskCache?.totalBytes)
+                     diskEntries: pipeline.diskCache?.count, diskBytes: pipeline.diskCache?.totalBytes,
+                     sharedStore: pipeline.sharedTier?.statistics)
     }
 
-    /// 200 when the codecs decode, the cache directory is writable and the database answers; 503 otherwise.
+    /// 200 when the codecs decode, the cache directory is writable and the database answers; 503 otherwise. A shared
+    /// tier that is being skipped makes the status `degraded`, still 200: images are served from local disk and the
+    /// origin meanwhile.
     private func health() async throws -> Response {
         var checks: [String: String] = [:]
         checks["codecs"] = await BlockingWork.run { Self.codecsWork() } ? "ok" : "failing"
@@ -70,7 +75,10 @@ struct OperationsController: Sendable {
         }
         checks["database"] = await favorites.isHealthy() ? "ok" : "failing"
         let healthy = checks.values.allSatisfy { $0 == "ok" }
-        return try JSONResponse.make(Health(status: healthy ? "ok" : "failing", checks: checks),
+        let shared = pipeline.sharedTier?.health
+        if let shared { checks["sharedStore"] = shared.status == .ok ? "ok" : "degraded: \(shared.reason ?? "unavailable")" }
+        let status = !healthy ? "failing" : shared?.status == .degraded ? "degraded" : "ok"
+        return try JSONResponse.make(Health(status: status, checks: checks, sharedStore: shared),
                                      status: healthy ? .ok : .serviceUnavailable).noStore()
     }
 
@@ -85,10 +93,12 @@ struct OperationsController: Sendable {
 
 /// The body of `/healthz`.
 struct Health: Encodable {
-    /// `ok` or `failing`.
+    /// `ok`, `degraded` (the shared tier is being skipped; still 200) or `failing` (503).
     var status: String
     /// Each check's result: `ok` or what is wrong.
     var checks: [String: String]
+    /// The shared tier: its state, store, endpoint, and why and since when it is skipped.
+    var sharedStore: SharedTierHealth?
 }
 
 extension Response {

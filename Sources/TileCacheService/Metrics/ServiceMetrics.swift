@@ -11,6 +11,8 @@ public final class ServiceMetrics: Sendable {
     public let registry = PrometheusCollectorRegistry()
     /// The pipeline's statistics: the one count of image requests.
     private let statistics: PipelineStatistics
+    /// The shared tier, whose counters are rendered beside them.
+    private let sharedTier: SharedTier?
     private let factory: PrometheusMetricsFactory
     private let inFlight: Meter
     /// Handles by label and dimensions: making one walks the registry (locks, name validation), so each is made once.
@@ -38,8 +40,9 @@ public final class ServiceMetrics: Sendable {
     }
 
     /// Metrics with the service's histogram buckets, rendering `statistics` beside them.
-    public init(statistics: PipelineStatistics) {
+    public init(statistics: PipelineStatistics, sharedTier: SharedTier? = nil) {
         self.statistics = statistics
+        self.sharedTier = sharedTier
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.defaultDurationHistogramBuckets = [.microseconds(100), .microseconds(500), .milliseconds(1), .milliseconds(5),
                                                    .milliseconds(10), .milliseconds(50), .milliseconds(100), .milliseconds(500),
@@ -64,7 +67,39 @@ public final class ServiceMetrics: Sendable {
     }
 
     /// The Prometheus text exposition.
-    public func render() -> String { registry.emitToString() + Self.render(statistics.snapshot) }
+    public func render() -> String {
+        registry.emitToString() + Self.render(statistics.snapshot) + (sharedTier.map { Self.render($0.statistics, health: $0.health) } ?? "")
+    }
+
+    /// The shared tier's counters: requests, hits, misses, corrupt objects, skipped reads, writes by result, errors by
+    /// reason, bytes each way, latency, and whether it is up (1) or skipped (0).
+    static func render(_ statistics: SharedTierStatistics, health: SharedTierHealth) -> String {
+        var text = "# TYPE tilecache_shared_store_up gauge\ntilecache_shared_store_up \(health.status == .ok ? 1 : 0)\n"
+        text += "# TYPE tilecache_shared_store_requests_total counter\ntilecache_shared_store_requests_total \(statistics.requests)\n"
+        text += "# TYPE tilecache_shared_store_reads_total counter\n"
+        for (result, count) in [("hit", statistics.hits), ("miss", statistics.misses), ("corrupt", statistics.corrupt), ("skipped", statistics.skipped)] {
+            text += "tilecache_shared_store_reads_total{result=\"\(result)\"} \(count)\n"
+        }
+        text += "# TYPE tilecache_shared_store_writes_total counter\n"
+        for (result, count) in [("ok", statistics.writes), ("failed", statistics.writesFailed), ("dropped", statistics.writesDropped)] {
+            text += "tilecache_shared_store_writes_total{result=\"\(result)\"} \(count)\n"
+        }
+        text += "# TYPE tilecache_shared_store_errors_total counter\n"
+        for (reason, count) in statistics.errors.sorted(by: { $0.key < $1.key }) {
+            text += "tilecache_shared_store_errors_total{reason=\"\(reason)\"} \(count)\n"
+        }
+        text += "# TYPE tilecache_shared_store_bytes_total counter\n"
+        text += "tilecache_shared_store_bytes_total{direction=\"read\"} \(statistics.bytesRead)\n"
+        text += "tilecache_shared_store_bytes_total{direction=\"written\"} \(statistics.bytesWritten)\n"
+        text += "# TYPE tilecache_shared_store_circuit_opened_total counter\ntilecache_shared_store_circuit_opened_total \(statistics.circuitOpened)\n"
+        if let latency = statistics.latencyMilliseconds {
+            text += "# TYPE tilecache_shared_store_latency_seconds gauge\n"
+            for (quantile, value) in [("0.5", latency.p50), ("0.9", latency.p90), ("0.99", latency.p99)] {
+                text += "tilecache_shared_store_latency_seconds{quantile=\"\(quantile)\"} \(value / 1000)\n"
+            }
+        }
+        return text
+    }
 
     /// The pipeline's counts in the Prometheus text format: requests by outcome, failures by reason, shared loads,
     /// variants made and bytes downloaded, all counters since start.
