@@ -21,6 +21,7 @@ demo: deps
 ## demo with it, as `make demo` does: the optimizer can fail where a debug build does not (a Swift 6.3 crash in SIL
 ## copy propagation was found that way).
 test: deps
+	scripts/install-fleet-deps.sh
 	$(SWIFT) build -c release --product tilecache
 	.build/release/tilecache demo --latency-ms 0 --format json > /dev/null
 	scripts/browser-check.sh

@@ -11,9 +11,8 @@ import Glibc
 /// The real `tilecache` binary run as a child process: for what needs a process of its own (signals, environment
 /// variables, exit codes as the shell sees them).
 ///
-/// Started with `posix_spawn` (Foundation's `Process` leaks itself on Linux, as does `readabilityHandler`), with the
-/// default disposition and an empty mask for every signal, whatever this process was doing with them; its stdout and
-/// stderr go to files, read once it has exited.
+/// Started by `spawnProcess` (default disposition and an empty mask for every signal); its stdout and stderr go to
+/// files, read once it has exited.
 final class ChildProcess: Sendable {
     /// The `tilecache` executable SwiftPM built beside this test bundle.
     static var binary: String {
@@ -34,32 +33,11 @@ final class ChildProcess: Sendable {
         self.arguments = arguments
         directory = try makeTemporaryDirectory()
 
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, directory + "/out", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_addopen(&actions, 2, directory + "/err", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var all = sigset_t(), none = sigset_t()
-        sigfillset(&all)
-        sigemptyset(&none)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
-
-        let variables = ProcessInfo.processInfo.environment.merging(environment) { $1 }.map { "\($0.key)=\($0.value)" }
         // In another working directory, through the shell: glibc's posix_spawn_file_actions_addchdir_np is not
         // visible to Swift.
         let command = workingDirectory.map { ["/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", $0, Self.binary] } ?? [Self.binary]
-        let argv = (command + arguments).map { strdup($0) } + [nil]
-        let envp = variables.map { strdup($0) } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var pid: pid_t = 0
-        let status = posix_spawn(&pid, command[0], &actions, &attributes, argv, envp)
-        guard status == 0 else { throw TestFailure("posix_spawn \(command[0]): \(String(cString: strerror(status)))") }
+        let pid = try spawnProcess(command + arguments, environment: environment, stdout: directory + "/out",
+                                   stderr: directory + "/err")
         self.pid = pid
     }
 

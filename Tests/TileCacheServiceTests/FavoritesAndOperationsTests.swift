@@ -7,6 +7,7 @@ import Logging
 import NIOCore
 import ImageCore
 import ServiceLifecycle
+import Synchronization
 import Testing
 import TestSupport
 import TileCacheOrigin
@@ -234,10 +235,22 @@ struct LiveServiceTests {
         let running = Task { try await group.run() }
         var ports = port.stream.makeAsyncIterator()
         let bound = try #require(await ports.next())
-        let inFlight = Task { try await ImageCoreFetch.status("http://127.0.0.1:\(bound)/api/v1/elements/3/thumbnail") }
+        let ended = EndedRequest()
+        let inFlight = Task {
+            do {
+                let status = try await ImageCoreFetch.status("http://127.0.0.1:\(bound)/api/v1/elements/3/thumbnail")
+                ended.record("status \(status)")
+                return status
+            } catch {
+                ended.record("error \(error)")
+                throw error
+            }
+        }
         // The origin holds the request 600 ms; a test starved past that would wait for nothing, so it stops at a deadline.
+        // A request that ended without reaching the origin is reported with what it got, not waited for.
         let reached = ContinuousClock.now + TestTime.scaled(.seconds(30))
         while harness.origin.statistics.inFlight == 0 {
+            if let outcome = ended.outcome { throw TestFailure("the request ended before reaching the origin: \(outcome)") }
             guard ContinuousClock.now < reached else { throw TestFailure("the request never reached the origin") }
             try await Task.sleep(for: .milliseconds(10))
         }
@@ -270,6 +283,13 @@ extension LiveServiceTests {
         _ = await running.result
         await harness.stop()
     }
+}
+
+/// What a request running in another task ended with, read while polling.
+final class EndedRequest: Sendable {
+    private let value = Mutex<String?>(nil)
+    var outcome: String? { value.withLock { $0 } }
+    func record(_ outcome: String) { value.withLock { $0 = outcome } }
 }
 
 /// A plain GET through the project's own transfer engine.

@@ -1,7 +1,7 @@
 import DequeModule
 import Foundation
 import Histogram
-import Logging
+public import Logging
 import NIOConcurrencyHelpers
 
 /// The shared cache tier: validated images (and resized variants) in an S3 bucket that every instance of a fleet
@@ -36,6 +36,8 @@ public final class SharedTier: Sendable {
         /// Set while the circuit is open: why, and since when.
         var open: (reason: String, since: Date)?
         var probing = false
+        /// Whether a probe that finds the bucket missing may create it (`--create-bucket` at start).
+        var createsBucket = false
         var statistics = SharedTierStatistics()
         var latency = Histogram<UInt64>(highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: .three)
         var queue = Deque<Write>()
@@ -45,7 +47,7 @@ public final class SharedTier: Sendable {
 
     /// A tier over `engine` (the pipeline's, so the store shares its connection pool). Nothing is sent until
     /// `checkBucket` or the first read.
-    init(configuration: SharedStoreConfiguration, engine: TransferEngine, logger: Logger) {
+    public init(configuration: SharedStoreConfiguration, engine: TransferEngine, logger: Logger) {
         self.configuration = configuration
         client = S3Client(configuration: configuration, engine: engine)
         self.logger = logger
@@ -59,6 +61,7 @@ public final class SharedTier: Sendable {
     ///   credentials), `.unexpected` (any other answer).
     public func checkBucket(createBucket: Bool = false) async throws(SharedStoreError) {
         let store = configuration.storeURL, endpoint = configuration.endpoint
+        state.withLockedValue { $0.createsBucket = createBucket }
         let status: Int
         do {
             status = try await client.headBucket()
@@ -266,7 +269,12 @@ public final class SharedTier: Sendable {
         Task { [weak self] in
             while true {
                 guard (try? await Task.sleep(for: interval)) != nil, let tier = self else { return }
-                let status = try? await tier.client.headBucket()
+                var status = try? await tier.client.headBucket()
+                // A store that was down at start may come back without the bucket: create it if allowed at start.
+                if status == 404, tier.state.withLockedValue({ $0.createsBucket }), (try? await tier.client.createBucket()) != nil {
+                    tier.logger.info("created the shared store's bucket", metadata: ["store": "\(tier.configuration.storeURL)"])
+                    status = 200
+                }
                 let recovered = tier.state.withLockedValue { state -> Bool in
                     guard status == 200 else {
                         if let status { state.open?.reason = "HEAD bucket answered HTTP \(status)" }

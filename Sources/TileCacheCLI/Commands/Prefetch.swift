@@ -14,8 +14,8 @@ extension TileCacheCommand {
                 Each run is appended to <cache-dir>/runs.jsonl. Ctrl-C (or SIGTERM) stops the run and prints what
                 completed, marked interrupted; a second Ctrl-C exits at once.
                 Exit codes: 0 all good; 2 some URL is broken; 1 a usage error, an unusable cache directory, an empty
-                URL list (unless --allow-empty) or images the file system refused to store; 130 after Ctrl-C, 143
-                after SIGTERM.
+                URL list (unless --allow-empty), images the file system refused to store, a misconfigured
+                --shared-store, or images not written to it; 130 after Ctrl-C, 143 after SIGTERM.
 
                 Examples:
                   tilecache prefetch --elements 1-20 --kind thumbnails
@@ -94,6 +94,10 @@ extension TileCacheCommand {
             if refusedWrites > 0, let directory = self.pipeline.cacheDir {
                 let reason = pipeline.diskCache?.writeRefusal.map { ": \($0)" } ?? ""
                 throw RuntimeError("\(directory): the warm-up is incomplete: \(refusedWrites) images not stored\(reason)")
+            }
+            if let shared = reports.last!.sharedStore?.statistics, shared.writesFailed + shared.writesDropped > 0 {
+                throw RuntimeError("\(reports.last!.sharedStore!.store): the warm-up of the shared store is incomplete: "
+                                   + "\(shared.writesFailed + shared.writesDropped) images not written (see the warnings)")
             }
             if reports.last!.failed > 0 { throw brokenFound }
         }

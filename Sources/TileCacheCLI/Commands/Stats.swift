@@ -1,16 +1,21 @@
 import ArgumentParser
 import Foundation
 import ImageCore
+import Logging
 
 extension TileCacheCommand {
-    /// `tilecache stats`: what the disk cache holds, and the last runs.
+    /// `tilecache stats`: what the disk cache (and the shared store) holds, and the last runs.
     struct Stats: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Show what the disk cache holds and the last runs with their hit rates.",
             discussion: """
+                With --shared-store, also the objects and bytes the shared store holds under its prefix (a store that
+                does not answer is then an error, exit 1).
+
                 Example:
                   tilecache stats --cache-dir cache --last 5
                   tilecache stats --verify
+                  tilecache stats --shared-store s3://tilecache/fleet --s3-endpoint http://127.0.0.1:8333
                 """)
 
         @OptionGroup var cacheDirectory: CacheDirectoryOption
@@ -20,6 +25,8 @@ extension TileCacheCommand {
 
         @Flag(help: "Read every entry, check its checksum and decode it; remove damaged ones (exit code 2 if any).")
         var verify = false
+
+        @OptionGroup var sharedStore: SharedStoreOptions
 
         @OptionGroup var output: OutputOptions
 
@@ -39,6 +46,9 @@ extension TileCacheCommand {
             }
             var summary = try CacheSummary(cacheDirectory: cacheDir, lastRuns: last)
             summary.verification = verification
+            var logger = Logger(label: "tilecache") { StreamLogHandler.standardError(label: $0) }
+            logger.logLevel = .error
+            summary.sharedStore = try await sharedStore.summary(logger: logger)
             Console.current.out(output.format == .json ? ReportJSON.encode(summary) : summary.render(output.format))
             if let verification, verification.removed > 0 { throw brokenFound }
         }

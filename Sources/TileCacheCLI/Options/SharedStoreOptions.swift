@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ImageCore
+import Logging
 
 /// `--shared-store s3://BUCKET[/PREFIX]`, `--s3-endpoint` and `--create-bucket`: the shared cache tier of a fleet.
 /// Region and credentials come only from the environment (`AWS_REGION`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`).
@@ -29,6 +30,30 @@ struct SharedStoreOptions: ParsableArguments {
         guard let sharedStore else { return nil }
         do {
             return try SharedStoreConfiguration(storeURL: sharedStore, endpoint: s3Endpoint, environment: environment)
+        } catch {
+            throw RuntimeError(error.description)
+        }
+    }
+
+    /// What the store holds under its prefix (for `stats`), on a tier of its own; nil without `--shared-store`.
+    ///
+    /// - Throws: `RuntimeError` naming the store and the endpoint when it is misconfigured, does not answer, or
+    ///   cannot be listed: a summary of a store that was not read would be a false report.
+    func summary(logger: Logger) async throws(RuntimeError) -> SharedStoreSummary? {
+        guard let configuration = try configuration() else { return nil }
+        let tier = SharedTier(configuration: configuration, engine: TransferEngine(), logger: logger)
+        do {
+            try await tier.checkBucket(createBucket: createBucket)
+        } catch {
+            throw RuntimeError(error.description)
+        }
+        let health = tier.health
+        guard health.status == .ok else {
+            throw RuntimeError("\(configuration.storeURL) at \(configuration.endpoint): the shared store does not answer: \(health.reason ?? "no reason given")")
+        }
+        do {
+            let (objects, bytes) = try await tier.summary()
+            return SharedStoreSummary(store: configuration.storeURL, endpoint: configuration.endpoint, objects: objects, bytes: bytes)
         } catch {
             throw RuntimeError(error.description)
         }

@@ -48,6 +48,8 @@ public struct CacheSummary: Sendable, Encodable {
     public var runs: [RunLine]
     /// The result of `--verify`, when asked for.
     public var verification: DiskCache.Verification?
+    /// What the `--shared-store` holds, when asked for.
+    public var sharedStore: SharedStoreSummary?
 
     /// Reads the cache at `cacheDirectory` and its run log, changing nothing (creating nothing when there is none).
     public init(cacheDirectory: String, lastRuns: Int) throws {
@@ -99,6 +101,9 @@ public struct CacheSummary: Sendable, Encodable {
             kinds.rows = byKind.map { [$0.kind, "\($0.entries)", ByteSize.format($0.bytes)] }
             text += "\n" + kinds.render(format)
         }
+        if let sharedStore {
+            text += "shared store \(sharedStore.store) at \(sharedStore.endpoint): \(sharedStore.objects) objects, \(ByteSize.format(sharedStore.bytes))\n"
+        }
         if runs.isEmpty {
             text += "\nno runs logged yet\n"
         } else {
@@ -112,4 +117,16 @@ public struct CacheSummary: Sendable, Encodable {
         }
         return text
     }
+}
+
+/// Objects and bytes under a shared store's prefix (ListObjectsV2), for `stats --shared-store`.
+public struct SharedStoreSummary: Sendable, Encodable, Equatable {
+    /// `s3://BUCKET[/PREFIX]`.
+    public var store: String
+    /// The endpoint it was read from.
+    public var endpoint: String
+    /// Objects under the prefix: originals and variants.
+    public var objects: Int
+    /// Their bytes.
+    public var bytes: Int
 }

@@ -1,0 +1,39 @@
+public import Foundation
+
+#if canImport(Glibc)
+public import Glibc
+#endif
+
+/// Starts `arguments[0]` with `arguments` as its argv, this process's environment plus `environment`, stdin from
+/// /dev/null and stdout and stderr into the files `stdout` and `stderr`; returns its pid.
+///
+/// `posix_spawn`, because Foundation's `Process` leaks itself on Linux. The child gets the default disposition and an
+/// empty mask for every signal, whatever this process was doing with them: a test runner's threads block most
+/// signals, and a child that inherited that mask would ignore the SIGTERM that stops it.
+public func spawnProcess(_ arguments: [String], environment: [String: String] = [:], stdout: String,
+                         stderr: String) throws -> pid_t {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var all = sigset_t(), none = sigset_t()
+    sigfillset(&all)
+    sigemptyset(&none)
+    posix_spawnattr_setsigdefault(&attributes, &all)
+    posix_spawnattr_setsigmask(&attributes, &none)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+
+    let variables = ProcessInfo.processInfo.environment.merging(environment) { $1 }.map { "\($0.key)=\($0.value)" }
+    let argv = arguments.map { strdup($0) } + [nil]
+    let envp = variables.map { strdup($0) } + [nil]
+    defer { (argv + envp).forEach { free($0) } }
+    var pid: pid_t = 0
+    let status = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, envp)
+    guard status == 0 else { throw TestFailure("posix_spawn \(arguments[0]): \(String(cString: strerror(status)))") }
+    return pid
+}

@@ -1,0 +1,102 @@
+import Foundation
+import ImageCore
+import Testing
+import TestSupport
+import TileCacheOrigin
+
+/// `--shared-store` as a user runs it: real `tilecache` processes (the store's credentials come only from the
+/// environment) against a real SeaweedFS and the built-in origin.
+@Suite("tilecache with --shared-store (SeaweedFS)")
+struct SharedStoreCLITests {
+    func json(_ text: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "not a JSON object: \(text)")
+    }
+
+    @Test("prefetch fills the store; a second machine's prefetch is all sharedHits; stats lists the store's objects")
+    func prefetchTwice() async throws {
+        let store = try await SeaweedFS.shared()
+        let bucket = "s3://cli-\(UUID().uuidString.prefix(8).lowercased())/fleet"
+        try await withTemporaryDirectory { directory in
+            try await withOrigin { origin in
+                let common = ["--tiles-base", origin.tilesBase, "--images-base", origin.imagesBase, "--elements", "1-6",
+                              "--kind", "thumbnails", "--format", "json", "--shared-store", bucket]
+                let first = try await ChildProcess.run(["prefetch", "--cache-dir", directory + "/a", "--create-bucket"] + common,
+                                                       environment: store.environment)
+                #expect(first.code == 0, "\(first.err)")
+                let cold = try json(first.out)
+                #expect(cold["networkFetches"] as? Int == 6 && cold["sharedHits"] as? Int == 0)
+                let coldStore = try #require(cold["sharedStore"] as? [String: Any])
+                #expect(coldStore["store"] as? String == bucket && coldStore["status"] as? String == "ok")
+                #expect((coldStore["statistics"] as? [String: Any])?["writes"] as? Int == 6)
+                let requests = origin.statistics.requests
+
+                let second = try await ChildProcess.run(["prefetch", "--cache-dir", directory + "/b"] + common, environment: store.environment)
+                #expect(second.code == 0, "\(second.err)")
+                let warm = try json(second.out)
+                #expect(warm["sharedHits"] as? Int == 6 && warm["networkFetches"] as? Int == 0 && warm["hitRate"] as? Double == 1)
+                #expect(origin.statistics.requests == requests, "the second machine asked the origin nothing")
+                #expect(DiskCacheEntries.count(in: directory + "/b") == 6, "shared hits are written to the local disk")
+
+                let stats = try await ChildProcess.run(["stats", "--cache-dir", directory + "/b", "--format", "json", "--shared-store", bucket],
+                                                       environment: store.environment)
+                #expect(stats.code == 0, "\(stats.err)")
+                let summary = try #require(try json(stats.out)["sharedStore"] as? [String: Any])
+                #expect(summary["objects"] as? Int == 6 && (summary["bytes"] as? Int ?? 0) > 0 && summary["endpoint"] as? String == store.endpoint)
+            }
+        }
+    }
+
+    @Test("misconfiguration exits 1 naming the store, the endpoint and the reason; the secret is never printed")
+    func misconfiguration() async throws {
+        let store = try await SeaweedFS.shared()
+        try await withTemporaryDirectory { directory in
+            try await withOrigin { origin in
+                let catalogue = ["--tiles-base", origin.tilesBase, "--images-base", origin.imagesBase, "--elements", "1",
+                                 "--kind", "thumbnails", "--cache-dir", directory + "/cache"]
+                let missing = try await ChildProcess.run(["prefetch", "--shared-store", "s3://no-such-bucket-here"] + catalogue,
+                                                         environment: store.environment)
+                #expect(missing.code == 1 && missing.out.isEmpty)
+                #expect(missing.err.contains("s3://no-such-bucket-here") && missing.err.contains(store.endpoint)
+                        && missing.err.contains("does not exist (--create-bucket creates it)"), "\(missing.err)")
+
+                var wrong = store.environment
+                wrong[SharedStoreConfiguration.Variable.secretAccessKey] = "not-the-secret"
+                let forbidden = try await ChildProcess.run(["serve", "--port", "0", "--db", directory + "/f.sqlite", "--cache-dir", directory + "/cache",
+                                                            "--tiles-base", origin.tilesBase, "--shared-store", "s3://any-bucket"], environment: wrong)
+                #expect(forbidden.code == 1 && forbidden.err.contains("access denied") && forbidden.err.contains(store.endpoint), "\(forbidden.err)")
+                #expect(!forbidden.err.contains("not-the-secret") && !forbidden.out.contains("not-the-secret"))
+
+                let malformed = try await ChildProcess.run(["stats", "--cache-dir", directory + "/cache", "--shared-store", "s3://ok-bucket",
+                                                            "--s3-endpoint", "ftp://127.0.0.1:1"], environment: store.environment)
+                #expect(malformed.code == 1 && malformed.err.contains("ftp://127.0.0.1:1"), "\(malformed.err)")
+
+                let noCredentials = try await ChildProcess.run(["prefetch", "--shared-store", "s3://ok-bucket"] + catalogue,
+                                                               environment: [SharedStoreConfiguration.Variable.endpoint: store.endpoint,
+                                                                             SharedStoreConfiguration.Variable.accessKeyID: "",
+                                                                             SharedStoreConfiguration.Variable.secretAccessKey: ""])
+                #expect(noCredentials.code == 1 && noCredentials.err.contains("AWS_ACCESS_KEY_ID"), "\(noCredentials.err)")
+
+                let validate = try await ChildProcess.run(["validate", "--shared-store", "s3://ok-bucket"] + catalogue, environment: store.environment)
+                #expect(validate.code == 1 && validate.err.contains("--shared-store applies with --store"), "\(validate.err)")
+                #expect(origin.statistics.requests == 0, "nothing was fetched")
+            }
+        }
+    }
+
+    @Test("a store that does not answer: prefetch warms the local disk, then exits 1 saying the store was not warmed")
+    func unreachable() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withOrigin { origin in
+                let run = try await ChildProcess.run(
+                    ["prefetch", "--tiles-base", origin.tilesBase, "--images-base", origin.imagesBase, "--elements", "1-4",
+                     "--kind", "thumbnails", "--cache-dir", directory + "/cache", "--shared-store", "s3://down/fleet"],
+                    environment: [SharedStoreConfiguration.Variable.endpoint: "http://127.0.0.1:9",
+                                  SharedStoreConfiguration.Variable.accessKeyID: "key", SharedStoreConfiguration.Variable.secretAccessKey: "secret"])
+                #expect(run.code == 1)
+                #expect(run.err.contains("starting degraded"), "said once in the log: \(run.err)")
+                #expect(run.err.contains("s3://down/fleet: the warm-up of the shared store is incomplete: 4 images not written"), "\(run.err)")
+                #expect(DiskCacheEntries.count(in: directory + "/cache") == 4, "the local warm-up happened")
+            }
+        }
+    }
+}
