@@ -13,7 +13,8 @@ public struct ServiceDependencies: Sendable {
     public let pipeline: ImagePipeline
     /// What the photo host said about each photo (`has_image`).
     public let photos: PhotoAvailability
-    public let favorites: FavoritesStore
+    /// SQLite or PostgreSQL (`configuration.database`).
+    public let favorites: any FavoritesRepository
     public let metrics: ServiceMetrics
     public let web: WebAssets
     /// Records image requests when `configuration.traceFile` is set.
@@ -21,7 +22,8 @@ public struct ServiceDependencies: Sendable {
     /// The service's logger.
     public let logger: Logger
 
-    /// Builds the pipeline and favourites store a configuration describes.
+    /// Builds the pipeline and favourites repository a configuration describes. A PostgreSQL repository is connected
+    /// and migrated by `prepare()`, which `serve` calls before it listens.
     ///
     /// - Throws: `FavoritesStoreError` or `TraceRecorderError` when the favourites database or the trace file cannot
     ///   be opened; `ImageCoreError` (`.io`) when the disk cache cannot be used and `requiresDiskCache` is set
@@ -35,9 +37,23 @@ public struct ServiceDependencies: Sendable {
             : ImagePipeline(configuration: configuration.pipeline, logger: logger)
         metrics = ServiceMetrics(statistics: pipeline.statistics, sharedTier: pipeline.sharedTier)
         photos = PhotoAvailability()
-        favorites = try FavoritesStore(path: configuration.databasePath, catalogue: catalogue)
+        favorites = try configuration.database.repository(catalogue: catalogue, logger: logger)
         web = try WebAssets()
         trace = try configuration.traceFile.map { path throws(TraceRecorderError) in try TraceRecorder(path: path, logger: logger) }
+    }
+}
+
+extension ServiceDependencies {
+    /// Connects what needs a connection before the service listens: the favourites database's schema.
+    ///
+    /// - Throws: `FavoritesStoreError` naming the database (password masked) and the reason.
+    public func prepare() async throws(FavoritesStoreError) {
+        try await favorites.prepare()
+    }
+
+    /// Closes the favourites database's connections.
+    public func close() async {
+        await favorites.close()
     }
 }
 

@@ -21,8 +21,8 @@ public struct ServiceConfiguration: Sendable {
     public var maxAgeSeconds = 86_400
     /// A connection idle this long (a stalled or slow client) is closed (default 30 s).
     public var idleTimeout: Duration = .seconds(30)
-    /// The favourites database (SQLite), beside the cache by default.
-    public var databasePath: String
+    /// The favourites database: SQLite beside the cache by default, or PostgreSQL for a fleet.
+    public var database: FavoritesDatabase
     /// Warm every catalogue image in the background at start.
     public var prefetchAtStart = false
     /// Append the URL of every image request to this file (an access trace for `tilecache bench-cache --trace`).
@@ -30,7 +30,7 @@ public struct ServiceConfiguration: Sendable {
 
     /// The defaults, with the favourites database beside the default cache directory.
     public init() {
-        databasePath = Self.defaultDatabasePath(cacheDirectory: DiskCache.defaultDirectory)
+        database = .sqlite(path: Self.defaultDatabasePath(cacheDirectory: DiskCache.defaultDirectory))
     }
 
     /// The pipeline defaults of a service (see `pipeline`).

@@ -43,6 +43,21 @@ final class ChildProcess: Sendable {
 
     deinit { try? FileManager.default.removeItem(atPath: directory) }
 
+    /// Waits until what it has written to stdout so far contains `text`; returns that output.
+    ///
+    /// - Throws: `TestFailure` with its stderr when it exits first or `timeout` passes.
+    func waitForOutput(containing text: String, timeout: Duration = TestTime.scaled(.seconds(30))) async throws -> String {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let out = String(decoding: (try? LocalFile.read(directory + "/out")) ?? [], as: UTF8.self)
+            if out.contains(text) { return out }
+            guard kill(pid, 0) == 0 else { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let err = String(decoding: (try? LocalFile.read(directory + "/err")) ?? [], as: UTF8.self)
+        throw TestFailure("tilecache \(arguments) wrote no '\(text)': \(err)")
+    }
+
     /// Sends `signal` to the process.
     func send(_ signal: Int32) { kill(pid, signal) }
 

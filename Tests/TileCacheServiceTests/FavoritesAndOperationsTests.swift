@@ -7,7 +7,6 @@ import Logging
 import NIOCore
 import ImageCore
 import ServiceLifecycle
-import Synchronization
 import Testing
 import TestSupport
 import TileCacheOrigin
@@ -20,9 +19,10 @@ struct FavoritesAndOperationsTests {
                                  body: ByteBuffer(string: json))
     }
 
-    @Test("favourites: 201 with a string id and createdAt; 400 for missing or bad fields; 422 for unknown or disagreeing elements; 413")
-    func favorites() async throws {
-        try await withService(try await .start()) { client, _ in
+    @Test("favourites: 201 with a string id and createdAt; 400 for missing or bad fields; 422 for unknown or disagreeing elements; 413",
+          arguments: FavoritesBackend.allCases)
+    func favorites(backend: FavoritesBackend) async throws {
+        try await withService(try await .start(favorites: backend)) { client, _ in
             let created = try await post(client, #"{"favoritedBy":"Ada","elementName":"Sodium","elementSymbol":"Na"}"#)
             #expect(created.status == .created && created.headers[.location] == "/api/v1/favorites/1")
             #expect(created.json?["id"] as? String == "1" && created.json?["createdAt"] is String)
@@ -71,9 +71,10 @@ struct FavoritesAndOperationsTests {
         }
     }
 
-    @Test("favourites by id: GET, PUT replaces keeping id and createdAt, DELETE answers with what it removed; 404s")
-    func favoriteResource() async throws {
-        try await withService(try await .start()) { client, _ in
+    @Test("favourites by id: GET, PUT replaces keeping id and createdAt, DELETE answers with what it removed; 404s",
+          arguments: FavoritesBackend.allCases)
+    func favoriteResource(backend: FavoritesBackend) async throws {
+        try await withService(try await .start(favorites: backend)) { client, _ in
             let created = try #require(try await post(client, #"{"favoritedBy":"Ada Lovelace","elementName":"Iron","elementSymbol":"Fe"}"#).json)
             let one = try await client.execute(uri: "/api/v1/favorites/1", method: .get)
             #expect(one.status == .ok && one.json?["createdAt"] as? String == created["createdAt"] as? String)
@@ -97,13 +98,17 @@ struct FavoritesAndOperationsTests {
         }
     }
 
-    @Test("favourites survive a restart of the service")
-    func persistence() async throws {
-        let harness = try await ServiceHarness.start()
+    @Test("favourites survive a restart of the service", arguments: FavoritesBackend.allCases)
+    func persistence(backend: FavoritesBackend) async throws {
+        let harness = try await ServiceHarness.start(favorites: backend)
         let first = try harness.dependencies()
+        try await first.prepare()
         _ = try await first.favorites.add(favoritedBy: "Ada", elementNumber: 26, body: #"{"favoritedBy":"Ada","number":26}"#)
-        let second = try harness.dependencies()  // a new process over the same database file
+        await first.close()
+        let second = try harness.dependencies()  // a new process over the same database
+        try await second.prepare()
         #expect(try await second.favorites.list(favoritedBy: "Ada").map(\.elementNumber) == [26])
+        await second.close()
         await harness.stop()
     }
 
@@ -235,14 +240,14 @@ struct LiveServiceTests {
         let running = Task { try await group.run() }
         var ports = port.stream.makeAsyncIterator()
         let bound = try #require(await ports.next())
-        let ended = EndedRequest()
+        let ended = Locked<String?>(nil)
         let inFlight = Task {
             do {
                 let status = try await ImageCoreFetch.status("http://127.0.0.1:\(bound)/api/v1/elements/3/thumbnail")
-                ended.record("status \(status)")
+                ended.withLock { $0 = "status \(status)" }
                 return status
             } catch {
-                ended.record("error \(error)")
+                ended.withLock { $0 = "error \(error)" }
                 throw error
             }
         }
@@ -250,7 +255,7 @@ struct LiveServiceTests {
         // A request that ended without reaching the origin is reported with what it got, not waited for.
         let reached = ContinuousClock.now + TestTime.scaled(.seconds(30))
         while harness.origin.statistics.inFlight == 0 {
-            if let outcome = ended.outcome { throw TestFailure("the request ended before reaching the origin: \(outcome)") }
+            if let outcome = ended.value { throw TestFailure("the request ended before reaching the origin: \(outcome)") }
             guard ContinuousClock.now < reached else { throw TestFailure("the request never reached the origin") }
             try await Task.sleep(for: .milliseconds(10))
         }
@@ -283,13 +288,6 @@ extension LiveServiceTests {
         _ = await running.result
         await harness.stop()
     }
-}
-
-/// What a request running in another task ended with, read while polling.
-final class EndedRequest: Sendable {
-    private let value = Mutex<String?>(nil)
-    var outcome: String? { value.withLock { $0 } }
-    func record(_ outcome: String) { value.withLock { $0 = outcome } }
 }
 
 /// A plain GET through the project's own transfer engine.

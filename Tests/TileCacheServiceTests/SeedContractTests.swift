@@ -183,9 +183,10 @@ struct SeedContractTests {
         }
     }
 
-    @Test("favourites: both README bodies post, every record decodes with either model, filter, delete")
-    func favorites() async throws {
-        try await withService(try await .start()) { client, _ in
+    @Test("favourites: both README bodies post, every record decodes with either model, filter, delete",
+          arguments: FavoritesBackend.allCases)
+    func favorites(backend: FavoritesBackend) async throws {
+        try await withService(try await .start(favorites: backend)) { client, _ in
             let api = SeedClient(base: "http://127.0.0.1:\(try #require(client.port))")
             let january = try JSONEncoder().encode(Favorite2019January(favoritedBy: "Ada Lovelace", elementName: "Iron", elementSymbol: "Fe"))
             let (created, response) = try await api.data("/api/v1/favorites", method: "POST", body: january)
@@ -224,7 +225,7 @@ struct SeedContractTests {
     func migration() async throws {
         let harness = try await ServiceHarness.start()
         try FileManager.default.createDirectory(atPath: harness.directory, withIntermediateDirectories: true)
-        try Self.writeVersion1Database(at: harness.configuration.databasePath)
+        try Self.writeVersion1Database(at: harness.configuration.database.description)
         _ = try await withService(harness) { client, _ in
             let api = SeedClient(base: "http://127.0.0.1:\(try #require(client.port))")
             let january = try await api.decode([Favorite2019January].self, "/api/v1/favorites")

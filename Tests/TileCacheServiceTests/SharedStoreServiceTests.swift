@@ -31,7 +31,7 @@ struct SharedStoreServiceTests {
             // Another instance: same origin and store, its own empty disk.
             var second = harness.configuration
             second.pipeline.diskDirectory = harness.directory + "/second-cache"
-            second.databasePath = harness.directory + "/second.sqlite"
+            second.database = .sqlite(path: harness.directory + "/second.sqlite")
             let secondDependencies = try ServiceDependencies(configuration: second, logger: Logger(label: "test"))
             try await secondDependencies.pipeline.sharedTier!.checkBucket()
             try await buildApplication(secondDependencies, logger: Logger(label: "test")).test(.ahc(.http)) { other in

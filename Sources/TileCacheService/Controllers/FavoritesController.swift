@@ -7,7 +7,7 @@ import NIOFoundationCompat
 
 /// `/api/v1/favorites`: the seed's favourites resource over SQLite, with the mock API's semantics (see `FavoriteBody`).
 struct FavoritesController: Sendable {
-    let store: FavoritesStore
+    let store: any FavoritesRepository
     let catalogue: ElementCatalogue
     let logger = Logger(label: "tilecache.favorites")
 
@@ -78,8 +78,9 @@ struct FavoritesController: Sendable {
         do {
             return try await call()
         } catch {
-            logger.error("favourites database call failed", metadata: ["error": "\(error)"])
-            throw ServiceError(.serviceUnavailable, reason: .database, message: "the favourites database failed: try again")
+            logger.error("favourites database call failed", metadata: ["error": "\(String(reflecting: error))"])
+            throw ServiceError(.serviceUnavailable, reason: .database, message: "the favourites database failed: try again",
+                               headers: [.retryAfter: "1"])
         }
     }
 }

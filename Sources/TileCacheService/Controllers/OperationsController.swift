@@ -9,7 +9,7 @@ struct OperationsController: Sendable {
     /// Renders `/metrics`.
     let metrics: ServiceMetrics
     /// Checked by `/healthz`.
-    let favorites: FavoritesStore
+    let favorites: any FavoritesRepository
 
     /// The body of `/api/v1/stats`: the pipeline's statistics (see `PipelineReport` for the one definition of hit
     /// rate) and its caches' counters.

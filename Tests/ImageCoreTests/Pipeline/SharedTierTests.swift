@@ -127,10 +127,10 @@ struct SharedTierTests {
         try await instance.sharedTier!.checkBucket(createBucket: true)
         #expect(instance.sharedTier!.health.status == .degraded)
         let late = try await SeaweedFS.start(port: port)
-        defer { late.stop() }
         let deadline = ContinuousClock.now + TestTime.scaled(.seconds(20))
         while instance.sharedTier!.health.status != .ok, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
         #expect(instance.sharedTier!.health.status == .ok)
+        await late.stop()
     }
 
     @Test("misconfiguration is an error naming the store and endpoint: missing bucket, wrong credentials, malformed endpoint")

@@ -14,9 +14,10 @@ public struct ServiceHarness: Sendable {
     public let directory: String
     public var configuration: ServiceConfiguration
 
-    /// Starts an origin (configured as `originConfiguration`) and a configuration pointing at it, which `configure`
-    /// may change.
-    public static func start(origin originConfiguration: OriginServer.Configuration = .init(),
+    /// Starts an origin (configured as `originConfiguration`) and a configuration pointing at it, with favourites
+    /// in `favorites` (a fresh SQLite file, or a fresh database on the shared test PostgreSQL), which `configure` may
+    /// change.
+    public static func start(origin originConfiguration: OriginServer.Configuration = .init(), favorites: FavoritesBackend = .sqlite,
                       _ configure: (inout ServiceConfiguration) -> Void = { _ in }) async throws -> ServiceHarness {
         let origin = try await OriginServer.start(originConfiguration)
         let directory = try makeTemporaryDirectory()
@@ -26,7 +27,10 @@ public struct ServiceHarness: Sendable {
         configuration.pipeline.diskDirectory = directory + "/cache"
         configuration.pipeline.downloader.retryPolicy.baseDelay = .milliseconds(10)
         configuration.pipeline.downloader.transferOptions.totalTimeout = TestTime.scaled(.seconds(5))
-        configuration.databasePath = directory + "/favorites.sqlite"
+        switch favorites {
+        case .sqlite: configuration.database = .sqlite(path: directory + "/favorites.sqlite")
+        case .postgres: configuration.database = try FavoritesDatabase(try await PostgresServer.shared().freshDatabase())
+        }
         configure(&configuration)
         return ServiceHarness(origin: origin, directory: directory, configuration: configuration)
     }
@@ -50,10 +54,17 @@ public func withService<T: Sendable>(_ harness: ServiceHarness, mode: TestingSet
                               _ body: @escaping @Sendable (any TestClientProtocol, ServiceDependencies) async throws -> T) async throws -> T {
     do {
         let dependencies = try harness.dependencies()
+        try await dependencies.prepare()
         let app = buildApplication(dependencies, logger: Logger(label: "test"))
-        let result = try await app.test(mode) { client in try await body(client, dependencies) }
-        await harness.stop()
-        return result
+        do {
+            let result = try await app.test(mode) { client in try await body(client, dependencies) }
+            await dependencies.close()
+            await harness.stop()
+            return result
+        } catch {
+            await dependencies.close()
+            throw error
+        }
     } catch {
         await harness.stop()
         throw error
@@ -69,4 +80,10 @@ extension TestResponse {
     public var jsonArray: [[String: Any]]? { try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [[String: Any]] }
     /// The `reason` of a JSON error body.
     public var errorReason: String? { (json?["error"] as? [String: Any])?["reason"] as? String }
+}
+
+/// Where a test's favourites live: both implementations of `FavoritesRepository` run the same tests.
+public enum FavoritesBackend: String, CaseIterable, Sendable, CustomStringConvertible {
+    case sqlite, postgres
+    public var description: String { rawValue }
 }

@@ -1,66 +1,27 @@
 public import Catalogue
 import Foundation
-public import GRDB
+import GRDB
 import ImageCore
 
-/// One stored favourite: the object as posted (checked and completed, see `FavoriteBody`), with the server's id and time.
-public struct Favorite: Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
-    /// Row id (the API shows it as a string).
-    public var id: Int64?
-    /// Who favourited it (indexed, for `?favoritedBy=`).
-    public var favoritedBy: String
-    /// The element's atomic number.
-    public var elementNumber: Int
-    /// The posted object as JSON text, without `id` and `createdAt` (the server's own).
-    public var body: String
-    /// When it was first stored (ISO 8601, UTC, with milliseconds).
-    public var createdAt: String
-
-    public static let databaseTableName = "favorite"
-
-    public init(id: Int64? = nil, favoritedBy: String, elementNumber: Int, body: String, createdAt: String) {
-        self.id = id
-        self.favoritedBy = favoritedBy
-        self.elementNumber = elementNumber
-        self.body = body
-        self.createdAt = createdAt
-    }
-
-    public init(row: Row) throws {
-        id = row["id"]
-        favoritedBy = row["favoritedBy"]
-        elementNumber = row["elementNumber"]
-        body = row["body"]
-        createdAt = row["createdAt"]
-    }
-
-    public func encode(to container: inout PersistenceContainer) throws {
-        container["id"] = id
-        container["favoritedBy"] = favoritedBy
-        container["elementNumber"] = elementNumber
-        container["body"] = body
-        container["createdAt"] = createdAt
-    }
-
-    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
-}
-
-/// Favourites in SQLite (GRDB, WAL journal): user data beside the cache, never removed by `tilecache clear`.
+/// Favourites in SQLite (GRDB, WAL journal): user data beside the cache, never removed by `tilecache clear`. The
+/// embedded default: one machine needs nothing else.
 ///
 /// Every write is a transaction, so a crash loses at most the write in flight and never corrupts the file.
 /// Thread-safety: a `DatabasePool` serialises writes and allows concurrent reads; call from any task.
-public final class FavoritesStore: Sendable {
+public final class SQLiteFavorites: FavoritesRepository {
     private let database: DatabasePool
+    public let location: String
 
     /// Opens (creating and migrating as needed) the database at `path`.
     ///
     /// - Parameter catalogue: names the elements of favourites stored before the v2 schema (three keys only).
     /// - Throws: `FavoritesStoreError` naming the path and the reason when it cannot be created, opened or migrated.
     public init(path: String, catalogue: ElementCatalogue = .standard) throws(FavoritesStoreError) {
+        location = path
         do {
             database = try Self.open(path, catalogue: catalogue)
         } catch {
-            throw FavoritesStoreError(path: path, reason: error)
+            throw FavoritesStoreError(location: path, reason: error)
         }
     }
 
@@ -117,19 +78,18 @@ public final class FavoritesStore: Sendable {
         return database
     }
 
-    /// The time stamp new favourites get: ISO 8601, UTC, milliseconds.
-    public static func now() -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: Date())
-    }
+    /// Nothing to do: the file was opened and migrated by `init`.
+    public func prepare() async throws(FavoritesStoreError) {}
+
+    /// Nothing to do: GRDB closes the pool when it is released.
+    public func close() async {}
 
     // Every call is GRDB's async access: SQLite runs on GRDB's own dispatch queues while the calling task suspends,
     // never blocking one of Swift's cooperative threads.
 
     /// Stores a new favourite and returns it with its id.
     public func add(favoritedBy: String, elementNumber: Int, body: String) async throws -> Favorite {
-        let createdAt = Self.now()
+        let createdAt = Favorite.now()
         return try await database.write { db in
             var favorite = Favorite(favoritedBy: favoritedBy, elementNumber: elementNumber, body: body, createdAt: createdAt)
             try favorite.insert(db)
@@ -178,23 +138,3 @@ public final class FavoritesStore: Sendable {
     }
 }
 
-/// The favourites database could not be opened: its path and why.
-public struct FavoritesStoreError: Error, Sendable, CustomStringConvertible {
-    /// The database file.
-    public var path: String
-    /// Why, in words (SQLite's or the file system's message).
-    public var message: String
-
-    init(path: String, reason: any Error) {
-        self.path = path
-        if let database = reason as? DatabaseError {
-            message = database.message ?? "SQLite error \(database.resultCode)"
-        } else if let directory = reason as? ImageCoreError {
-            message = directory.message
-        } else {
-            message = "\(reason)"
-        }
-    }
-
-    public var description: String { "cannot open the favourites database \(path): \(message)" }
-}

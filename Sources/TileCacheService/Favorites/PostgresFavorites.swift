@@ -1,0 +1,221 @@
+import Foundation
+public import Logging
+import NIOCore
+import NIOSSL
+import PostgresNIO
+
+/// Favourites in PostgreSQL, shared by every instance of a fleet (PostgresNIO's `PostgresClient`: a pool that
+/// reconnects on its own).
+///
+/// Every statement is one implicit transaction, committed before the call returns. While the server cannot be reached,
+/// a call fails after `callDeadline` (the service answers 503 with Retry-After) instead of waiting for the pool, and
+/// works again as soon as the pool has reconnected.
+public final class PostgresFavorites: FavoritesRepository {
+    public let location: String
+    private let connection: PostgresConnection.Configuration
+    private let client: PostgresClient
+    private let logger: Logger
+    /// Runs the pool (`PostgresClient.run()`) until `close()`.
+    private let running: Task<Void, Never>
+    /// How long a call waits for a connection and its answer.
+    let callDeadline: Duration
+    /// How long `prepare()` retries a server that refuses connections.
+    let startPatience: Duration
+
+    /// A repository on `location`; nothing is sent until `prepare()` or the first call.
+    ///
+    /// - Throws: `FavoritesStoreError` when TLS (`sslmode=prefer` or `require`) cannot be set up.
+    public init(location: PostgresLocation, logger: Logger, callDeadline: Duration = .seconds(3),
+                startPatience: Duration = .seconds(10)) throws(FavoritesStoreError) {
+        self.location = location.description
+        self.logger = logger
+        self.callDeadline = callDeadline
+        self.startPatience = startPatience
+        let clientTLS: PostgresClient.Configuration.TLS, connectionTLS: PostgresConnection.Configuration.TLS
+        do {
+            switch location.tls {
+            case .disable:
+                (clientTLS, connectionTLS) = (.disable, .disable)
+            case .prefer:
+                let context = try NIOSSLContext(configuration: .makeClientConfiguration())
+                (clientTLS, connectionTLS) = (.prefer(.makeClientConfiguration()), .prefer(context))
+            case .require:
+                let context = try NIOSSLContext(configuration: .makeClientConfiguration())
+                (clientTLS, connectionTLS) = (.require(.makeClientConfiguration()), .require(context))
+            }
+        } catch {
+            throw FavoritesStoreError(location: location.description, message: "cannot set up TLS (sslmode=\(location.tls.rawValue)): \(error)")
+        }
+        connection = PostgresConnection.Configuration(host: location.host, port: location.port, username: location.username,
+                                                      password: location.password, database: location.database, tls: connectionTLS)
+        var configuration = PostgresClient.Configuration(host: location.host, port: location.port, username: location.username,
+                                                         password: location.password, database: location.database, tls: clientTLS)
+        configuration.options.connectTimeout = .seconds(2)
+        configuration.options.maximumConnections = 16
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.client = client
+        running = Task { await client.run() }
+    }
+
+    deinit { running.cancel() }
+
+    /// Connects (retrying for up to `startPatience` while the server refuses connections: it may be starting) and
+    /// creates or migrates the schema, under an advisory lock so that instances starting together do it once.
+    ///
+    /// - Throws: `FavoritesStoreError` naming the masked URL and PostgreSQL's reason (wrong password, no such
+    ///   database, not reachable).
+    public func prepare() async throws(FavoritesStoreError) {
+        let deadline = ContinuousClock.now + startPatience
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                let connection = try await PostgresConnection.connect(configuration: self.connection, id: attempt, logger: logger)
+                do {
+                    try await Self.migrate(connection, logger: logger)
+                    try? await connection.close()
+                    return
+                } catch {
+                    try? await connection.close()
+                    throw FavoritesStoreError(location: location, message: "could not create the schema: \(Self.message(error))")
+                }
+            } catch let error as FavoritesStoreError {
+                throw error
+            } catch {
+                // Refused or timed out: the server may be starting. Anything the server said (password, database) is final.
+                let message = Self.message(error)
+                guard !Self.isServerAnswer(error), ContinuousClock.now < deadline else {
+                    throw FavoritesStoreError(location: location, message: message)
+                }
+                logger.info("PostgreSQL not reachable yet; retrying", metadata: ["database": "\(location)", "reason": "\(message)"])
+                try? await Task.sleep(for: .milliseconds(500))
+            }
+        }
+    }
+
+    /// Schema version 1: the same columns as SQLite's `favorite` table. `GENERATED ALWAYS AS IDENTITY` never hands out
+    /// an id twice, as SQLite's AUTOINCREMENT does not.
+    private static func migrate(_ connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(7401016)", logger: logger)
+            try await connection.query("CREATE TABLE IF NOT EXISTS tilecache_schema (version integer NOT NULL)", logger: logger)
+            var version = 0
+            for try await (value) in try await connection.query("SELECT max(version) FROM tilecache_schema", logger: logger).decode(Int?.self) {
+                version = value ?? 0
+            }
+            if version < 1 {
+                try await connection.query("""
+                    CREATE TABLE favorite (
+                        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                        favorited_by text NOT NULL,
+                        element_number integer NOT NULL,
+                        body text NOT NULL,
+                        created_at text NOT NULL)
+                    """, logger: logger)
+                try await connection.query("CREATE INDEX favorite_favorited_by ON favorite (favorited_by)", logger: logger)
+                try await connection.query("INSERT INTO tilecache_schema (version) VALUES (1)", logger: logger)
+            }
+        }
+    }
+
+    public func close() async {
+        running.cancel()
+    }
+
+    // MARK: - Calls
+
+    public func add(favoritedBy: String, elementNumber: Int, body: String) async throws -> Favorite {
+        let createdAt = Favorite.now()
+        let rows = try await rows("""
+            INSERT INTO favorite (favorited_by, element_number, body, created_at)
+            VALUES (\(favoritedBy), \(elementNumber), \(body), \(createdAt)) RETURNING \(unescaped: Self.columns)
+            """)
+        guard let favorite = rows.first else { throw PostgresFavoritesError("INSERT returned no row") }
+        return favorite
+    }
+
+    public func favorite(id: Int64) async throws -> Favorite? {
+        try await rows("SELECT \(unescaped: Self.columns) FROM favorite WHERE id = \(id)").first
+    }
+
+    public func replace(id: Int64, favoritedBy: String, elementNumber: Int, body: String) async throws -> Favorite? {
+        try await rows("""
+            UPDATE favorite SET favorited_by = \(favoritedBy), element_number = \(elementNumber), body = \(body)
+            WHERE id = \(id) RETURNING \(unescaped: Self.columns)
+            """).first
+    }
+
+    public func remove(id: Int64) async throws -> Favorite? {
+        try await rows("DELETE FROM favorite WHERE id = \(id) RETURNING \(unescaped: Self.columns)").first
+    }
+
+    public func list(favoritedBy: String?) async throws -> [Favorite] {
+        if let favoritedBy {
+            return try await rows("SELECT \(unescaped: Self.columns) FROM favorite WHERE favorited_by = \(favoritedBy) ORDER BY id")
+        }
+        return try await rows("SELECT \(unescaped: Self.columns) FROM favorite ORDER BY id")
+    }
+
+    public func isHealthy() async -> Bool {
+        (try? await withDeadline { [client, logger] in
+            var answer = 0
+            for try await value in try await client.query("SELECT 1", logger: logger).decode(Int.self) { answer = value }
+            return answer
+        }) == 1
+    }
+
+    private static let columns = "id, favorited_by, element_number, body, created_at"
+
+    /// Runs `query` and decodes its rows as favourites, within `callDeadline`.
+    private func rows(_ query: PostgresQuery) async throws -> [Favorite] {
+        try await withDeadline { [client, logger] in
+            var favorites: [Favorite] = []
+            let rows = try await client.query(query, logger: logger)
+            for try await (id, favoritedBy, elementNumber, body, createdAt) in rows.decode((Int64, String, Int, String, String).self) {
+                favorites.append(Favorite(id: id, favoritedBy: favoritedBy, elementNumber: elementNumber, body: body, createdAt: createdAt))
+            }
+            return favorites
+        }
+    }
+
+    /// `work`, or `PostgresFavoritesError` after `callDeadline` (the work is cancelled: a connection lease that is
+    /// still waiting is withdrawn).
+    private func withDeadline<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T {
+        let deadline = callDeadline
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await work() }
+            group.addTask {
+                try await Task.sleep(for: deadline)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let value = first else {
+                throw PostgresFavoritesError("no answer from PostgreSQL within \(deadline)")
+            }
+            return value
+        }
+    }
+
+    // MARK: - Errors
+
+    /// PostgreSQL's own message when it sent one (wrong password, no such database), else the connection's error.
+    static func message(_ error: any Error) -> String {
+        if let error = error as? PSQLError {
+            if let message = error.serverInfo?[.message] { return message }
+            if let underlying = error.underlying { return "\(underlying)" }
+            return "\(error.code)"
+        }
+        return "\(error)"
+    }
+
+    /// Whether the server answered (with an error): then retrying will not help.
+    static func isServerAnswer(_ error: any Error) -> Bool {
+        (error as? PSQLError)?.serverInfo != nil
+    }
+}
+
+/// A favourites call that PostgreSQL did not answer in time, or answered unexpectedly.
+struct PostgresFavoritesError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

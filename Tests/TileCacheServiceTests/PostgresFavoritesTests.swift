@@ -1,0 +1,139 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import ImageCore
+import Logging
+import NIOCore
+import Testing
+import TestSupport
+import TileCacheService
+
+/// Favourites on a real PostgreSQL (Debian's, in a temporary data directory): what only a server database has — a
+/// fleet sharing one, the server going away and coming back, and what goes wrong at start.
+@Suite("Favourites on PostgreSQL")
+struct PostgresFavoritesTests {
+    func post(_ client: any TestClientProtocol, _ json: String) async throws -> TestResponse {
+        try await client.execute(uri: "/api/v1/favorites", method: .post, headers: [.contentType: "application/json"],
+                                 body: ByteBuffer(string: json))
+    }
+
+    @Test("two instances on one database see each other's favourites; ids are never reused")
+    func sharedByInstances() async throws {
+        let harness = try await ServiceHarness.start(favorites: .postgres)
+        try await withService(harness) { first, _ in
+            let created = try await post(first, #"{"favoritedBy":"Ada","elementName":"Sodium","elementSymbol":"Na"}"#)
+            #expect(created.status == .created && created.json?["id"] as? String == "1")
+            var other = harness.configuration
+            other.pipeline.diskDirectory = harness.directory + "/other-cache"
+            let dependencies = try ServiceDependencies(configuration: other, logger: Logger(label: "test"))
+            try await dependencies.prepare()  // a second migration of the same schema is a no-op
+            try await buildApplication(dependencies, logger: Logger(label: "test")).test(.ahc(.http)) { second in
+                let seen = try #require(try await second.execute(uri: "/api/v1/favorites", method: .get).jsonArray)
+                #expect(seen.map { $0["elementSymbol"] as? String } == ["Na"])
+                #expect(try await second.execute(uri: "/api/v1/favorites/1", method: .delete).status == .ok)
+                let next = try await post(second, #"{"favoritedBy":"Ada","number":26}"#)
+                #expect(next.json?["id"] as? String == "2", "id 1 was deleted: never handed out again")
+            }
+            await dependencies.close()
+            #expect(try await first.execute(uri: "/api/v1/favorites", method: .get).jsonArray?.map { $0["id"] as? String } == ["2"])
+        }
+    }
+
+    @Test("the server dies: requests get 503 with Retry-After and /healthz says so; it comes back: the pool reconnects; no 201 is lost")
+    func connectionLoss() async throws {
+        let server = try await PostgresServer.start()
+        let harness = try await ServiceHarness.start { configuration in
+            configuration.database = try! FavoritesDatabase(server.url())
+        }
+        try await withService(harness) { client, _ in
+            // Writers post without pause through the outage; every 201 must be in the database at the end.
+            let acknowledged = Locked<[String]>([])
+            let statuses = Locked<[Int: Int]>([:])
+            let stop = Locked(false)
+            let writers = Task {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for writer in 0..<4 {
+                        group.addTask {
+                            var sequence = 0
+                            while !stop.value {
+                                sequence += 1
+                                let response = try await post(client, #"{"favoritedBy":"w\#(writer)","number":\#(1 + sequence % 100)}"#)
+                                statuses.withLock { $0[Int(response.status.code), default: 0] += 1 }
+                                if response.status == .created, let id = response.json?["id"] as? String {
+                                    acknowledged.withLock { $0.append(id) }
+                                } else if response.status == .serviceUnavailable {
+                                    #expect(response.headers[.retryAfter] == "1" && response.errorReason == "database")
+                                    try await Task.sleep(for: .milliseconds(50))
+                                }
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+            try await Task.sleep(for: .milliseconds(500))
+            try await server.crash()
+            // While it is down: 503 with Retry-After, and /healthz is 503 naming the database.
+            let deadline = ContinuousClock.now + TestTime.scaled(.seconds(20))
+            var sawOutage = false
+            while ContinuousClock.now < deadline, !sawOutage {
+                sawOutage = statuses.withLock { ($0[503] ?? 0) > 0 }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(sawOutage)
+            let health = try await client.execute(uri: "/healthz", method: .get)
+            #expect(health.status == .serviceUnavailable && (health.json?["checks"] as? [String: String])?["database"] == "failing")
+            try await server.restart()
+            // Back: a post succeeds again within the deadline, without restarting the service.
+            let before = acknowledged.withLock { $0.count }
+            let back = ContinuousClock.now + TestTime.scaled(.seconds(30))
+            while ContinuousClock.now < back, acknowledged.withLock({ $0.count }) <= before + 8 {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            stop.withLock { $0 = true }
+            try await writers.value
+            #expect(acknowledged.withLock { $0.count } > before + 8, "writes resumed after the restart: \(statuses.withLock { $0 })")
+            #expect(try await client.execute(uri: "/healthz", method: .get).status == .ok)
+            let stored = Set(try #require(try await client.execute(uri: "/api/v1/favorites", method: .get).jsonArray).compactMap { $0["id"] as? String })
+            let lost = Set(acknowledged.withLock { $0 }).subtracting(stored)
+            #expect(lost.isEmpty, "acknowledged with 201 but not stored: \(lost.sorted())")
+            #expect(statuses.withLock { Set($0.keys) }.isSubset(of: [201, 503]), "\(statuses.withLock { $0 })")
+        }
+        await server.stop()
+    }
+
+    @Test("at start: a wrong password, a missing database, a port with no server and a malformed URL are errors naming the masked URL")
+    func startErrors() async throws {
+        let server = try await PostgresServer.shared()
+        let logger = Logger(label: "test")
+        func failure(_ url: String) async throws -> String {
+            guard case .postgres(let location) = try FavoritesDatabase(url) else { return "not PostgreSQL" }
+            let repository = try PostgresFavorites(location: location, logger: logger, startPatience: .seconds(1))
+            defer { Task { await repository.close() } }
+            do throws(FavoritesStoreError) {
+                try await repository.prepare()
+                return "no error"
+            } catch {
+                return error.description
+            }
+        }
+        let wrong = try await failure("postgres://tilecache:not-the-password@127.0.0.1:\(server.port)/tilecache?sslmode=disable")
+        #expect(wrong.contains("postgres://tilecache:***@127.0.0.1:\(server.port)/tilecache") && wrong.contains("password authentication failed"), "\(wrong)")
+        #expect(!wrong.contains("not-the-password"))
+        let missing = try await failure("postgres://tilecache:\(PostgresServer.password)@127.0.0.1:\(server.port)/nosuchdb?sslmode=disable")
+        #expect(missing.contains(#"database "nosuchdb" does not exist"#), "\(missing)")
+        let nobody = try await failure("postgres://tilecache:secret@127.0.0.1:9/tilecache?sslmode=disable")
+        #expect(nobody.contains("postgres://tilecache:***@127.0.0.1:9/tilecache") && !nobody.contains("secret"), "\(nobody)")
+        for (url, reason) in [("postgres://tilecache:pw@/db", "no host"), ("postgres://127.0.0.1/db", "no user name"),
+                              ("postgres://u:pw@127.0.0.1:5432", "no database name"), ("postgres://u:pw@h/db?sslmode=verify-full", "sslmode must be"),
+                              ("postgres://u:pw@h/db?application_name=x", "unsupported parameter")] {
+            #expect(throws: FavoritesStoreError.self) { try FavoritesDatabase(url) }
+            do {
+                _ = try FavoritesDatabase(url)
+            } catch {
+                #expect(error.description.contains(reason) && !error.description.contains(":pw@"), "\(url): \(error)")
+            }
+        }
+    }
+}
