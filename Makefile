@@ -1,7 +1,7 @@
 # TileCache: `make demo` and `make test` work on a fresh Debian 12 machine with Swift 6.3.
 SWIFT ?= swift
 
-.PHONY: deps build demo test verdicts test-sanitize fuzz soak clean catalogue bench bench-compare
+.PHONY: deps build demo test fleet verdicts test-sanitize fuzz soak clean catalogue bench bench-compare
 
 deps:
 	@scripts/install-deps.sh
@@ -28,6 +28,14 @@ test: deps
 	scripts/crash-test.sh 3
 	scripts/verdict-check.sh 3
 	$(SWIFT) test
+
+## The fleet demo (docs/fleet.md): SeaweedFS, PostgreSQL, the origin (20 ms), three `tilecache serve` instances and
+## nginx on loopback; cold and warm loads, an instance killed, the store and the database restarted; prints a table and
+## exits 1 if a step's check fails. About 2 minutes after the build.
+fleet: deps
+	scripts/install-fleet-deps.sh
+	$(SWIFT) build -c release --product tilecache
+	scripts/fleet-demo.py
 
 ## The verdict check's long form: 20 rounds of `tilecache inspect` at -j 1 and -j 16 over the verdict corpus.
 verdicts: deps

@@ -21,6 +21,8 @@ read -r master volume filer s3 < <(python3 - "$s3_port" <<'PY'
 import random, socket, sys
 def free(port):
     with socket.socket() as s:
+        # As weed's listeners do: a port whose old connections linger in TIME_WAIT is free (a restart on the same port).
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try: s.bind(("127.0.0.1", port)); return True
         except OSError: return False
 wanted = int(sys.argv[1])

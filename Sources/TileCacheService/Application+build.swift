@@ -51,8 +51,10 @@ extension ServiceDependencies {
         try await favorites.prepare()
     }
 
-    /// Closes the favourites database's connections.
+    /// What a graceful stop does after the last request: finishes the shared tier's queued writes (so a restarted
+    /// fleet finds what this instance fetched) and closes the favourites database's connections.
     public func close() async {
+        await pipeline.sharedTier?.drain()
         await favorites.close()
     }
 }

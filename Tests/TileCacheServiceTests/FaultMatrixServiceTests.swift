@@ -14,6 +14,7 @@ import TileCacheService
 struct FaultMatrixServiceTests {
     @Test("every case gets its status; only valid images are cached; failures are not; the statistics add up")
     func matrix() async throws {
+        try await prerenderFaultMatrixImages()
         var origin = OriginServer.Configuration()
         origin.faults = FaultMatrix.rules
         let harness = try await ServiceHarness.start(origin: origin) {
@@ -85,6 +86,7 @@ struct FaultMatrixServiceTests {
 
     @Test("a valid image requested right after one whose JPEG header is damaged is 200, every time")
     func validAfterDamagedHeader() async throws {
+        try await prerenderFaultMatrixImages()
         var origin = OriginServer.Configuration()
         origin.faults = FaultMatrix.rules
         let harness = try await ServiceHarness.start(origin: origin)

@@ -1,3 +1,6 @@
+import Catalogue
+import ImageCore
+import NIOConcurrencyHelpers
 public import TileCacheOrigin
 
 /// Runs `body` against a fresh loopback origin and shuts the origin down afterwards, whether `body` returns or throws.
@@ -20,3 +23,26 @@ public func withOrigin<T>(_ configuration: OriginServer.Configuration, _ body: (
         throw error
     }
 }
+
+/// Renders the thumbnails of the fault matrix's elements into the origin's process-wide image cache, once per test
+/// process, through a plain origin. A matrix origin then renders (almost) nothing while it serves: rendering runs on
+/// the origin's one thread, and on a loaded machine a cut-off body's close waited behind renders until the client's
+/// timeout came first (a `truncated` case reported as `timeout`).
+public func prerenderFaultMatrixImages() async throws {
+    let task = prerendered.withLockedValue { task in
+        if let task { return task }
+        let started = Task {
+            try await withOrigin { origin in
+                let engine = TransferEngine()
+                for index in FaultMatrix.cases.indices {
+                    _ = try await engine.perform(TransferRequest(url: origin.urlBuilder.thumbnailURL(for: FaultMatrix.element(ofCase: index))))
+                }
+            }
+        }
+        task = started
+        return started
+    }
+    try await task.value
+}
+
+private let prerendered = NIOLockedValueBox<Task<Void, any Error>?>(nil)
