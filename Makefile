@@ -27,7 +27,7 @@ test: deps
 	scripts/browser-check.sh
 	scripts/crash-test.sh 3
 	scripts/verdict-check.sh 3
-	$(SWIFT) test
+	scripts/with-test-servers.sh $(SWIFT) test
 
 ## The fleet demo (docs/fleet.md): SeaweedFS, PostgreSQL, the origin (20 ms), three `tilecache serve` instances and
 ## nginx on loopback; cold and warm loads, an instance killed, the store and the database restarted; prints a table and

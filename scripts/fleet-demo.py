@@ -94,7 +94,8 @@ def load(port, paths, concurrency=16):
         "failed": sum(1 for r in results if r[0] != 200),
         "statuses": dict(collections.Counter(r[0] for r in results)),
         "sources": dict(collections.Counter(r[1].get("X-TileCache-Source", "-") for r in results)),
-        "upstreams": len({r[1].get("X-Upstream") for r in results if r[1].get("X-Upstream")}),
+        # nginx lists every upstream it tried ("a, b" after a retry): the last one answered.
+        "upstreams": len({r[1]["X-Upstream"].split(", ")[-1] for r in results if r[1].get("X-Upstream")}),
         "p50": latencies[len(latencies) // 2],
         "p99": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))],
     }
@@ -231,11 +232,14 @@ http {{
                 stop(process)
 
     # --- measurements ---------------------------------------------------------------------------------------
-    def origin_requests(self):
+    def origin_requests(self, status=None):
+        """Requests the origin got, by path (only those answered `status`, when given)."""
         counts = collections.Counter()
         with open(self.dir + "/origin-access.log") as log:
             for line in log:
-                counts[line.split(" ")[0]] += 1
+                path, answered = line.split()
+                if status is None or answered == status:
+                    counts[path] += 1
         return counts
 
     def health(self, index):
@@ -307,11 +311,14 @@ def main():
 
         # 2. All instances restarted with empty local caches: everything from the shared tier.
         fleet.restart_instances(fresh=True)
-        before = sum(fleet.origin_requests().values())
+        before, before_ok = fleet.origin_requests(), fleet.origin_requests("200")
         summary = load(fleet.lb, paths)
-        warm = sum(fleet.origin_requests().values()) - before
-        row("2 restarted, empty disks", summary, str(warm))
-        check(summary["failed"] == 0 and warm == 0, f"step 2: {summary['failed']} failed, {warm} origin requests")
+        warm = sum((fleet.origin_requests() - before).values())
+        fetched = sum((fleet.origin_requests("200") - before_ok).values())
+        # A fresh instance does not know yet that cesium.jpg is served by caesium.jpg: that lookup's 404 is the only
+        # origin request it may make.
+        row("2 restarted, empty disks", summary, f"{fetched} image fetches ({warm - fetched} 404s of other spellings)")
+        check(summary["failed"] == 0 and fetched == 0, f"step 2: {summary['failed']} failed, {fetched} origin image fetches")
         check(summary["sources"].get("sharedHit", 0) == len(paths), f"step 2: outcomes {summary['sources']}")
 
         # 3. One instance killed (SIGKILL) under load.
@@ -321,7 +328,7 @@ def main():
         time.sleep(0.3)
         stop(fleet.instances.pop(1), signal.SIGKILL)
         worker.join()
-        row("3 one instance SIGKILLed", result, None, f"{result['upstreams']} upstreams answered")
+        row("3 one instance SIGKILLed", result, None, f"answered by {result['upstreams']} instances")
         check(result["failed"] <= 16, f"step 3: {result['failed']} failed (more than the 16 in flight)")
         fleet.start_instance(1)
 
@@ -340,13 +347,13 @@ def main():
             load(fleet.ports[index], paths[:8], 4)
         degraded = [fleet.health(index).get("status") for index in range(3)]
         check(all(status == "degraded" for status in degraded), f"step 4: health {degraded}")
-        restarted = time.time()
         fleet.start_store(fleet.s3)
+        restarted = time.time()  # the store answers again from here
         while time.time() - restarted < 30 and any(fleet.health(i).get("status") != "ok" for i in range(3)):
             time.sleep(0.2)
         recovered = time.time() - restarted
         statuses = [fleet.health(index).get("status") for index in range(3)]
-        print(f"|   SeaweedFS started again | | | | | | | all instances ok after {recovered:.1f} s (probe every 5 s): {', '.join(statuses)} |")
+        print(f"|   SeaweedFS started again | | | | | | | all instances ok {recovered:.1f} s after the store answered (probe every 5 s): {', '.join(statuses)} |")
         check(all(status == "ok" for status in statuses), f"step 4: health after restart {statuses}")
 
         # 5. Favourites through one instance, listed by the others; PostgreSQL restarted while posting.

@@ -46,6 +46,25 @@ struct SharedStoreCLITests {
         }
     }
 
+    @Test("validate --store --shared-store writes what it validated to the store; a prefetch elsewhere then hits it")
+    func validateStores() async throws {
+        let store = try await SeaweedFS.shared()
+        let bucket = "s3://val-\(UUID().uuidString.prefix(8).lowercased())/fleet"
+        try await withTemporaryDirectory { directory in
+            try await withOrigin { origin in
+                let common = ["--tiles-base", origin.tilesBase, "--images-base", origin.imagesBase, "--elements", "1-4",
+                              "--kind", "thumbnails", "--format", "json", "--shared-store", bucket]
+                let validate = try await ChildProcess.run(["validate", "--store", "--cache-dir", directory + "/a", "--create-bucket"] + common,
+                                                          environment: store.environment)
+                #expect(validate.code == 0, "\(validate.err)")
+                #expect(try json(validate.out)["ok"] as? Int == 4)
+                let prefetch = try await ChildProcess.run(["prefetch", "--cache-dir", directory + "/b"] + common, environment: store.environment)
+                #expect(prefetch.code == 0, "\(prefetch.err)")
+                #expect(try json(prefetch.out)["sharedHits"] as? Int == 4)
+            }
+        }
+    }
+
     @Test("misconfiguration exits 1 naming the store, the endpoint and the reason; the secret is never printed")
     func misconfiguration() async throws {
         let store = try await SeaweedFS.shared()

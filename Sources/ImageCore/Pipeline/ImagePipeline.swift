@@ -288,10 +288,19 @@ public final class ImagePipeline: Sendable {
     /// decoded only when pixels are wanted. Nil on a miss, a stale or damaged object, or without a tier.
     private func sharedVariant(_ request: ImageRequest) async -> Loaded? {
         guard let tier = sharedTier, !request.options.contains(.reloadIgnoringCachedData) else { return nil }
-        let servedBy = await servingURL(of: request)
-        guard let (entry, _) = await tier.entry(named: SharedTier.variantName(for: servedBy, processing: request.processing),
-                                                url: request.memoryKey(servedBy: servedBy)),
-              !entry.metadata.isStale(defaultLifetime: configuration.defaultFreshness),
+        // Variants are stored under the URL that served the source. An instance that has not learnt the alias yet (an
+        // empty disk) looks under each spelling, so `cesium.jpg?w=64` finds what another instance made from caesium.jpg.
+        var candidates = [await servingURL(of: request)]
+        if candidates[0] == request.url { candidates += request.alternatives }
+        var found: (url: String, entry: DiskCacheEntry)?
+        for candidate in candidates {
+            if let (entry, _) = await tier.entry(named: SharedTier.variantName(for: candidate, processing: request.processing),
+                                                 url: request.memoryKey(servedBy: candidate)) {
+                found = (candidate, entry)
+                break
+            }
+        }
+        guard let (servedBy, entry) = found, !entry.metadata.isStale(defaultLifetime: configuration.defaultFreshness),
               let etag = entry.metadata.etag, let lastModified = entry.metadata.lastModified else { return nil }
         let metadata = entry.metadata
         var image: DecodedImage?

@@ -62,6 +62,27 @@ struct SharedTierTests {
         }
     }
 
+    @Test("a variant of a photo served under another spelling is found by an instance that has not learnt the alias")
+    func aliasedVariant() async throws {
+        let store = try await SeaweedFS.shared()
+        let shared = try await bucket(store)
+        try await withOrigin { origin in
+            // The origin has caesium.jpg, not cesium.jpg (the catalogue's name for element 55).
+            let cesium = try #require(ElementCatalogue.standard.element(number: 55))
+            let photo = try #require(origin.urlBuilder.images(for: [cesium]).first { $0.kind == .full })
+            #expect(!photo.alternativeURLs.isEmpty)
+            let request = ImageRequest(url: photo.url, alternatives: photo.alternativeURLs, processing: ImageProcessing(width: 32))
+            let first = pipeline(try makeTemporaryDirectory(), store: shared)
+            #expect(try await first.image(for: request).processed)
+            await first.sharedTier!.drain()
+            let requests = origin.statistics.requests
+            let second = pipeline(try makeTemporaryDirectory(), store: shared)
+            let again = try await second.image(for: request)
+            #expect(again.outcome == .sharedHit && !again.processed)
+            #expect(origin.statistics.requests == requests, "no origin request, not even the 404 of the other spelling")
+        }
+    }
+
     @Test("an object whose bytes do not match its SHA-256 is a miss, counted, and replaced by the next fetch")
     func damagedObject() async throws {
         let store = try await SeaweedFS.shared()

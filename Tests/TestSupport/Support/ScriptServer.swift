@@ -15,6 +15,14 @@ public final class ScriptServer: Sendable {
     private let pid: pid_t
     private let stopped = NIOLockedValueBox(false)
 
+    /// A server someone else started (`scripts/with-test-servers.sh`): `stop()` leaves it alone.
+    public init(runningOn port: Int) {
+        self.port = port
+        directory = ""
+        pid = 0
+        stopped.withLockedValue { $0 = true }
+    }
+
     private init(port: Int, directory: String, pid: pid_t) {
         self.port = port
         self.directory = directory
