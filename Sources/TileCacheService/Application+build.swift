@@ -37,7 +37,8 @@ public struct ServiceDependencies: Sendable {
             : ImagePipeline(configuration: configuration.pipeline, logger: logger)
         metrics = ServiceMetrics(statistics: pipeline.statistics, sharedTier: pipeline.sharedTier)
         photos = PhotoAvailability()
-        favorites = try configuration.database.repository(catalogue: catalogue, logger: logger)
+        favorites = try configuration.database.repository(catalogue: catalogue, callTimeout: configuration.databaseCallTimeout,
+                                                          logger: logger)
         web = try WebAssets()
         trace = try configuration.traceFile.map { path throws(TraceRecorderError) in try TraceRecorder(path: path, logger: logger) }
     }

@@ -23,6 +23,8 @@ public struct ServiceConfiguration: Sendable {
     public var idleTimeout: Duration = .seconds(30)
     /// The favourites database: SQLite beside the cache by default, or PostgreSQL for a fleet.
     public var database: FavoritesDatabase
+    /// How long a favourites call waits for PostgreSQL (a connection and the answer) before it is answered 503.
+    public var databaseCallTimeout: Duration = .seconds(3)
     /// Warm every catalogue image in the background at start.
     public var prefetchAtStart = false
     /// Append the URL of every image request to this file (an access trace for `tilecache bench-cache --trace`).

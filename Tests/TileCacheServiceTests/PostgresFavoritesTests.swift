@@ -45,6 +45,7 @@ struct PostgresFavoritesTests {
         let server = try await PostgresServer.start()
         let harness = try await ServiceHarness.start { configuration in
             configuration.database = try! FavoritesDatabase(server.url())
+            configuration.databaseCallTimeout = .seconds(3)  // the service's: an outage must answer 503 promptly
         }
         try await withService(harness) { client, _ in
             // Writers post without pause through the outage; every 201 must be in the database at the end.

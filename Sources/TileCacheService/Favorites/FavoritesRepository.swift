@@ -62,10 +62,11 @@ public enum FavoritesDatabase: Sendable, Equatable, CustomStringConvertible {
     /// The repository for this database (not yet prepared: call `prepare()`).
     ///
     /// - Throws: `FavoritesStoreError` when the SQLite file cannot be opened or migrated.
-    public func repository(catalogue: ElementCatalogue = .standard, logger: Logger) throws(FavoritesStoreError) -> any FavoritesRepository {
+    public func repository(catalogue: ElementCatalogue = .standard, callTimeout: Duration = .seconds(3),
+                           logger: Logger) throws(FavoritesStoreError) -> any FavoritesRepository {
         switch self {
         case .sqlite(let path): try SQLiteFavorites(path: path, catalogue: catalogue)
-        case .postgres(let location): try PostgresFavorites(location: location, logger: logger)
+        case .postgres(let location): try PostgresFavorites(location: location, logger: logger, callDeadline: callTimeout)
         }
     }
 }

@@ -94,7 +94,7 @@ public final class PostgresFavorites: FavoritesRepository {
     }
 
     /// Schema version 1: the same columns as SQLite's `favorite` table. `GENERATED ALWAYS AS IDENTITY` never hands out
-    /// an id twice, as SQLite's AUTOINCREMENT does not.
+    /// an id twice, deleted ones included, like SQLite's AUTOINCREMENT.
     private static func migrate(_ connection: PostgresConnection, logger: Logger) async throws {
         try await connection.withTransaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(7401016)", logger: logger)

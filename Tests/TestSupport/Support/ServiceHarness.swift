@@ -31,6 +31,9 @@ public struct ServiceHarness: Sendable {
         case .sqlite: configuration.database = .sqlite(path: directory + "/favorites.sqlite")
         case .postgres: configuration.database = try FavoritesDatabase(try await PostgresServer.shared().freshDatabase())
         }
+        // A debug build's SCRAM handshake, at the suite's busiest seconds, can take longer than the 3 s a service
+        // waits; the outage test sets the real deadline again.
+        configuration.databaseCallTimeout = TestTime.scaled(.seconds(20))
         configure(&configuration)
         return ServiceHarness(origin: origin, directory: directory, configuration: configuration)
     }
