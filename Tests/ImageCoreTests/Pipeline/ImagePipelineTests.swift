@@ -32,14 +32,18 @@ struct ImagePipelineTests {
                 #expect(cold.report.networkFetches == urls.count && cold.report.failed == 0)
                 #expect(cold.report.hitRate == 0 && cold.report.bytesDownloaded > 0)
                 #expect(cold.results.allSatisfy { $0.outcome == .networkFetch })
+                // Each URL asked once; on a loaded machine a transfer may time out and be retried, which is a request
+                // more and still one fetch.
+                let coldRequests = origin.statistics.requests
+                #expect(origin.statistics.requestsByPath.count == urls.count && coldRequests >= urls.count)
                 let warm = await first.prefetch(urls)
                 #expect(warm.report.memoryHits == urls.count && warm.report.hitRate == 1 && warm.report.bytesDownloaded == 0)
-                #expect(origin.statistics.requests == urls.count)
+                #expect(origin.statistics.requests == coldRequests)
 
                 let restarted = pipeline(directory)
                 let fromDisk = await restarted.prefetch(urls)
                 #expect(fromDisk.report.diskHits == urls.count)
-                #expect(origin.statistics.requests == urls.count)
+                #expect(origin.statistics.requests == coldRequests)
                 let lifetime = first.statistics.snapshot
                 #expect(lifetime.networkFetches == urls.count && lifetime.memoryHits == urls.count)
                 #expect(lifetime.latencyMilliseconds["networkFetch"]?.count == urls.count)
