@@ -1,6 +1,5 @@
 import Catalogue
 import ImageCore
-import NIOConcurrencyHelpers
 public import TileCacheOrigin
 
 /// Runs `body` against a fresh loopback origin and shuts the origin down afterwards, whether `body` returns or throws.
@@ -29,20 +28,14 @@ public func withOrigin<T>(_ configuration: OriginServer.Configuration, _ body: (
 /// the origin's one thread, and on a loaded machine a cut-off body's close waited behind renders until the client's
 /// timeout came first (a `truncated` case reported as `timeout`).
 public func prerenderFaultMatrixImages() async throws {
-    let task = prerendered.withLockedValue { task in
-        if let task { return task }
-        let started = Task {
-            try await withOrigin { origin in
-                let engine = TransferEngine()
-                for index in FaultMatrix.cases.indices {
-                    _ = try await engine.perform(TransferRequest(url: origin.urlBuilder.thumbnailURL(for: FaultMatrix.element(ofCase: index))))
-                }
+    try await prerendered.value {
+        try await withOrigin { origin in
+            let engine = TransferEngine()
+            for index in FaultMatrix.cases.indices {
+                _ = try await engine.perform(TransferRequest(url: origin.urlBuilder.thumbnailURL(for: FaultMatrix.element(ofCase: index))))
             }
         }
-        task = started
-        return started
     }
-    try await task.value
 }
 
-private let prerendered = NIOLockedValueBox<Task<Void, any Error>?>(nil)
+private let prerendered = OncePerProcess<Void>()

@@ -1,5 +1,4 @@
 import Foundation
-import NIOConcurrencyHelpers
 public import TileCacheService
 
 #if canImport(Glibc)
@@ -19,22 +18,16 @@ public final class PostgresServer: Sendable {
 
     /// The one server this test process shares (each test uses its own database), started on first use.
     public static func shared() async throws -> PostgresServer {
-        let task = sharedStart.withLockedValue { task in
-            if let task { return task }
+        try await sharedServer.value {
             // `make test` starts one before the suite (scripts/with-test-servers.sh), off the suite's busiest seconds.
-            let started = Task {
-                if let port = ProcessInfo.processInfo.environment["TILECACHE_TEST_POSTGRES_PORT"].flatMap(Int.init) {
-                    return PostgresServer(server: ScriptServer(runningOn: port))
-                }
-                return try await PostgresServer.start()
+            if let port = ProcessInfo.processInfo.environment["TILECACHE_TEST_POSTGRES_PORT"].flatMap(Int.init) {
+                return PostgresServer(server: ScriptServer(runningOn: port))
             }
-            task = started
-            return started
+            return try await PostgresServer.start()
         }
-        return try await task.value
     }
 
-    private static let sharedStart = NIOLockedValueBox<Task<PostgresServer, any Error>?>(nil)
+    private static let sharedServer = OncePerProcess<PostgresServer>()
 
     /// Starts a server of its own (for a test that stops and restarts it).
     public static func start() async throws -> PostgresServer {
@@ -58,16 +51,9 @@ public final class PostgresServer: Sendable {
 
     /// Runs one SQL command in the `tilecache` database through `psql`.
     public func psql(_ command: String) async throws {
-        let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let pid = try spawnProcess(["/usr/bin/psql", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", String(port), "-U", Self.user,
-                                    "-d", "tilecache", "-c", command],
-                                   environment: ["PGPASSWORD": Self.password], stdout: directory + "/out", stderr: directory + "/err")
-        var status: Int32 = 0
-        while waitpid(pid, &status, WNOHANG) == 0 { try await Task.sleep(for: .milliseconds(20)) }
-        guard status == 0 else {
-            throw TestFailure("psql \(command): \((try? String(contentsOfFile: directory + "/err", encoding: .utf8)) ?? "")")
-        }
+        try await runProcess(["/usr/bin/psql", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", String(port), "-U", Self.user,
+                              "-d", "tilecache", "-c", command],
+                             environment: ["PGPASSWORD": Self.password], description: "psql \(command)")
     }
 
     /// Kills the server at once (`pg_ctl stop -m immediate`: what a crash does); `restart()` brings it back.

@@ -58,16 +58,8 @@ public final class ScriptServer: Sendable {
     ///
     /// - Throws: `TestFailure` with its stderr when it exits non-zero.
     public static func run(_ name: String, _ arguments: [String]) async throws {
-        let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let pid = try spawnProcess(["/bin/bash", packageRoot + "/scripts/" + name] + arguments,
-                                   stdout: directory + "/out", stderr: directory + "/err")
-        var status: Int32 = 0
-        while waitpid(pid, &status, WNOHANG) == 0 { try await Task.sleep(for: .milliseconds(50)) }
-        guard status == 0 else {
-            let err = (try? String(contentsOfFile: directory + "/err", encoding: .utf8)) ?? ""
-            throw TestFailure("scripts/\(name) \(arguments.joined(separator: " ")) failed: \(err)")
-        }
+        try await runProcess(["/bin/bash", packageRoot + "/scripts/" + name] + arguments,
+                             description: "scripts/\(name) \(arguments.joined(separator: " "))")
     }
 
     /// Stops it (the script stops its server) and waits until it has exited; at most 10 s, then SIGKILL. Polls with

@@ -1,6 +1,5 @@
 import Foundation
 public import ImageCore
-import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
 import Glibc
@@ -35,22 +34,16 @@ public final class SeaweedFS: Sendable {
 
     /// The one instance this test process shares (each test uses its own bucket or prefix), started on first use.
     public static func shared() async throws -> SeaweedFS {
-        let task = sharedStart.withLockedValue { task in
-            if let task { return task }
+        try await sharedServer.value {
             // `make test` starts one before the suite (scripts/with-test-servers.sh), off the suite's busiest seconds.
-            let started = Task {
-                if let port = ProcessInfo.processInfo.environment["TILECACHE_TEST_S3_PORT"].flatMap(Int.init) {
-                    return SeaweedFS(server: ScriptServer(runningOn: port))
-                }
-                return try await SeaweedFS.start()
+            if let port = ProcessInfo.processInfo.environment["TILECACHE_TEST_S3_PORT"].flatMap(Int.init) {
+                return SeaweedFS(server: ScriptServer(runningOn: port))
             }
-            task = started
-            return started
+            return try await SeaweedFS.start()
         }
-        return try await task.value
     }
 
-    private static let sharedStart = NIOLockedValueBox<Task<SeaweedFS, any Error>?>(nil)
+    private static let sharedServer = OncePerProcess<SeaweedFS>()
 
     private init(server: ScriptServer) {
         self.server = server

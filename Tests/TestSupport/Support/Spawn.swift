@@ -1,4 +1,5 @@
 public import Foundation
+import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
 public import Glibc
@@ -36,4 +37,37 @@ public func spawnProcess(_ arguments: [String], environment: [String: String] = 
     let status = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, envp)
     guard status == 0 else { throw TestFailure("posix_spawn \(arguments[0]): \(String(cString: strerror(status)))") }
     return pid
+}
+
+/// Runs `arguments` (as `spawnProcess` does) to its end, polling with `Task.sleep` so no thread of the cooperative
+/// pool blocks on it.
+///
+/// - Throws: `TestFailure` naming `description` with the process's stderr when it exits non-zero.
+public func runProcess(_ arguments: [String], environment: [String: String] = [:], description: String) async throws {
+    let directory = try makeTemporaryDirectory()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let pid = try spawnProcess(arguments, environment: environment, stdout: directory + "/out", stderr: directory + "/err")
+    var status: Int32 = 0
+    while waitpid(pid, &status, WNOHANG) == 0 { try await Task.sleep(for: .milliseconds(20)) }
+    guard status == 0 else {
+        throw TestFailure("\(description) failed: \((try? String(contentsOfFile: directory + "/err", encoding: .utf8)) ?? "")")
+    }
+}
+
+/// A value made once per test process, by the first caller, and awaited by every caller after it (a shared server,
+/// images rendered beforehand). A failure is kept too: every caller sees it.
+public final class OncePerProcess<Value: Sendable>: Sendable {
+    private let task = NIOLockedValueBox<Task<Value, any Error>?>(nil)
+
+    public init() {}
+
+    public func value(_ make: @escaping @Sendable () async throws -> Value) async throws -> Value {
+        let started = task.withLockedValue { task in
+            if let task { return task }
+            let started = Task { try await make() }
+            task = started
+            return started
+        }
+        return try await started.value
+    }
 }
