@@ -1,5 +1,6 @@
 import Foundation
 public import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOSSL
 import PostgresNIO
@@ -178,21 +179,32 @@ public final class PostgresFavorites: FavoritesRepository {
         }
     }
 
-    /// `work`, or `PostgresFavoritesError` after `callDeadline` (the work is cancelled: a connection lease that is
-    /// still waiting is withdrawn).
+    /// `work`, or `PostgresFavoritesError` after `callDeadline`, whichever comes first. The work is cancelled then (a
+    /// connection lease still waiting is withdrawn) but not waited for: a query in flight on a connection whose server
+    /// died may not answer cancellation, and a task group would wait for it, so the bound would not hold.
     private func withDeadline<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T {
         let deadline = callDeadline
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await work() }
-            group.addTask {
-                try await Task.sleep(for: deadline)
-                return nil
+        let answered = NIOLockedValueBox(false)
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            @Sendable func finish(_ result: Result<T, any Error>) {
+                let first = answered.withLockedValue { done in
+                    defer { done = true }
+                    return !done
+                }
+                if first { continuation.resume(with: result) }
             }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let value = first else {
-                throw PostgresFavoritesError("no answer from PostgreSQL within \(deadline)")
+            let worker = Task {
+                do {
+                    finish(.success(try await work()))
+                } catch {
+                    finish(.failure(error))
+                }
             }
-            return value
+            Task {
+                try? await Task.sleep(for: deadline)
+                worker.cancel()
+                finish(.failure(PostgresFavoritesError("no answer from PostgreSQL within \(deadline)")))
+            }
         }
     }
 
