@@ -193,7 +193,9 @@ struct ElementsEndpointTests {
         origin.faults = [FaultRule(pathContains: "/Tiles/", fault: fault)]
         let harness = try await ServiceHarness.start(origin: origin) {
             $0.pipeline.downloader.retryPolicy = RetryPolicy(maxAttempts: 1)
-            $0.pipeline.downloader.transferOptions.totalTimeout = TestTime.scaled(.milliseconds(500))
+            // A stall (nothing arriving for a second) is the timeout; a whole-transfer deadline this short made a
+            // loaded machine's slow reset a timeout too.
+            $0.pipeline.downloader.transferOptions.lowSpeedTime = TestTime.scaled(.seconds(1))
         }
         try await withService(harness) { client, dependencies in
             let response = try await client.execute(uri: "/api/v1/elements/1/thumbnail", method: .get)

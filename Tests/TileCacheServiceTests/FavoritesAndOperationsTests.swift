@@ -231,8 +231,11 @@ struct LiveServiceTests {
     @Test("graceful shutdown: an in-flight request finishes, then the server stops")
     func gracefulShutdown() async throws {
         var origin = OriginServer.Configuration()
-        origin.latency = .milliseconds(600)
-        let harness = try await ServiceHarness.start(origin: origin)
+        // Long enough that a test starved by a loaded machine still sees the request at the origin (600 ms was not).
+        origin.latency = TestTime.scaled(.seconds(3))
+        let harness = try await ServiceHarness.start(origin: origin) {
+            $0.pipeline.downloader.transferOptions.totalTimeout = TestTime.scaled(.seconds(20))
+        }
         let dependencies = try harness.dependencies()
         let port = AsyncStream.makeStream(of: Int.self)
         let app = buildApplication(dependencies, logger: Logger(label: "test")) { port.continuation.yield($0) }
@@ -251,7 +254,7 @@ struct LiveServiceTests {
                 throw error
             }
         }
-        // The origin holds the request 600 ms; a test starved past that would wait for nothing, so it stops at a deadline.
+        // The origin holds the request 3 s; a test starved past that would wait for nothing, so it stops at a deadline.
         // A request that ended without reaching the origin is reported with what it got, not waited for.
         let reached = ContinuousClock.now + TestTime.scaled(.seconds(30))
         while harness.origin.statistics.inFlight == 0 {
