@@ -43,6 +43,8 @@ public struct ImageCoreError: Error, Sendable, Equatable, CustomStringConvertibl
         case overloaded
         /// The image was valid but could not be processed (resized) as asked.
         case processing
+        /// The processing asked for an output beyond the limits (`ImageProcessing.maxSide`, `maxPixels`).
+        case outputTooLarge = "output-too-large"
         /// The request allowed only the caches (`.returnCacheDataDontLoad`), and they do not hold the image.
         case notCached = "not-cached"
     }

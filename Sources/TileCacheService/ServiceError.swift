@@ -50,6 +50,8 @@ public struct ServiceError: HTTPResponseError, Sendable, Equatable {
             return ServiceError(.gatewayTimeout, reason: .timeout, message: "the image was not ready in time")
         case .processing:
             return ServiceError(.internalServerError, reason: .resizeFailed, message: "the image could not be resized")
+        case .outputTooLarge:
+            return ServiceError(.badRequest, reason: .outputTooLarge, message: error.message)
         case .httpStatus where error.httpStatus == 404 || error.httpStatus == 410:
             return ServiceError(.notFound, reason: .upstreamNotFound, message: "the upstream host has no such image")
         case .timeout:
@@ -74,6 +76,14 @@ extension ServiceError {
         public static let unknownElement = Reason(rawValue: "unknown-element")
         public static let noPhoto = Reason(rawValue: "no-photo")
         public static let badWidth = Reason(rawValue: "bad-width")
+        public static let badHeight = Reason(rawValue: "bad-height")
+        public static let badFit = Reason(rawValue: "bad-fit")
+        public static let badDPR = Reason(rawValue: "bad-dpr")
+        public static let badQuality = Reason(rawValue: "bad-quality")
+        public static let badFormat = Reason(rawValue: "bad-format")
+        public static let badEnlarge = Reason(rawValue: "bad-enlarge")
+        public static let repeatedParameter = Reason(rawValue: "repeated-parameter")
+        public static let outputTooLarge = Reason(rawValue: "output-too-large")
         public static let unknownParameter = Reason(rawValue: "unknown-parameter")
         public static let resizeFailed = Reason(rawValue: "resize-failed")
         public static let upstreamNotFound = Reason(rawValue: "upstream-not-found")

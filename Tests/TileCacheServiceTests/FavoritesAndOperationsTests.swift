@@ -315,7 +315,7 @@ struct TraceRecordingTests {
         let builder = harness.origin.urlBuilder
         try await withService(harness) { client, _ in
             for uri in ["/api/v1/elements/26/thumbnail", "/api/v1/elements/Fe/thumbnail?w=64", "/api/v1/elements/gold/image",
-                        "/api/v1/elements/26/thumbnail?w=5", "/api/v1/elements"] {
+                        "/api/v1/elements/26/thumbnail?w=0", "/api/v1/elements"] {
                 _ = try await client.execute(uri: uri, method: .get)
             }
         }

@@ -101,7 +101,7 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     Benchmark("Resize photo to 128 px (scaled decode, resample, encode)") { benchmark in
-        for _ in benchmark.scaledIterations { blackHole(try ImageResizer.resizedJPEG(photo, width: 128, subject: "p")) }
+        for _ in benchmark.scaledIterations { blackHole(try ImageProcessor.process(photo, ImageProcessing(width: 128), subject: "p")) }
     }
 
     Benchmark("Pipeline memory hit", configuration: .init(scalingFactor: .kilo)) { benchmark in

@@ -15,6 +15,8 @@ public struct DiskCacheMetadata: Sendable, Hashable, Codable {
     public var height: Int
     /// Size of the stored bytes.
     public var byteCount: Int
+    /// The EXIF orientation the image declares (1...8), nil when none (absent from entries written before it existed).
+    public var orientation: Int?
     /// ETag the server sent, for revalidation.
     public var etag: String?
     /// Last-Modified the server sent, for revalidation.
@@ -34,12 +36,18 @@ public struct DiskCacheMetadata: Sendable, Hashable, Codable {
         format = header.format
         width = header.width
         height = header.height
+        orientation = header.orientation
         byteCount = bytes.count
         self.etag = etag
         self.lastModified = lastModified
         self.storedAt = storedAt
         maxAgeSeconds = Self.maxAge(fromCacheControl: cacheControl)
         checksum = DiskCache.sha256Hex(bytes)
+    }
+
+    /// Format, size and orientation, as the image's header said.
+    public var header: ImageHeader {
+        ImageHeader(format: format, width: width, height: height, byteCount: byteCount, orientation: orientation)
     }
 
     /// Whether the entry is past its freshness lifetime (`maxAgeSeconds`, else `defaultLifetime`).

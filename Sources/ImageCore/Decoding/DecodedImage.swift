@@ -57,12 +57,23 @@ public struct ImageHeader: Sendable, Hashable, Codable {
     public var height: Int
     /// Size of the encoded bytes.
     public var byteCount: Int
+    /// The EXIF orientation (1...8) a JPEG declares, nil when it declares none: `width` and `height` are the stored
+    /// pixels', `uprightWidth` and `uprightHeight` what a viewer shows.
+    public var orientation: Int?
 
     /// A header with the given facts.
-    public init(format: ImageFormat, width: Int, height: Int, byteCount: Int) {
+    public init(format: ImageFormat, width: Int, height: Int, byteCount: Int, orientation: Int? = nil) {
         self.format = format
         self.width = width
         self.height = height
         self.byteCount = byteCount
+        self.orientation = orientation
     }
+
+    /// Whether the orientation swaps width and height (5...8: the stored image is rotated a quarter turn).
+    public var isTransposed: Bool { (orientation ?? 1) >= 5 }
+    /// The width a viewer shows, the orientation applied.
+    public var uprightWidth: Int { isTransposed ? height : width }
+    /// The height a viewer shows, the orientation applied.
+    public var uprightHeight: Int { isTransposed ? width : height }
 }

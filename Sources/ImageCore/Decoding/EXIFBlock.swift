@@ -28,4 +28,26 @@ enum EXIFBlock {
         }
         return nil
     }
+
+    /// The Orientation tag (0x0112) of the first directory, 1...8, or nil when the block is damaged, has none, or
+    /// holds a value outside 1...8 (which readers treat as 1).
+    static func orientation(in tiff: UnsafeRawBufferPointer) -> Int? {
+        guard problem(in: tiff) == nil else { return nil }
+        let bigEndian = tiff[0] == 0x4D
+        func read(_ offset: Int, _ count: Int) -> Int {
+            (0..<count).reduce(0) { value, index in
+                value | Int(tiff[offset + index]) << (8 * (bigEndian ? count - 1 - index : index))
+            }
+        }
+        let directory = read(4, 4)
+        for entry in 0..<read(directory, 2) {
+            let offset = directory + 2 + entry * 12
+            // Tag, type SHORT (3), count 1: the value sits in the first two bytes of the value field.
+            guard read(offset, 2) == 0x0112 else { continue }
+            guard read(offset + 2, 2) == 3, read(offset + 4, 4) >= 1 else { return nil }
+            let value = read(offset + 8, 2)
+            return (1...8).contains(value) ? value : nil
+        }
+        return nil
+    }
 }

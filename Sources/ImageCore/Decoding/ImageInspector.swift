@@ -34,15 +34,16 @@ public struct ImageInspector: Sendable {
     public func inspectHeader(_ bytes: [UInt8], subject: String) throws(ImageCoreError) -> ImageHeader {
         let format = try sniffDecodable(bytes, subject: subject)
         return try bytes.withRawBytes { raw throws(ImageCoreError) in
-            let (width, height): (Int, Int)
+            let (width, height, orientation): (Int, Int, Int?)
             switch format {
             case .jpeg:
-                (width, height) = try JPEGCodec.readSize(raw, strict: strictness == .strict, subject: subject)
+                (width, height, orientation) = try JPEGCodec.readSize(raw, strict: strictness == .strict, subject: subject)
             default:
                 (width, height) = try PNGCodec.readIHDR(raw, subject: subject)
+                orientation = nil
             }
             try checkDimensions(width, height, subject: subject)
-            return ImageHeader(format: format, width: width, height: height, byteCount: bytes.count)
+            return ImageHeader(format: format, width: width, height: height, byteCount: bytes.count, orientation: orientation)
         }
     }
 
@@ -73,22 +74,24 @@ public struct ImageInspector: Sendable {
         }
         let strict = strictness == .strict
         // The full dimensions come back beside the pixels: a scaled-down JPEG decode is smaller than its header says.
-        let decoded: (image: DecodedImage, warnings: [String], width: Int, height: Int) = try bytes.withRawBytes { raw throws(ImageCoreError) in
+        let decoded: (image: DecodedImage, warnings: [String], width: Int, height: Int, orientation: Int?) = try bytes.withRawBytes { raw throws(ImageCoreError) in
             switch format {
             case .jpeg:
-                let decoded = try JPEGCodec.decode(raw, strict: strict, subject: subject, minimumWidth: scaledDown ? 1 : nil) {
+                let decoded = try JPEGCodec.decode(raw, strict: strict, subject: subject,
+                                                   scaleNumerator: { _, _, _ in scaledDown ? 1 : 8 }) {
                     width, height throws(ImageCoreError) in try checkDimensions(width, height, subject: subject)
                 }
-                return (decoded.image, decoded.warnings, decoded.fullWidth, decoded.fullHeight)
+                return (decoded.image, decoded.warnings, decoded.fullWidth, decoded.fullHeight, decoded.orientation)
             default:
                 let (image, warnings) = try PNGCodec.decode(raw, subject: subject) { width, height throws(ImageCoreError) in
                     try checkDimensions(width, height, subject: subject)
                 }
-                return (image, warnings, image.width, image.height)
+                return (image, warnings, image.width, image.height, nil)
             }
         }
         warnings += decoded.warnings
-        let header = ImageHeader(format: format, width: decoded.width, height: decoded.height, byteCount: bytes.count)
+        let header = ImageHeader(format: format, width: decoded.width, height: decoded.height, byteCount: bytes.count,
+                                 orientation: decoded.orientation)
         return ValidatedImage(header: header, image: decoded.image, warnings: warnings)
     }
 

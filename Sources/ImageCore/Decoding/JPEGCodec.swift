@@ -15,36 +15,41 @@ enum JPEGCodec {
         var fullWidth: Int
         var fullHeight: Int
         var warnings: [String]
+        /// The EXIF orientation, nil when none is declared.
+        var orientation: Int?
     }
 
     /// The size the header declares, after reading every marker up to the first scan and applying the warning rule
     /// to what it found (so damage in the header fails here; harmless warnings are the decode's to report).
-    static func readSize(_ bytes: UnsafeRawBufferPointer, strict: Bool, subject: String) throws(ImageCoreError) -> (width: Int, height: Int) {
+    static func readSize(_ bytes: UnsafeRawBufferPointer, strict: Bool, subject: String) throws(ImageCoreError)
+        -> (width: Int, height: Int, orientation: Int?) {
         let decoder = try Decoder(bytes, subject: subject)
         let header = try decoder.readHeader(strict: strict, subject: subject)
         _ = try judge(decoder.diagnostics, strict: strict, subject: subject)
-        return (Int(header.width), Int(header.height))
+        return (Int(header.width), Int(header.height), decoder.exifOrientation)
     }
 
     /// Reads the header, lets `checkDimensions` refuse the size before any pixel buffer exists, then decodes every
-    /// scan: at full size, or at the smallest DCT scale at least `minimumWidth` wide. Gray JPEGs decode to one byte
-    /// per pixel, everything else to RGB (CMYK and YCCK converted).
+    /// scan at the DCT scale n/8 that `scaleNumerator` picks from the full size and the EXIF orientation (8: full
+    /// size; clamped to 1...8). Gray JPEGs decode to one byte per pixel, everything else to RGB (CMYK and YCCK
+    /// converted).
     static func decode(
-        _ bytes: UnsafeRawBufferPointer, strict: Bool, subject: String, minimumWidth: Int? = nil,
+        _ bytes: UnsafeRawBufferPointer, strict: Bool, subject: String,
+        scaleNumerator: (_ width: Int, _ height: Int, _ orientation: Int?) -> Int = { _, _, _ in 8 },
         checkDimensions: (Int, Int) throws(ImageCoreError) -> Void
     ) throws(ImageCoreError) -> Decoded {
         let decoder = try Decoder(bytes, subject: subject)
         let header = try decoder.readHeader(strict: strict, subject: subject)
         let fullWidth = Int(header.width), fullHeight = Int(header.height)
         try checkDimensions(fullWidth, fullHeight)
-        let exifWarnings = decoder.exifWarnings
+        let exifWarnings = decoder.exifWarnings, orientation = decoder.exifOrientation
         let format: tcj_pixel_format, pixelFormat: DecodedImage.PixelFormat
         switch header.color_space {
         case TCJ_COLOR_GRAY: (format, pixelFormat) = (TCJ_PIXELS_GRAY, .gray)
         case TCJ_COLOR_CMYK, TCJ_COLOR_YCCK: (format, pixelFormat) = (TCJ_PIXELS_CMYK, .rgb)
         default: (format, pixelFormat) = (TCJ_PIXELS_RGB, .rgb)
         }
-        let numerator = minimumWidth.map { scaleNumerator(width: fullWidth, atLeast: $0) } ?? 8
+        let numerator = min(8, max(1, scaleNumerator(fullWidth, fullHeight, orientation)))
         let (width, height) = try decoder.outputSize(scaleNumerator: numerator, subject: subject)
         let channels = Int(format.rawValue)
         var pixels = [UInt8](repeating: 0, count: width * height * channels)
@@ -52,12 +57,7 @@ enum JPEGCodec {
         let warnings = try judge(decoder.diagnostics, strict: strict, subject: subject) + exifWarnings
         if channels == 4 { pixels = cmykToRGB(pixels, pixelCount: width * height) }
         return Decoded(image: DecodedImage(width: width, height: height, pixelFormat: pixelFormat, pixels: pixels),
-                       fullWidth: fullWidth, fullHeight: fullHeight, warnings: warnings)
-    }
-
-    /// The smallest n in 1...8 for which a decode scaled by n/8 is at least `target` pixels wide (8: full size).
-    static func scaleNumerator(width: Int, atLeast target: Int) -> Int {
-        (1...8).first { (width * $0 + 7) / 8 >= target } ?? 8
+                       fullWidth: fullWidth, fullHeight: fullHeight, warnings: warnings, orientation: orientation)
     }
 
     /// The validation rule (docs/architecture.md, "Validation rule"): a fatal libjpeg error always fails; in strict
@@ -179,6 +179,16 @@ extension JPEGCodec {
             tcj_exif(handle, &data, &length)
             guard let data else { return [] }
             return EXIFBlock.problem(in: UnsafeRawBufferPointer(start: data, count: length)).map { ["EXIF data ignored: \($0)"] } ?? []
+        }
+
+        /// The EXIF orientation, nil when there is no sound EXIF block or it declares none. Between the header and
+        /// the decode only, as `exifWarnings`.
+        var exifOrientation: Int? {
+            var data: UnsafePointer<UInt8>?
+            var length = 0
+            tcj_exif(handle, &data, &length)
+            guard let data else { return nil }
+            return EXIFBlock.orientation(in: UnsafeRawBufferPointer(start: data, count: length))
         }
 
         /// The header; a fatal error is judged (and thrown) here, warnings are left for the caller to judge.

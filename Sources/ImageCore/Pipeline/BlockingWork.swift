@@ -23,4 +23,26 @@ public enum BlockingWork {
         }
         return try result.get()
     }
+
+    /// `body` applied to every item on the blocking pool, at most `concurrency` at once, the results in the items'
+    /// order: the one bounded fan-out of blocking work over a list (inspect, thumbnail).
+    public static func map<Item: Sendable, T: Sendable>(_ items: [Item], concurrency: Int,
+                                                        _ body: @escaping @Sendable (Item) -> T) async -> [T] {
+        var results = [T?](repeating: nil, count: items.count)
+        await withTaskGroup(of: (Int, T).self) { group in
+            var next = 0
+            func addNext() {
+                guard next < items.count else { return }
+                let index = next
+                next += 1
+                group.addTask { (index, await run { body(items[index]) }) }
+            }
+            for _ in 0..<max(1, concurrency) { addNext() }
+            for await (index, result) in group {
+                results[index] = result
+                addNext()
+            }
+        }
+        return results.map { $0! }
+    }
 }

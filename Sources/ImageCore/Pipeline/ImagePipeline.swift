@@ -238,36 +238,39 @@ public final class ImagePipeline: Sendable {
 
     /// The source (disk, else network), then the processing when the request asks for a variant.
     private func load(_ request: ImageRequest, deadline: ContinuousClock.Instant?) async throws(ImageCoreError) -> Loaded {
-        guard let width = request.processing.width else { return try await loadSource(request, deadline: deadline) }
+        guard !request.processing.isNone else { return try await loadSource(request, deadline: deadline) }
         if let stored = await sharedVariant(request) {
             remember(stored, for: request)
             return stored
         }
         let source = try await source(for: request, deadline: deadline)
         let servedBy = source.servedBy ?? request.url
-        let variant: ResizedImage
+        let variant: ProcessedImage
         do throws(ImageCoreError) {
-            variant = try await BlockingWork.run { [inspector = configuration.inspector] () throws(ImageCoreError) in
+            variant = try await BlockingWork.run { [inspector = configuration.inspector, processing = request.processing] () throws(ImageCoreError) in
                 // One decode: the pixels the load had (a download is decoded to validate it), else the bytes decoded at
-                // the smallest DCT scale still wide enough.
-                let pixels: DecodedImage
+                // the DCT scale that leaves the reduce a factor of three (ImageProcessor.shrinkOnLoad).
+                let bytes = source.bytes.map { Array($0.readableBytesView) }
                 if let image = source.image {
-                    pixels = image
-                } else {
-                    // Without pixels a source has its bytes (a load, or the encoded memory tier).
-                    pixels = try ImageResizer.decode(source.bytes.map { Array($0.readableBytesView) } ?? [], forWidth: width,
-                                                     subject: servedBy, inspector: inspector)
+                    // The orientation from the bytes when they are at hand: a disk entry written before orientation was
+                    // recorded does not have it.
+                    var header = source.header
+                    if header.format == .jpeg, let bytes, let read = try? inspector.inspectHeader(bytes, subject: servedBy) { header = read }
+                    return try ImageProcessor.process(ImageProcessor.Source(image: image, header: header), processing, subject: servedBy)
                 }
-                return try ImageResizer.resized(pixels, width: width, subject: servedBy)
+                // Without pixels a source has its bytes (a load, or the encoded memory tier).
+                return try ImageProcessor.process(bytes ?? [], processing, subject: servedBy, inspector: inspector)
             }
+        } catch where error.reason == .outputTooLarge {
+            throw error
         } catch {
             logger.error("processing failed", metadata: ["url": "\(servedBy)", "processing": "\(request.processing)", "message": "\(error.message)"])
             throw ImageCoreError(.processing, subject: servedBy, message: "the image could not be processed: \(error.message)")
         }
         var loaded = source
         loaded.bytes = ByteBuffer(bytes: variant.bytes)
-        loaded.header = ImageHeader(format: .jpeg, width: variant.image.width, height: variant.image.height, byteCount: variant.bytes.count)
-        loaded.contentType = ImageFormat.jpeg.mimeType
+        loaded.header = ImageHeader(format: variant.format, width: variant.width, height: variant.height, byteCount: variant.bytes.count)
+        loaded.contentType = variant.format.mimeType
         loaded.validators = source.validators.processed(request.processing)
         loaded.image = variant.image
         loaded.processed = true
@@ -315,7 +318,7 @@ public final class ImagePipeline: Sendable {
             }
         }
         return Loaded(servedBy: servedBy == request.url ? nil : servedBy, bytes: ByteBuffer(bytes: entry.bytes),
-                      header: ImageHeader(format: metadata.format, width: metadata.width, height: metadata.height, byteCount: entry.bytes.count),
+                      header: metadata.header,
                       contentType: metadata.format.mimeType, validators: ImageValidators(etag: etag, lastModified: lastModified),
                       image: image, outcome: .sharedHit, warnings: [], bytesDownloaded: 0,
                       freshUntil: metadata.storedAt.addingTimeInterval(Double(metadata.maxAgeSeconds ?? Int(configuration.defaultFreshness.components.seconds))))
@@ -324,7 +327,7 @@ public final class ImagePipeline: Sendable {
     /// The source of a variant: from memory, else from its own load, which requests for the original (and for other
     /// variants) share.
     private func source(for request: ImageRequest, deadline: ContinuousClock.Instant?) async throws(ImageCoreError) -> Loaded {
-        let source = request.source
+        let source = request.original
         if let hit = await fromMemory(source) { return hit }
         do {
             let (loaded, joined) = try await loads.run(source.coalescingKey) { [self] in try await loadSource(source, deadline: deadline) }
@@ -361,8 +364,7 @@ public final class ImagePipeline: Sendable {
         }
         let metadata = loaded.metadata
         let result = Loaded(servedBy: loaded.servedBy, bytes: ByteBuffer(bytes: loaded.bytes),
-                            header: ImageHeader(format: metadata.format, width: metadata.width, height: metadata.height,
-                                                byteCount: loaded.bytes.count),
+                            header: metadata.header,
                             contentType: metadata.format.mimeType, originContentType: metadata.contentType,
                             validators: ImageValidators(source: metadata),
                             image: loaded.validated?.image, outcome: loaded.outcome,

@@ -1,34 +1,3 @@
-/// What to make of a source image before it is returned. Today a resize to a width; later options (height, fit,
-/// output format, quality) are more fields here, and every key derives from all of them through `keySuffix`.
-public struct ImageProcessing: Sendable, Hashable {
-    /// Resize to this many pixels wide (height keeps the aspect ratio), re-encoded as JPEG; nil keeps the original.
-    public var width: Int?
-
-    /// Processing with the given options (none: the original bytes).
-    public init(width: Int? = nil) {
-        self.width = width
-    }
-
-    /// No processing: the original, validated bytes.
-    public static let none = ImageProcessing()
-
-    /// Whether this returns the source unchanged.
-    public var isNone: Bool { self == .none }
-
-    /// What a variant's keys add to its source's URL: empty for the original, `#w=64` for a width. The one place a
-    /// processing option becomes part of a key.
-    var keySuffix: String {
-        guard let width else { return "" }
-        return "#w=\(width)"
-    }
-
-    /// What a variant's ETag adds to its source's: `-w64` for a width.
-    var etagSuffix: String {
-        guard let width else { return "" }
-        return "-w\(width)"
-    }
-}
-
 /// One image wanted: where it lives, what to do to it, and which caches may answer.
 ///
 /// The memory key, the coalescing key and the disk key all derive from a request here, and nowhere else.
@@ -76,7 +45,7 @@ public struct ImageRequest: Sendable, Hashable {
     }
 
     /// The same request for the unprocessed source.
-    var source: ImageRequest {
+    public var original: ImageRequest {
         var copy = self
         copy.processing = .none
         return copy

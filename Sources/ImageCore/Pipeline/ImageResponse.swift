@@ -49,7 +49,7 @@ public struct ImageValidators: Sendable, Hashable {
     }
 
     /// The validators of a variant of this (original) image: the ETag names the processing.
-    func processed(_ processing: ImageProcessing) -> ImageValidators {
+    public func processed(_ processing: ImageProcessing) -> ImageValidators {
         var copy = self
         copy.etag = String(etag.dropLast()) + processing.etagSuffix + "\""
         return copy

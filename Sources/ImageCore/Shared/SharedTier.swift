@@ -346,6 +346,7 @@ public final class SharedTier: Sendable {
                       ("height", String(metadata.height)), ("sha256", metadata.checksum),
                       ("stored-at", String(Int(metadata.storedAt.timeIntervalSince1970)))]
         if let maxAge = metadata.maxAgeSeconds { fields.append(("max-age", String(maxAge))) }
+        if let orientation = metadata.orientation { fields.append(("orientation", String(orientation))) }
         if let etag = metadata.etag { fields.append(("origin-etag", ascii(etag))) }
         if let lastModified = metadata.lastModified { fields.append(("origin-last-modified", ascii(lastModified))) }
         if let contentType = metadata.contentType { fields.append(("origin-content-type", ascii(contentType))) }
@@ -359,7 +360,9 @@ public final class SharedTier: Sendable {
         guard let url = field("url"), let format = field("format").flatMap(ImageFormat.init(rawValue:)),
               let width = field("width").flatMap({ Int($0) }), let height = field("height").flatMap({ Int($0) }),
               let checksum = headers["x-amz-meta-sha256"], let storedAt = field("stored-at").flatMap({ Double($0) }) else { return nil }
-        var metadata = DiskCacheMetadata(url: url, header: ImageHeader(format: format, width: width, height: height, byteCount: bytes.count),
+        let orientation = field("orientation").flatMap { Int($0) }.flatMap { (1...8).contains($0) ? $0 : nil }
+        var metadata = DiskCacheMetadata(url: url, header: ImageHeader(format: format, width: width, height: height, byteCount: bytes.count,
+                                                                        orientation: orientation),
                                          bytes: bytes, contentType: field("origin-content-type"), etag: field("origin-etag"),
                                          lastModified: field("origin-last-modified"), cacheControl: nil,
                                          storedAt: Date(timeIntervalSince1970: storedAt))

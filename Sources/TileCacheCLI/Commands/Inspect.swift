@@ -66,7 +66,10 @@ extension TileCacheCommand {
             if output.format == .json { return ReportJSON.encode(results) }
             var table = TextTable(headers: ["PATH", "VALID", "FORMAT", "SIZE", "BYTES", "REASON"], rightAligned: [4])
             for result in results {
-                let size = result.width.map { "\($0)x\(result.height ?? 0)" } ?? "-"
+                var size = result.width.map { "\($0)x\(result.height ?? 0)" } ?? "-"
+                if let orientation = result.orientation, orientation != 1, let width = result.uprightWidth, let height = result.uprightHeight {
+                    size += " (EXIF orientation \(orientation): \(width)x\(height) upright)"
+                }
                 let reason = result.valid
                     ? result.warnings.map { "warning: \($0)" }.joined(separator: "; ")
                     : "\(result.reason ?? "?"): \(result.message ?? "")"

@@ -13,7 +13,7 @@ public struct TileCacheCommand: AsyncParsableCommand {
             Exit codes: 0 all good, 2 some URLs or files are broken, 1 usage or runtime error.
             """,
         version: TileCacheVersion.string,
-        subcommands: [Prefetch.self, Validate.self, Inspect.self, Stats.self, Clear.self, BenchCache.self, Serve.self, Origin.self, Demo.self])
+        subcommands: [Prefetch.self, Validate.self, Inspect.self, Stats.self, Clear.self, BenchCache.self, Thumbnail.self, Serve.self, Origin.self, Demo.self])
 
     public init() {}
 

@@ -26,8 +26,16 @@ public struct FileInspectionResult: Sendable, Encodable, Equatable {
     public var message: String?
     /// Non-fatal findings.
     public var warnings: [String]
+    /// The EXIF orientation (1-8) a JPEG declares, nil when none: `width` and `height` are the stored pixels'.
+    public var orientation: Int?
+    /// The size a viewer shows (width and height swapped for orientations 5-8), when the header could be read.
+    public var uprightWidth: Int?
+    /// See `uprightWidth`.
+    public var uprightHeight: Int?
 
-    enum CodingKeys: String, CodingKey { case path, valid, format, width, height, bytes, reason, message, warnings }
+    enum CodingKeys: String, CodingKey {
+        case path, valid, format, width, height, bytes, reason, message, warnings, orientation, uprightWidth, uprightHeight
+    }
 
     /// Encodes absent values as `null`, so every object has every key.
     public func encode(to encoder: any Encoder) throws {
@@ -41,6 +49,18 @@ public struct FileInspectionResult: Sendable, Encodable, Equatable {
         try container.encode(reason, forKey: .reason)
         try container.encode(message, forKey: .message)
         try container.encode(warnings, forKey: .warnings)
+        try container.encode(orientation, forKey: .orientation)
+        try container.encode(uprightWidth, forKey: .uprightWidth)
+        try container.encode(uprightHeight, forKey: .uprightHeight)
+    }
+
+    /// Records what `header` says about size and orientation.
+    mutating func describe(_ header: ImageHeader) {
+        width = header.width
+        height = header.height
+        orientation = header.orientation
+        uprightWidth = header.uprightWidth
+        uprightHeight = header.uprightHeight
     }
 }
 
@@ -140,30 +160,15 @@ public enum FileInspection {
     /// is a failed result with its reason.
     public static func inspect(_ items: [Expansion.Item], inspector: ImageInspector, concurrency: Int = 4,
                                fullDecode: Bool = false) async -> [FileInspectionResult] {
-        var results = [FileInspectionResult?](repeating: nil, count: items.count)
-        await withTaskGroup(of: (Int, FileInspectionResult).self) { group in
-            var next = 0
-            func addNext() {
-                guard next < items.count else { return }
-                let index = next
-                next += 1
-                group.addTask {
-                    switch items[index] {
-                    case .file(let path):
-                        // Reading and decoding block a thread: through the one home of blocking work.
-                        return (index, await BlockingWork.run { inspect(path, inspector: inspector, fullDecode: fullDecode) })
-                    case .unreadable(let path, let reason, let message):
-                        return (index, FileInspectionResult(path: path, valid: false, reason: reason, message: message, warnings: []))
-                    }
-                }
-            }
-            for _ in 0..<max(1, concurrency) { addNext() }
-            for await (index, result) in group {
-                results[index] = result
-                addNext()
+        // Reading and decoding block a thread: through the one home of blocking work.
+        await BlockingWork.map(items, concurrency: concurrency) { item in
+            switch item {
+            case .file(let path):
+                inspect(path, inspector: inspector, fullDecode: fullDecode)
+            case .unreadable(let path, let reason, let message):
+                FileInspectionResult(path: path, valid: false, reason: reason, message: message, warnings: [])
             }
         }
-        return results.map { $0! }
     }
 
     /// Validates one file.
@@ -184,16 +189,12 @@ public enum FileInspection {
                 ? try inspector.validate(bytes, subject: path).asCheck
                 : try inspector.check(bytes, subject: path)
             result.valid = true
-            result.width = checked.header.width
-            result.height = checked.header.height
+            result.describe(checked.header)
             result.warnings = checked.warnings
         } catch {
             result.reason = error.reason.rawValue
             result.message = error.message
-            if let header = try? inspector.inspectHeader(bytes, subject: path) {
-                result.width = header.width
-                result.height = header.height
-            }
+            if let header = try? inspector.inspectHeader(bytes, subject: path) { result.describe(header) }
         }
         return result
     }

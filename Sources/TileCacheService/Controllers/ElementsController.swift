@@ -72,29 +72,30 @@ struct ElementsController: Sendable {
     }
 
     private func image(_ request: Request, element: Element, kind: ImageKind) async throws -> Response {
-        let query = QueryItems(request.uri.query)
-        try rejectUnknownQueryParameters(query, allowed: ["w"])
-        var width: Int?
-        if let text = query["w"] {
-            guard let value = Int(text), ImageResizer.widthRange.contains(value) else {
-                throw ServiceError(.badRequest, reason: .badWidth,
-                                   message: "w must be a whole number from \(ImageResizer.widthRange.lowerBound) to \(ImageResizer.widthRange.upperBound), got '\(text.prefix(64))'")
-            }
-            width = value
-        }
+        let options = try ImageOptions(QueryItems(request.uri.query), accept: request.headers[.accept])
         let url = builder.url(for: element, kind: kind)
         trace?.record(url)
         if kind == .full, element.hasKnownMissingPhoto {
             metrics.knownMissing()
             throw ServiceError(.notFound, reason: .noPhoto, message: "there is no full-size photo of \(element.name)")
         }
-        let served = try await load(ImageRequest(url: url, alternatives: kind == .full ? builder.otherPhotoURLs(for: element) : [],
-                                                 processing: ImageProcessing(width: width)),
-                                    photoOf: kind == .full ? element : nil)
-        var headers: HTTPFields = [
-            .eTag: served.validators.etag, .lastModified: served.validators.lastModified,
-            .cacheControl: "public, max-age=\(maxAgeSeconds)",
-        ]
+        let imageRequest = ImageRequest(url: url, alternatives: kind == .full ? builder.otherPhotoURLs(for: element) : [],
+                                        processing: options.processing)
+        var headers: HTTPFields = [.cacheControl: "public, max-age=\(maxAgeSeconds)"]
+        if options.negotiated { headers[.vary] = "Accept" }
+        // A conditional request for a variant is answered from its source's validators: a 304 never touches pixels.
+        if !options.processing.isNone, request.headers[.ifNoneMatch] != nil {
+            let source = try await load(imageRequest.original, photoOf: kind == .full ? element : nil)
+            let validators = source.validators.processed(options.processing)
+            if Self.isNotModified(request, etag: validators.etag, lastModified: validators.lastModified) {
+                headers[.eTag] = validators.etag
+                headers[.lastModified] = validators.lastModified
+                return Response(status: .notModified, headers: headers)
+            }
+        }
+        let served = try await load(imageRequest, photoOf: kind == .full ? element : nil)
+        headers[.eTag] = served.validators.etag
+        headers[.lastModified] = served.validators.lastModified
         headers[Self.sourceHeader] = ServedFrom(served).rawValue
         if Self.isNotModified(request, etag: served.validators.etag, lastModified: served.validators.lastModified) {
             return Response(status: .notModified, headers: headers)

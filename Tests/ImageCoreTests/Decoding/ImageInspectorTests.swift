@@ -216,7 +216,7 @@ struct FuzzRegressionTests {
         default: Issue.record("check and validate disagree on \(file.lastPathComponent): \(checked) vs \(validated)")
         }
         _ = try? ImageInspector(maxPixels: 4_000_000, strictness: .lenient).validate(bytes, subject: "lenient")
-        _ = try? ImageResizer.resizedJPEG(bytes, width: 32, subject: "resize")
+        _ = try? ImageProcessor.process(bytes, ImageProcessing(width: 32), subject: "resize")
         // As the harness checks: the verdict is the same again after another input was judged.
         let first = Verdict(of: bytes, inspector: inspector)
         _ = Verdict(of: JPEGQuirk.named("bogus-dht-length")!.apply(to: Fixtures.thumbnailJPEG)!)

@@ -105,7 +105,7 @@ struct VerdictTests {
         let quirky = JPEGQuirk.named("junk-before-dqt")!.apply(to: rocket)!
         let header = try ImageInspector().inspectHeader(quirky, subject: "q")
         #expect(header.width == 640 && header.height == 427)
-        #expect(try ImageResizer.resizedJPEG(quirky, width: 64, subject: "q").width == 64)
+        #expect(try ImageProcessor.process(quirky, ImageProcessing(width: 64), subject: "q").width == 64)
     }
 
     @Test("damage after a harmless warning is still found (libjpeg alone shows only a read's first warning)")

@@ -1,0 +1,222 @@
+// See include/CImageOps.h. The resample follows Pillow's Resample.c (fixed-point coefficients, 8-bit intermediate,
+// horizontal then vertical), whose output is the quality reference docs/benchmarks.md compares against.
+#include "CImageOps.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PRECISION_BITS (32 - 8 - 2)
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
+static double sinc(double x) {
+    if (x == 0.0) return 1.0;
+    x *= M_PI;
+    return sin(x) / x;
+}
+
+static double lanczos3(double x) {
+    return (x > -3.0 && x < 3.0) ? sinc(x) * sinc(x / 3.0) : 0.0;
+}
+
+ALWAYS_INLINE uint8_t clip8(int32_t value) {
+    if (value >= (255 << PRECISION_BITS)) return 255;
+    if (value <= 0) return 0;
+    return (uint8_t)(value >> PRECISION_BITS);
+}
+
+/// The taps of one axis: for output pixel i, `count[i]` input pixels from `first[i]`, with `ksize` fixed-point weights
+/// from `weights + i * ksize`.
+typedef struct {
+    int ksize;
+    int *first;
+    int *count;
+    int32_t *weights;
+} taps;
+
+static void taps_free(taps *t) {
+    free(t->first);
+    free(t->count);
+    free(t->weights);
+}
+
+static int taps_make(int in_size, double in0, double in1, int out_size, taps *t) {
+    memset(t, 0, sizeof *t);
+    double scale = (in1 - in0) / out_size;
+    double filterscale = scale < 1.0 ? 1.0 : scale;
+    double support = 3.0 * filterscale;
+    int ksize = (int)ceil(support) * 2 + 1;
+    if ((size_t)out_size > SIZE_MAX / sizeof(double) / (size_t)ksize) return -2;
+    double *row = malloc(sizeof(double) * (size_t)ksize);
+    t->ksize = ksize;
+    t->first = malloc(sizeof(int) * (size_t)out_size);
+    t->count = malloc(sizeof(int) * (size_t)out_size);
+    t->weights = calloc((size_t)out_size * (size_t)ksize, sizeof(int32_t));
+    if (!row || !t->first || !t->count || !t->weights) {
+        free(row);
+        taps_free(t);
+        return -2;
+    }
+    for (int i = 0; i < out_size; i++) {
+        double center = in0 + (i + 0.5) * scale;
+        double sum = 0.0, ss = 1.0 / filterscale;
+        int xmin = (int)floor(center - support + 0.5);
+        if (xmin < 0) xmin = 0;
+        int xmax = (int)floor(center + support + 0.5);
+        if (xmax > in_size) xmax = in_size;
+        xmax -= xmin;
+        if (xmax > ksize) xmax = ksize;
+        for (int x = 0; x < xmax; x++) {
+            double w = lanczos3((x + xmin - center + 0.5) * ss);
+            row[x] = w;
+            sum += w;
+        }
+        int32_t *fixed = t->weights + (size_t)i * (size_t)ksize;
+        for (int x = 0; x < xmax; x++) {
+            double w = sum != 0.0 ? row[x] / sum : 0.0;
+            fixed[x] = (int32_t)(w < 0 ? w * (1 << PRECISION_BITS) - 0.5 : w * (1 << PRECISION_BITS) + 0.5);
+        }
+        t->first[i] = xmin;
+        t->count[i] = xmax;
+    }
+    free(row);
+    return 0;
+}
+
+/// One row of the horizontal pass for C channels (a constant at each call site, so the loop is specialised).
+ALWAYS_INLINE void horizontal_row(const uint8_t *src, uint8_t *dst, int out_width, const taps *t, const int C) {
+    for (int i = 0; i < out_width; i++) {
+        const uint8_t *p = src + (size_t)t->first[i] * C;
+        const int32_t *k = t->weights + (size_t)i * (size_t)t->ksize;
+        int n = t->count[i];
+        int32_t s0 = 1 << (PRECISION_BITS - 1), s1 = s0, s2 = s0, s3 = s0;
+        for (int x = 0; x < n; x++) {
+            int32_t w = k[x];
+            s0 += p[x * C] * w;
+            if (C > 1) s1 += p[x * C + 1] * w;
+            if (C > 2) s2 += p[x * C + 2] * w;
+            if (C > 3) s3 += p[x * C + 3] * w;
+        }
+        dst[i * C] = clip8(s0);
+        if (C > 1) dst[i * C + 1] = clip8(s1);
+        if (C > 2) dst[i * C + 2] = clip8(s2);
+        if (C > 3) dst[i * C + 3] = clip8(s3);
+    }
+}
+
+static void horizontal(const uint8_t *in, int in_width, int first_row, int rows, int channels,
+                       uint8_t *out, int out_width, const taps *t) {
+    size_t in_stride = (size_t)in_width * (size_t)channels, out_stride = (size_t)out_width * (size_t)channels;
+    for (int y = 0; y < rows; y++) {
+        const uint8_t *src = in + (size_t)(first_row + y) * in_stride;
+        uint8_t *dst = out + (size_t)y * out_stride;
+        switch (channels) {
+        case 1: horizontal_row(src, dst, out_width, t, 1); break;
+        case 2: horizontal_row(src, dst, out_width, t, 2); break;
+        case 3: horizontal_row(src, dst, out_width, t, 3); break;
+        default: horizontal_row(src, dst, out_width, t, 4); break;
+        }
+    }
+}
+
+/// The vertical pass: every byte of a row is one column of samples, whatever the channel count. `in` starts at the
+/// row `row_offset` of the taps' input.
+static void vertical(const uint8_t *in, size_t stride, int row_offset, uint8_t *out, int out_height, const taps *t) {
+    for (int yy = 0; yy < out_height; yy++) {
+        const int32_t *k = t->weights + (size_t)yy * (size_t)t->ksize;
+        const uint8_t *column = in + (size_t)(t->first[yy] - row_offset) * stride;
+        int n = t->count[yy];
+        uint8_t *dst = out + (size_t)yy * stride;
+        for (size_t x = 0; x < stride; x++) {
+            int32_t s = 1 << (PRECISION_BITS - 1);
+            for (int y = 0; y < n; y++) s += column[(size_t)y * stride + x] * k[y];
+            dst[x] = clip8(s);
+        }
+    }
+}
+
+int tio_resample_lanczos3(const uint8_t *in, int in_width, int in_height, int channels,
+                          double x0, double y0, double x1, double y1,
+                          uint8_t *out, int out_width, int out_height) {
+    if (!in || !out || in_width <= 0 || in_height <= 0 || out_width <= 0 || out_height <= 0 || channels < 1 || channels > 4)
+        return -1;
+    if (!(x0 >= 0 && y0 >= 0 && x1 <= in_width && y1 <= in_height && x1 > x0 && y1 > y0)) return -1;
+    int need_h = out_width != in_width || x0 != 0 || x1 != in_width;
+    int need_v = out_height != in_height || y0 != 0 || y1 != in_height;
+    size_t channels_z = (size_t)channels;
+    if (!need_h && !need_v) {
+        memcpy(out, in, (size_t)in_width * (size_t)in_height * channels_z);
+        return 0;
+    }
+    taps h = {0}, v = {0};
+    if (need_h && taps_make(in_width, x0, x1, out_width, &h) != 0) return -2;
+    if (need_v && taps_make(in_height, y0, y1, out_height, &v) != 0) {
+        taps_free(&h);
+        return -2;
+    }
+    int status = 0;
+    if (need_h && need_v) {
+        // Only the rows the vertical pass reads go through the horizontal one.
+        int first = v.first[0], last = v.first[out_height - 1] + v.count[out_height - 1];
+        uint8_t *tmp = malloc((size_t)(last - first) * (size_t)out_width * channels_z);
+        if (!tmp) {
+            status = -2;
+        } else {
+            horizontal(in, in_width, first, last - first, channels, tmp, out_width, &h);
+            vertical(tmp, (size_t)out_width * channels_z, first, out, out_height, &v);
+            free(tmp);
+        }
+    } else if (need_h) {
+        horizontal(in, in_width, 0, in_height, channels, out, out_width, &h);
+    } else {
+        vertical(in, (size_t)in_width * channels_z, 0, out, out_height, &v);
+    }
+    taps_free(&h);
+    taps_free(&v);
+    return status;
+}
+
+void tio_premultiply(uint8_t *pixels, size_t pixel_count, int channels) {
+    if (channels != 2 && channels != 4) return;
+    for (size_t i = 0; i < pixel_count; i++) {
+        uint8_t *p = pixels + i * (size_t)channels;
+        unsigned a = p[channels - 1];
+        for (int c = 0; c < channels - 1; c++) p[c] = (uint8_t)((p[c] * a + 127) / 255);
+    }
+}
+
+void tio_unpremultiply(uint8_t *pixels, size_t pixel_count, int channels) {
+    if (channels != 2 && channels != 4) return;
+    for (size_t i = 0; i < pixel_count; i++) {
+        uint8_t *p = pixels + i * (size_t)channels;
+        unsigned a = p[channels - 1];
+        for (int c = 0; c < channels - 1; c++) {
+            unsigned value = a == 0 ? 0 : (p[c] * 255u + a / 2) / a;
+            p[c] = (uint8_t)(value > 255 ? 255 : value);
+        }
+    }
+}
+
+int tio_orient(const uint8_t *in, int width, int height, int channels, int orientation, uint8_t *out) {
+    if (!in || !out || width <= 0 || height <= 0 || channels < 1 || channels > 4 || orientation < 1 || orientation > 8)
+        return -1;
+    size_t c = (size_t)channels;
+    int transposed = orientation >= 5;
+    int out_width = transposed ? height : width, out_height = transposed ? width : height;
+    for (int y = 0; y < out_height; y++) {
+        for (int x = 0; x < out_width; x++) {
+            int sx, sy;
+            switch (orientation) {
+            case 1: sx = x; sy = y; break;
+            case 2: sx = width - 1 - x; sy = y; break;
+            case 3: sx = width - 1 - x; sy = height - 1 - y; break;
+            case 4: sx = x; sy = height - 1 - y; break;
+            case 5: sx = y; sy = x; break;
+            case 6: sx = y; sy = height - 1 - x; break;
+            case 7: sx = width - 1 - y; sy = height - 1 - x; break;
+            default: sx = width - 1 - y; sy = x; break;
+            }
+            memcpy(out + ((size_t)y * (size_t)out_width + (size_t)x) * c, in + ((size_t)sy * (size_t)width + (size_t)sx) * c, c);
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,255 @@
+import CImageOps
+import CPNG
+import CWebP
+
+/// Makes variants of validated images, the way libvips' `thumbnail` does:
+///
+/// 1. **Shrink on load**: a JPEG is decoded straight to 1/2, 1/4 or 1/8 of its size by libjpeg's DCT scaling, leaving
+///    a factor of three or more for the final reduce, so the filter still does the antialiasing (`shrinkOnLoad`).
+/// 2. **Upright**: the EXIF orientation (1-8) is applied to the pixels; the output carries no EXIF, so it is upright
+///    for every viewer.
+/// 3. **Reduce**: Lanczos-3, widened by the scale factor, with centred sample positions, in sRGB space (as Pillow and
+///    libvips do by default), alpha premultiplied so transparent edges get no dark fringes (`CImageOps`).
+/// 4. **Encode**: JPEG (TurboJPEG, 4:2:0), PNG (libpng) or WebP (libwebp) at the asked quality. Alpha is kept in PNG
+///    and WebP and composited over white for JPEG.
+///
+/// Thread-safety: stateless; callable from any thread.
+public enum ImageProcessor {
+    /// Pixels to make variants from: as decoded (possibly shrunk on load, in the stored orientation), with the
+    /// source's header (full size, orientation).
+    public struct Source: Sendable {
+        /// The decoded pixels, before orientation.
+        public var image: DecodedImage
+        /// Format, full stored size and orientation of the source.
+        public var header: ImageHeader
+
+        /// A source from pixels decoded at full size and the header that describes them.
+        public init(image: DecodedImage, header: ImageHeader) {
+            self.image = image
+            self.header = header
+        }
+    }
+
+    /// `bytes` decoded and processed as `processing` asks.
+    ///
+    /// - Throws: `.outputTooLarge` for an output beyond `ImageProcessing.maxSide` or `maxPixels`; the inspector's errors
+    ///   for bytes that do not decode.
+    public static func process(_ bytes: [UInt8], _ processing: ImageProcessing, subject: String,
+                               inspector: ImageInspector = ImageInspector(strictness: .lenient)) throws(ImageCoreError) -> ProcessedImage {
+        try process(decode(bytes, for: processing, subject: subject, inspector: inspector), processing, subject: subject)
+    }
+
+    /// The pixels of `bytes`, decoded for `processing`: a JPEG at the smallest DCT scale that leaves the reduce a
+    /// factor of three or more, a PNG in full.
+    ///
+    /// - Throws: the inspector's errors for bytes that do not decode.
+    public static func decode(_ bytes: [UInt8], for processing: ImageProcessing, subject: String,
+                              inspector: ImageInspector = ImageInspector(strictness: .lenient)) throws(ImageCoreError) -> Source {
+        guard ImageFormat.sniff(bytes) == .jpeg else {
+            let validated = try inspector.validate(bytes, subject: subject)
+            return Source(image: validated.image, header: validated.header)
+        }
+        return try bytes.withRawBytes { raw throws(ImageCoreError) in
+            let decoded = try JPEGCodec.decode(raw, strict: false, subject: subject, scaleNumerator: { width, height, orientation in
+                shrinkOnLoad(processing, width: width, height: height, orientation: orientation)
+            }) { width, height throws(ImageCoreError) in
+                try inspector.checkDimensions(width, height, subject: subject)  // before any allocation
+            }
+            return Source(image: decoded.image, header: ImageHeader(
+                format: .jpeg, width: decoded.fullWidth, height: decoded.fullHeight, byteCount: bytes.count, orientation: decoded.orientation))
+        }
+    }
+
+    /// The numerator n of the DCT scale n/8 to decode a `width` x `height` JPEG at for `processing`: 1/2, 1/4 or 1/8
+    /// of the size, the largest reduction that leaves the Lanczos reduce a factor of three or more. libvips leaves two;
+    /// measured on the test photos against a full-size Lanczos (docs/benchmarks.md), two lost up to 0.8 dB of PSNR at
+    /// 64 and 128 px, three loses at most 0.16 dB. The other n/8 scales of libjpeg-turbo lost up to 2 dB.
+    static func shrinkOnLoad(_ processing: ImageProcessing, width: Int, height: Int, orientation: Int?) -> Int {
+        let transposed = (orientation ?? 1) >= 5
+        let geometry = ProcessingGeometry(processing, sourceWidth: transposed ? height : width, sourceHeight: transposed ? width : height)
+        let shrink = min(geometry.cropWidth / Double(geometry.width), geometry.cropHeight / Double(geometry.height))
+        switch shrink {
+        case 24...: return 1
+        case 12...: return 2
+        case 6...: return 4
+        default: return 8
+        }
+    }
+
+    /// `source` processed as `processing` asks: upright, converted to sRGB, cropped and resized, encoded.
+    ///
+    /// - Throws: `.outputTooLarge` for an output beyond `ImageProcessing.maxSide` or `maxPixels`; `.processing` when an
+    ///   encoder fails.
+    public static func process(_ source: Source, _ processing: ImageProcessing, subject: String) throws(ImageCoreError) -> ProcessedImage {
+        let header = source.header
+        let geometry = ProcessingGeometry(processing, sourceWidth: header.uprightWidth, sourceHeight: header.uprightHeight)
+        guard geometry.width <= ImageProcessing.maxSide, geometry.height <= ImageProcessing.maxSide,
+              geometry.width * geometry.height <= ImageProcessing.maxPixels else {
+            throw ImageCoreError(.outputTooLarge, subject: subject, message: """
+                the output would be \(geometry.width)x\(geometry.height), above the limit of \(ImageProcessing.maxSide) pixels \
+                a side and \(ImageProcessing.maxPixels) pixels
+                """)
+        }
+        var image = source.image
+        if let orientation = header.orientation, orientation != 1 { image = try image.oriented(orientation, subject: subject) }
+        let hasAlpha = image.pixelFormat == .rgba || image.pixelFormat == .grayAlpha
+        let format = processing.format ?? ImageProcessing.defaultFormat(sourceHasAlpha: hasAlpha)
+        if format == .jpeg { image = image.flattenedOverWhite() }
+        // The decode may be shrunk on load: the crop, in upright source pixels, scaled to the decoded size.
+        let scaleX = Double(image.width) / Double(header.uprightWidth), scaleY = Double(image.height) / Double(header.uprightHeight)
+        let resized = try image.resampled(
+            x0: geometry.cropX * scaleX, y0: geometry.cropY * scaleY,
+            x1: min(Double(image.width), (geometry.cropX + geometry.cropWidth) * scaleX),
+            y1: min(Double(image.height), (geometry.cropY + geometry.cropHeight) * scaleY),
+            width: geometry.width, height: geometry.height, subject: subject)
+        let bytes: [UInt8]
+        switch format {
+        case .jpeg: bytes = try JPEGCodec.encode(resized, quality: processing.effectiveQuality)
+        case .png: bytes = try PNGEncoder.encode(resized, subject: subject)
+        case .webp: bytes = try WebPEncoder.encode(resized, quality: processing.effectiveQuality, subject: subject)
+        }
+        return ProcessedImage(bytes: bytes, image: resized, format: format.imageFormat)
+    }
+}
+
+/// A variant: its encoded bytes, their format, and the pixels they encode.
+public struct ProcessedImage: Sendable {
+    /// The encoded bytes.
+    public var bytes: [UInt8]
+    /// The pixels the bytes encode.
+    public var image: DecodedImage
+    /// The format of `bytes`.
+    public var format: ImageFormat
+    /// Width in pixels.
+    public var width: Int { image.width }
+    /// Height in pixels.
+    public var height: Int { image.height }
+}
+
+/// PNG output through libpng's simplified write API (its longjmp stays inside libpng).
+enum PNGEncoder {
+    static func encode(_ image: DecodedImage, subject: String) throws(ImageCoreError) -> [UInt8] {
+        var png = png_image()
+        png.version = UInt32(PNG_IMAGE_VERSION)
+        png.width = UInt32(image.width)
+        png.height = UInt32(image.height)
+        switch image.pixelFormat {
+        case .gray: png.format = 0
+        case .grayAlpha: png.format = UInt32(PNG_FORMAT_FLAG_ALPHA)
+        case .rgb: png.format = UInt32(PNG_FORMAT_FLAG_COLOR)
+        case .rgba: png.format = UInt32(PNG_FORMAT_FLAG_COLOR) | UInt32(PNG_FORMAT_FLAG_ALPHA)
+        }
+        defer { png_image_free(&png) }
+        var size = 0
+        // First call: the size needed; second: the bytes.
+        let sized = image.pixels.withUnsafeBytes { pixels in
+            png_image_write_to_memory(&png, nil, &size, 0, pixels.baseAddress, 0, nil)
+        }
+        guard sized != 0, size > 0 else { throw failure(&png, subject: subject) }
+        var out = [UInt8](repeating: 0, count: size)
+        let written = out.withUnsafeMutableBytes { memory in
+            image.pixels.withUnsafeBytes { pixels in
+                png_image_write_to_memory(&png, memory.baseAddress, &size, 0, pixels.baseAddress, 0, nil)
+            }
+        }
+        guard written != 0 else { throw failure(&png, subject: subject) }
+        out.removeLast(out.count - min(out.count, size))
+        return out
+    }
+
+    private static func failure(_ png: inout png_image, subject: String) -> ImageCoreError {
+        let message = withUnsafeBytes(of: &png.message) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        return ImageCoreError(.processing, subject: subject, message: "PNG encode failed: \(message)")
+    }
+}
+
+/// WebP output through libwebp's simple API (lossy, at the asked quality; alpha kept).
+enum WebPEncoder {
+    static func encode(_ image: DecodedImage, quality: Int, subject: String) throws(ImageCoreError) -> [UInt8] {
+        let color = image.expandedToColor()
+        var output: UnsafeMutablePointer<UInt8>?
+        let size = color.pixels.withUnsafeBufferPointer { pixels in
+            color.pixelFormat == .rgba
+                ? WebPEncodeRGBA(pixels.baseAddress, Int32(color.width), Int32(color.height), Int32(color.bytesPerRow), Float(quality), &output)
+                : WebPEncodeRGB(pixels.baseAddress, Int32(color.width), Int32(color.height), Int32(color.bytesPerRow), Float(quality), &output)
+        }
+        defer { if let output { WebPFree(output) } }
+        guard size > 0, let output else {
+            throw ImageCoreError(.processing, subject: subject, message: "WebP encode failed for a \(image.width)x\(image.height) image")
+        }
+        return Array(UnsafeBufferPointer(start: output, count: size))
+    }
+}
+
+extension DecodedImage {
+    /// Gray or RGB: alpha composited over white.
+    func flattenedOverWhite() -> DecodedImage {
+        switch pixelFormat {
+        case .gray, .rgb: return self
+        case .grayAlpha, .rgba:
+            let channels = pixelFormat == .rgba ? 3 : 1
+            let stride = pixelFormat.bytesPerPixel
+            var out = [UInt8](repeating: 0, count: width * height * channels)
+            for pixel in 0..<(width * height) {
+                let alpha = Int(pixels[pixel * stride + stride - 1])
+                for channel in 0..<channels {
+                    let value = Int(pixels[pixel * stride + channel])
+                    out[pixel * channels + channel] = UInt8((value * alpha + 255 * (255 - alpha) + 127) / 255)
+                }
+            }
+            return DecodedImage(width: width, height: height, pixelFormat: channels == 3 ? .rgb : .gray, pixels: out)
+        }
+    }
+
+    /// RGB or RGBA: gray copied into each colour channel.
+    func expandedToColor() -> DecodedImage {
+        switch pixelFormat {
+        case .rgb, .rgba: return self
+        case .gray:
+            return DecodedImage(width: width, height: height, pixelFormat: .rgb, pixels: pixels.flatMap { [$0, $0, $0] })
+        case .grayAlpha:
+            var out = [UInt8](); out.reserveCapacity(width * height * 4)
+            for index in Swift.stride(from: 0, to: pixels.count, by: 2) {
+                out += [pixels[index], pixels[index], pixels[index], pixels[index + 1]]
+            }
+            return DecodedImage(width: width, height: height, pixelFormat: .rgba, pixels: out)
+        }
+    }
+
+    /// The image turned upright from EXIF orientation `orientation` (1-8).
+    func oriented(_ orientation: Int, subject: String) throws(ImageCoreError) -> DecodedImage {
+        let transposed = orientation >= 5
+        var out = [UInt8](repeating: 0, count: pixels.count)
+        let status = pixels.withUnsafeBufferPointer { source in
+            out.withUnsafeMutableBufferPointer { target in
+                tio_orient(source.baseAddress, Int32(width), Int32(height), Int32(pixelFormat.bytesPerPixel), Int32(orientation), target.baseAddress)
+            }
+        }
+        guard status == 0 else {
+            throw ImageCoreError(.processing, subject: subject, message: "EXIF orientation \(orientation) could not be applied")
+        }
+        return DecodedImage(width: transposed ? height : width, height: transposed ? width : height, pixelFormat: pixelFormat, pixels: out)
+    }
+
+    /// The region (x0, y0)-(x1, y1) resampled to `width` x `height` with Lanczos-3, alpha premultiplied meanwhile.
+    func resampled(x0: Double, y0: Double, x1: Double, y1: Double, width newWidth: Int, height newHeight: Int,
+                   subject: String) throws(ImageCoreError) -> DecodedImage {
+        let channels = pixelFormat.bytesPerPixel
+        let hasAlpha = pixelFormat == .rgba || pixelFormat == .grayAlpha
+        var input = pixels
+        if hasAlpha { input.withUnsafeMutableBufferPointer { tio_premultiply($0.baseAddress, width * height, Int32(channels)) } }
+        var out = [UInt8](repeating: 0, count: newWidth * newHeight * channels)
+        let status = input.withUnsafeBufferPointer { source in
+            out.withUnsafeMutableBufferPointer { target in
+                tio_resample_lanczos3(source.baseAddress, Int32(width), Int32(height), Int32(channels), x0, y0, x1, y1,
+                                      target.baseAddress, Int32(newWidth), Int32(newHeight))
+            }
+        }
+        guard status == 0 else {
+            let why = status == -2 ? "out of memory" : "invalid region (\(x0), \(y0))-(\(x1), \(y1)) of \(width)x\(height)"
+            throw ImageCoreError(.processing, subject: subject, message: "resampling to \(newWidth)x\(newHeight) failed: \(why)")
+        }
+        if hasAlpha { out.withUnsafeMutableBufferPointer { tio_unpremultiply($0.baseAddress, newWidth * newHeight, Int32(channels)) } }
+        return DecodedImage(width: newWidth, height: newHeight, pixelFormat: pixelFormat, pixels: out)
+    }
+}

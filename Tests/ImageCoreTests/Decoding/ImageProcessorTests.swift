@@ -1,0 +1,219 @@
+import Foundation
+import ImageCore
+import Testing
+import TestSupport
+
+/// The thumbnailer on real photos and PngSuite: orientation, geometry, resampling against Pillow's, alpha, formats.
+@Suite("ImageProcessor")
+struct ImageProcessorTests {
+    static func photo(_ name: String) throws -> [UInt8] {
+        try TestImages.bytes(try #require(try TestImages.photoFiles().first { $0.lastPathComponent == name }))
+    }
+
+    static func pngSuite(_ name: String) throws -> [UInt8] {
+        try TestImages.bytes(TestImages.pngSuiteDirectory.appendingPathComponent(name))
+    }
+
+    static func pillowReference(_ name: String) throws -> DecodedImage {
+        let url = Bundle.module.resourceURL!.appendingPathComponent("Fixtures/pillow-lanczos/\(name).png")
+        return try ImageInspector().validate([UInt8](try Data(contentsOf: url)), subject: name).image
+    }
+
+    /// PSNR in dB between two images of one size and layout.
+    static func psnr(_ a: DecodedImage, _ b: DecodedImage) -> Double {
+        precondition(a.width == b.width && a.height == b.height && a.pixelFormat == b.pixelFormat)
+        let squared = zip(a.pixels, b.pixels).reduce(0.0) { sum, pair in
+            let difference = Double(pair.0) - Double(pair.1)
+            return sum + difference * difference
+        }
+        let mse = squared / Double(a.pixels.count)
+        return mse == 0 ? 99 : 10 * log10(255 * 255 / mse)
+    }
+
+    static func decoded(_ made: ProcessedImage) throws -> DecodedImage {
+        try ImageInspector().validate(made.bytes, subject: "output").image
+    }
+
+    @Test("against Pillow's LANCZOS of the same photo, lossless output is within a rounding error (full decode) or 1 dB of it (shrunk on load)",
+          arguments: [("grace_hopper", 128, 45.0), ("hubble_deep_field", 256, 45.0), ("retina", 64, 36.0)])
+    func matchesPillow(name: String, width: Int, minimum: Double) throws {
+        let reference = try Self.pillowReference("\(name)-\(width)")
+        let made = try ImageProcessor.process(try Self.photo("\(name).jpg"), ImageProcessing(width: width, format: .png), subject: name)
+        #expect(made.width == reference.width && made.height == reference.height)
+        let score = Self.psnr(try Self.decoded(made), reference)
+        #expect(score >= minimum, "\(name) at \(width): \(score) dB")
+    }
+
+    @Test("sample positions are centred: a symmetric picture stays symmetric at every scale")
+    func centred() throws {
+        // A white square centred on black, 99x99: every output must be its own mirror image.
+        let size = 99
+        let pixels = (0..<(size * size)).map { index -> UInt8 in
+            let x = index % size, y = index / size
+            return (30...68).contains(x) && (30...68).contains(y) ? 255 : 0
+        }
+        let source = ImageProcessor.Source(image: DecodedImage(width: size, height: size, pixelFormat: .gray, pixels: pixels),
+                                           header: ImageHeader(format: .png, width: size, height: size, byteCount: 0))
+        for width in [7, 10, 33, 50, 64] {
+            let out = try ImageProcessor.process(source, ImageProcessing(width: width, format: .png), subject: "square").image
+            for y in 0..<out.height {
+                for x in 0..<out.width {
+                    let mirrored = out.pixels[y * out.width + (out.width - 1 - x)]
+                    let flipped = out.pixels[(out.height - 1 - y) * out.width + x]
+                    #expect(abs(Int(out.pixels[y * out.width + x]) - Int(mirrored)) <= 1, "w=\(width) (\(x), \(y))")
+                    #expect(abs(Int(out.pixels[y * out.width + x]) - Int(flipped)) <= 1, "w=\(width) (\(x), \(y))")
+                }
+            }
+        }
+    }
+
+    @Test("no enlargement unless asked; inside, cover and fill boxes; the 4096 px and 16 MP bounds")
+    func geometry() throws {
+        let rocket = try Self.photo("rocket.jpg")  // 640x427
+        func size(_ processing: ImageProcessing) throws -> (Int, Int) {
+            let made = try ImageProcessor.process(rocket, processing, subject: "rocket")
+            let header = try ImageInspector().inspectHeader(made.bytes, subject: "out")
+            #expect(header.width == made.width && header.height == made.height)
+            return (made.width, made.height)
+        }
+        #expect(try size(ImageProcessing(width: 1024)) == (640, 427))
+        #expect(try size(ImageProcessing(width: 1024, enlarge: true)) == (1024, 683))
+        #expect(try size(ImageProcessing(height: 100)) == (150, 100))
+        #expect(try size(ImageProcessing(width: 100, height: 100)) == (100, 67))
+        #expect(try size(ImageProcessing(width: 100, height: 100, fit: .cover)) == (100, 100))
+        #expect(try size(ImageProcessing(width: 100, height: 100, fit: .fill)) == (100, 100))
+        #expect(try size(ImageProcessing(width: 1000, height: 1000, fit: .cover)) == (427, 427))  // the crop, not enlarged
+        #expect(try size(ImageProcessing(width: 1000, height: 1000, fit: .fill)) == (640, 427))
+        #expect(throws: ImageCoreError.self) {
+            try ImageProcessor.process(rocket, ImageProcessing(width: 4096, height: 4096, fit: .fill, enlarge: true), subject: "big")
+        }
+        do {
+            _ = try ImageProcessor.process(rocket, ImageProcessing(height: 4096, enlarge: true), subject: "tall")
+            Issue.record("an output 6139 px wide was made")
+        } catch {
+            #expect(error.reason == .outputTooLarge && error.message.contains("6139x4096"))
+        }
+    }
+
+    @Test("cover crops around the centre: the middle of the source stays in the middle")
+    func coverCrop() throws {
+        // Left third red, middle third green, right third blue, 300x100: a square cover keeps only the green middle.
+        let pixels = (0..<(300 * 100)).flatMap { index -> [UInt8] in
+            switch (index % 300) / 100 {
+            case 0: [255, 0, 0]
+            case 1: [0, 255, 0]
+            default: [0, 0, 255]
+            }
+        }
+        let source = ImageProcessor.Source(image: DecodedImage(width: 300, height: 100, pixelFormat: .rgb, pixels: pixels),
+                                           header: ImageHeader(format: .png, width: 300, height: 100, byteCount: 0))
+        let out = try ImageProcessor.process(source, ImageProcessing(width: 50, height: 50, fit: .cover, format: .png), subject: "bands").image
+        #expect(out.width == 50 && out.height == 50)
+        for x in 2..<48 {  // away from the edges, where Lanczos reaches across the crop
+            let pixel = Array(out.pixels[(25 * 50 + x) * 3..<(25 * 50 + x) * 3 + 3])
+            #expect(pixel[1] >= 250 && pixel[0] <= 5 && pixel[2] <= 5, "x=\(x): \(pixel)")
+        }
+    }
+
+    /// `upright` stored as EXIF orientation `orientation` says a camera stores it (the EXIF 2.3 table: where row 0 and
+    /// column 0 of the stored image lie in the upright picture), written independently of the code under test.
+    static func stored(_ upright: DecodedImage, orientation: Int) -> DecodedImage {
+        let (w, h) = (upright.width, upright.height)
+        let transposed = orientation >= 5
+        let (sw, sh) = transposed ? (h, w) : (w, h)
+        var out = [UInt8](repeating: 0, count: upright.pixels.count)
+        for y in 0..<sh {
+            for x in 0..<sw {
+                let (ux, uy): (Int, Int)
+                switch orientation {
+                case 1: (ux, uy) = (x, y)                  // row 0 top, column 0 left
+                case 2: (ux, uy) = (w - 1 - x, y)          // row 0 top, column 0 right
+                case 3: (ux, uy) = (w - 1 - x, h - 1 - y)  // row 0 bottom, column 0 right
+                case 4: (ux, uy) = (x, h - 1 - y)          // row 0 bottom, column 0 left
+                case 5: (ux, uy) = (y, x)                  // row 0 left, column 0 top
+                case 6: (ux, uy) = (w - 1 - y, x)          // row 0 right, column 0 top
+                case 7: (ux, uy) = (w - 1 - y, h - 1 - x)  // row 0 right, column 0 bottom
+                default: (ux, uy) = (y, h - 1 - x)         // row 0 left, column 0 bottom
+                }
+                for c in 0..<3 { out[(y * sw + x) * 3 + c] = upright.pixels[(uy * w + ux) * 3 + c] }
+            }
+        }
+        return DecodedImage(width: sw, height: sh, pixelFormat: .rgb, pixels: out)
+    }
+
+    @Test("all eight EXIF orientations come out upright, the header reports them and the upright size, the output has no EXIF",
+          arguments: 1...8)
+    func orientation(_ orientation: Int) throws {
+        // One photo, 120x80 upright (not square, not symmetric), stored eight ways.
+        let upright = try Self.decoded(try ImageProcessor.process(try Self.photo("rocket.jpg"), ImageProcessing(width: 120, format: .png), subject: "rocket"))
+        let stored = Self.stored(upright, orientation: orientation)
+        let jpeg = TestImages.withEXIF(try JPEGEncoder.encode(stored, quality: 95), orientation: orientation, bigEndian: orientation % 2 == 0)
+        let header = try ImageInspector().inspectHeader(jpeg, subject: "exif")
+        #expect(header.orientation == orientation)
+        #expect(header.uprightWidth == 120 && header.uprightHeight == upright.height)
+        #expect(header.width == stored.width)
+        let made = try ImageProcessor.process(jpeg, ImageProcessing(width: 60, format: .png), subject: "exif")
+        #expect(made.width == 60 && made.height == upright.height / 2)
+        let reference = try ImageProcessor.process(ImageProcessor.Source(image: upright, header: ImageHeader(format: .png, width: 120, height: upright.height, byteCount: 0)),
+                                                   ImageProcessing(width: 60, format: .png), subject: "upright")
+        let score = Self.psnr(try Self.decoded(made), reference.image)
+        #expect(score >= 30, "orientation \(orientation): \(score) dB against the upright picture")
+        let asJPEG = try ImageProcessor.process(jpeg, ImageProcessing(width: 60), subject: "exif")
+        #expect(try ImageInspector().inspectHeader(asJPEG.bytes, subject: "out").orientation == nil)
+    }
+
+    @Test("alpha is premultiplied while resampling: an opaque white shape on transparent black gets no dark fringe")
+    func noDarkFringes() throws {
+        let size = 64
+        let pixels = (0..<(size * size)).flatMap { index -> [UInt8] in
+            let x = index % size, y = index / size
+            return abs(x - 32) < 20 && abs(y - 32) < 20 ? [255, 255, 255, 255] : [0, 0, 0, 0]
+        }
+        let source = ImageProcessor.Source(image: DecodedImage(width: size, height: size, pixelFormat: .rgba, pixels: pixels),
+                                           header: ImageHeader(format: .png, width: size, height: size, byteCount: 0))
+        for format in [ImageProcessing.OutputFormat.png, nil] {
+            let made = try ImageProcessor.process(source, ImageProcessing(width: 13, format: format), subject: "shape")
+            #expect(made.format == .png)  // the default for a source with alpha
+            let out = try Self.decoded(made)
+            #expect(out.pixelFormat == .rgba)
+            var edges = 0
+            for pixel in stride(from: 0, to: out.pixels.count, by: 4) where out.pixels[pixel + 3] > 0 {
+                if out.pixels[pixel + 3] < 255 { edges += 1 }
+                #expect(out.pixels[pixel] >= 250, "colour \(out.pixels[pixel]) at alpha \(out.pixels[pixel + 3])")
+            }
+            #expect(edges > 0)  // there are partly transparent edge pixels, and they are white
+        }
+    }
+
+    @Test("PngSuite: gray, gray+alpha, 16-bit, palette with transparency and interlaced PNGs resize in every format",
+          arguments: ["basn0g08.png", "basn4a08.png", "basn6a16.png", "basn2c16.png", "tbbn3p08.png", "basi3p08.png", "basn0g01.png"])
+    func pngSuiteInputs(_ name: String) throws {
+        let bytes = try Self.pngSuite(name)
+        let source = try ImageInspector().validate(bytes, subject: name)
+        let alpha = source.image.pixelFormat == .rgba || source.image.pixelFormat == .grayAlpha
+        for format in ImageProcessing.OutputFormat.allCases {
+            let made = try ImageProcessor.process(bytes, ImageProcessing(width: 16, format: format), subject: name)
+            #expect(ImageFormat.sniff(made.bytes) == format.imageFormat, "\(name) as \(format)")
+            #expect(made.width == 16 && made.height == 16)
+            if format == .png {
+                let out = try Self.decoded(made)
+                #expect((out.pixelFormat == .rgba || out.pixelFormat == .grayAlpha) == alpha, "\(name): alpha kept in PNG")
+            }
+        }
+        #expect(try ImageProcessor.process(bytes, ImageProcessing(width: 16), subject: name).format == (alpha ? .png : .jpeg))
+    }
+
+    @Test("quality and format: q changes JPEG and WebP size; WebP is smaller than JPEG at the same quality on a photo")
+    func qualityAndFormat() throws {
+        let photo = try Self.photo("china.jpg")
+        func bytes(_ quality: Int, _ format: ImageProcessing.OutputFormat) throws -> Int {
+            let made = try ImageProcessor.process(photo, ImageProcessing(width: 256, quality: quality, format: format), subject: "china")
+            #expect(ImageFormat.sniff(made.bytes) == format.imageFormat)
+            return made.bytes.count
+        }
+        #expect(try bytes(40, .jpeg) < bytes(82, .jpeg))
+        #expect(try bytes(40, .webp) < bytes(82, .webp))
+        #expect(try bytes(82, .webp) < bytes(82, .jpeg))
+        #expect(ImageProcessing(width: 256, quality: 82) == ImageProcessing(width: 256))  // the default is one variant
+    }
+}
