@@ -22,6 +22,7 @@ demo: deps
 ## copy propagation was found that way).
 test: deps
 	scripts/install-fleet-deps.sh
+	scripts/apt-install.sh test-deps libgs-common  # ICC profiles the colour tests use (a SWOP CMYK profile)
 	$(SWIFT) build -c release --product tilecache
 	.build/release/tilecache demo --latency-ms 0 --format json > /dev/null
 	scripts/browser-check.sh

@@ -59,28 +59,23 @@ let package = Package(
             pkgConfig: "libwebp",
             providers: [.apt(["libwebp-dev"])]
         ),
-        .systemLibrary(
-            name: "CLCMS",
-            pkgConfig: "lcms2",
-            providers: [.apt(["liblcms2-dev"])]
-        ),
         // JPEG decoding over libjpeg's own API (libjpeg-turbo): one decoder per image, every warning recorded, and
         // libjpeg's longjmp kept in C. TurboJPEG still encodes.
         .target(
             name: "CJPEGDecoder",
             linkerSettings: [.linkedLibrary("jpeg")]
         ),
-        // The thumbnailer's pixel work (Lanczos-3 resample, alpha premultiplication, EXIF orientation), optimised in
-        // every build: the debug-built test suite resizes real photos.
+        // The thumbnailer's pixel work (Lanczos-3 resample, alpha premultiplication, EXIF orientation, ICC to sRGB with
+        // Little CMS from Debian's liblcms2-dev), optimised in every build: the debug-built test suite resizes real photos.
         .target(
             name: "CImageOps",
             cSettings: [.unsafeFlags(["-O2"])],
-            linkerSettings: [.linkedLibrary("m")]
+            linkerSettings: [.linkedLibrary("m"), .linkedLibrary("lcms2")]
         ),
         .target(
             name: "ImageCore",
             dependencies: [
-                "CCurl", "CTurboJPEG", "CPNG", "CJPEGDecoder", "CImageOps", "CWebP", "CLCMS",
+                "CCurl", "CTurboJPEG", "CPNG", "CJPEGDecoder", "CImageOps", "CWebP",
                 .product(name: "NIOCore", package: "swift-nio"),  // ByteBuffer: encoded images served without copies
                 .product(name: "NIOPosix", package: "swift-nio"),  // NIOThreadPool: blocking work off the cooperative pool
                 // pthread-backed locks, which ThreadSanitizer understands (Synchronization.Mutex uses raw futexes).

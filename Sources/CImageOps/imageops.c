@@ -1,7 +1,9 @@
 // See include/CImageOps.h. The resample follows Pillow's Resample.c (fixed-point coefficients, 8-bit intermediate,
 // horizontal then vertical), whose output is the quality reference docs/benchmarks.md compares against.
 #include "CImageOps.h"
+#include <lcms2.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -219,4 +221,83 @@ int tio_orient(const uint8_t *in, int width, int height, int channels, int orien
         }
     }
     return 0;
+}
+
+/// Little CMS reports errors through a handler, per context: each call gets a context of its own whose handler
+/// records the message in the caller's buffer (no global state shared between threads).
+typedef struct {
+    char *message;
+    size_t size;
+} icc_errors;
+
+static void on_lcms_error(cmsContext context, cmsUInt32Number code, const char *text) {
+    (void)code;
+    icc_errors *errors = cmsGetContextUserData(context);
+    if (errors && errors->message && errors->size > 0) snprintf(errors->message, errors->size, "%s", text);
+}
+
+/// Whether an open profile is RGB and described as sRGB.
+static int describes_srgb(cmsHPROFILE profile) {
+    if (cmsGetColorSpace(profile) != cmsSigRgbData) return 0;
+    char description[256] = {0};
+    cmsGetProfileInfoASCII(profile, cmsInfoDescription, "en", "US", description, sizeof description);
+    return strstr(description, "sRGB") != NULL;
+}
+
+int tio_icc_describes_srgb(const uint8_t *profile, size_t profile_size) {
+    cmsContext context = cmsCreateContext(NULL, NULL);
+    if (!context) return -1;
+    cmsHPROFILE handle = cmsOpenProfileFromMemTHR(context, profile, (cmsUInt32Number)profile_size);
+    int result = handle ? describes_srgb(handle) : -1;
+    if (handle) cmsCloseProfile(handle);
+    cmsDeleteContext(context);
+    return result;
+}
+
+tio_icc_result tio_icc_to_srgb(const uint8_t *profile, size_t profile_size, int channels, int inverted_cmyk,
+                               const uint8_t *in, uint8_t *out, size_t pixel_count, char *message, size_t message_size) {
+    icc_errors errors = {message, message_size};
+    if (message_size > 0) message[0] = 0;
+    if ((channels != 3 && channels != 4) || pixel_count > UINT32_MAX) {
+        snprintf(message, message_size, "unsupported pixel layout (%d channels, %zu pixels)", channels, pixel_count);
+        return TIO_ICC_UNUSABLE;
+    }
+    cmsContext context = cmsCreateContext(NULL, &errors);
+    if (!context) {
+        snprintf(message, message_size, "Little CMS could not create a context (out of memory)");
+        return TIO_ICC_UNUSABLE;
+    }
+    cmsSetLogErrorHandlerTHR(context, on_lcms_error);
+    tio_icc_result result = TIO_ICC_UNUSABLE;
+    cmsHPROFILE source = cmsOpenProfileFromMemTHR(context, profile, (cmsUInt32Number)profile_size);
+    cmsHPROFILE srgb = cmsCreate_sRGBProfileTHR(context);
+    cmsHTRANSFORM transform = NULL;
+    if (!source || !srgb) {
+        if (message_size > 0 && !message[0]) snprintf(message, message_size, "the profile cannot be read");
+        goto done;
+    }
+    cmsColorSpaceSignature space = cmsGetColorSpace(source);
+    if ((channels == 3 && space != cmsSigRgbData) || (channels == 4 && space != cmsSigCmykData)) {
+        snprintf(message, message_size, "the profile is for another colour space than the image's %s pixels",
+                 channels == 3 ? "RGB" : "CMYK");
+        goto done;
+    }
+    if (describes_srgb(source)) {
+        result = TIO_ICC_ALREADY_SRGB;
+        goto done;
+    }
+    cmsUInt32Number input = channels == 3 ? TYPE_RGB_8 : (inverted_cmyk ? TYPE_CMYK_8_REV : TYPE_CMYK_8);
+    transform = cmsCreateTransformTHR(context, source, input, srgb, TYPE_RGB_8, INTENT_RELATIVE_COLORIMETRIC, 0);
+    if (!transform) {
+        if (message_size > 0 && !message[0]) snprintf(message, message_size, "no transform from the profile to sRGB");
+        goto done;
+    }
+    cmsDoTransform(transform, in, out, (cmsUInt32Number)pixel_count);
+    result = TIO_ICC_CONVERTED;
+done:
+    if (transform) cmsDeleteTransform(transform);
+    if (source) cmsCloseProfile(source);
+    if (srgb) cmsCloseProfile(srgb);
+    cmsDeleteContext(context);
+    return result;
 }

@@ -149,6 +149,7 @@ tcj_decoder *tcj_decoder_create(const uint8_t *data, size_t size) {
     jpeg_create_decompress(&decoder->info);  // zeroes every field but err and client_data
     decoder->created = 1;
     jpeg_save_markers(&decoder->info, JPEG_APP0 + 1, 0xFFFF);  // APP1: EXIF
+    jpeg_save_markers(&decoder->info, JPEG_APP0 + 2, 0xFFFF);  // APP2: ICC profile chunks
     decoder->progress.progress_monitor = on_progress;
     decoder->info.progress = &decoder->progress;
     decoder->source.init_source = source_init;
@@ -193,6 +194,7 @@ int tcj_read_header(tcj_decoder *decoder, tcj_header *header) {
     header->width = (int)decoder->info.image_width;
     header->height = (int)decoder->info.image_height;
     header->color_space = color_space_of(decoder->info.jpeg_color_space);
+    header->adobe_marker = decoder->info.saw_Adobe_marker ? 1 : 0;
     return 0;
 }
 
@@ -251,6 +253,21 @@ void tcj_exif(const tcj_decoder *decoder, const uint8_t **data, size_t *length) 
             return;
         }
     }
+}
+
+int tcj_icc_profile(tcj_decoder *decoder, uint8_t **data, unsigned *length) {
+    *data = NULL;
+    *length = 0;
+    if (require_header(decoder, "tcj_icc_profile") != 0) return -1;
+    if (setjmp(decoder->jump)) return -1;
+    JOCTET *profile = NULL;
+    unsigned int size = 0;
+    // A damaged chunk sequence is a warning (JWRN_BOGUS_ICC, recorded) and no profile.
+    if (jpeg_read_icc_profile(&decoder->info, &profile, &size)) {
+        *data = profile;
+        *length = size;
+    }
+    return 0;
 }
 
 const tcj_diagnostics *tcj_decoder_diagnostics(const tcj_decoder *decoder) { return &decoder->diagnostics; }

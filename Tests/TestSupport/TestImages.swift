@@ -66,6 +66,40 @@ public enum TestImages {
         return [0xFF, 0xD8, 0xFF, 0xE1, UInt8(length >> 8), UInt8(length & 0xFF)] + payload + jpeg.dropFirst(2)
     }
 
+    /// `jpeg` with `profile` embedded as ICC_PROFILE APP2 chunks right after SOI (chunked as the ICC spec says: at most
+    /// 65,519 bytes of profile a chunk, numbered from 1).
+    public static func withICC(_ jpeg: [UInt8], profile: [UInt8]) -> [UInt8] {
+        let chunkSize = 65_519
+        let count = (profile.count + chunkSize - 1) / chunkSize
+        var segments: [UInt8] = []
+        for index in 0..<count {
+            let chunk = profile[(index * chunkSize)..<min(profile.count, (index + 1) * chunkSize)]
+            let payload = Array("ICC_PROFILE".utf8) + [0, UInt8(index + 1), UInt8(count)] + chunk
+            let length = payload.count + 2
+            segments += [0xFF, 0xE2, UInt8(length >> 8), UInt8(length & 0xFF)] + payload
+        }
+        return [0xFF, 0xD8] + segments + jpeg.dropFirst(2)
+    }
+
+    /// The ICC profile embedded in `jpeg` (its APP2 chunks joined in order), or nil: read by hand, not by the code under
+    /// test.
+    public static func iccProfile(in jpeg: [UInt8]) -> [UInt8]? {
+        var chunks: [Int: [UInt8]] = [:]
+        var offset = 2
+        while offset + 4 <= jpeg.count, jpeg[offset] == 0xFF {
+            let marker = jpeg[offset + 1]
+            if marker == 0xDA { break }  // start of scan: no more header segments
+            let length = Int(jpeg[offset + 2]) << 8 | Int(jpeg[offset + 3])
+            let data = Array(jpeg[(offset + 4)..<min(jpeg.count, offset + 2 + length)])
+            if marker == 0xE2, data.count > 14, Array(data.prefix(12)) == Array("ICC_PROFILE".utf8) + [0] {
+                chunks[Int(data[12])] = Array(data.dropFirst(14))
+            }
+            offset += 2 + length
+        }
+        guard !chunks.isEmpty else { return nil }
+        return chunks.keys.sorted().flatMap { chunks[$0]! }
+    }
+
     private static func files(in directory: URL, extension pathExtension: String) throws -> [URL] {
         try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)
             .filter { $0.pathExtension == pathExtension }

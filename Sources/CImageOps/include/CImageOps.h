@@ -1,6 +1,6 @@
 // Pixel operations of the thumbnailer, in C for speed in every build (a debug build of Swift loops is 20-50x slower,
-// and the test suite resizes real photos): a separable Lanczos-3 resample, alpha premultiplication, and the eight
-// EXIF orientations. Pure functions over caller-owned buffers: no allocation escapes, no global state, no longjmp;
+// and the test suite resizes real photos): a separable Lanczos-3 resample, alpha premultiplication, the eight EXIF
+// orientations, and ICC profiles to sRGB through Little CMS. Pure functions over caller-owned buffers: no allocation escapes, no global state, no longjmp;
 // callable from any thread.
 #ifndef TILECACHE_CIMAGEOPS_H
 #define TILECACHE_CIMAGEOPS_H
@@ -28,5 +28,26 @@ void tio_unpremultiply(uint8_t *pixels, size_t pixel_count, int channels);
 /// clockwise, 7 transverses, 8 rotates 90° counter-clockwise. For 5-8 the output is height x width.
 /// Returns 0, or -1 for an orientation outside 1-8 or a size <= 0.
 int tio_orient(const uint8_t *in, int width, int height, int channels, int orientation, uint8_t *out);
+
+/// What tio_icc_to_srgb did.
+typedef enum {
+    /// `out` holds the pixels converted to sRGB.
+    TIO_ICC_CONVERTED = 0,
+    /// The profile describes sRGB already (its description says so): `out` is untouched, the pixels are sRGB.
+    TIO_ICC_ALREADY_SRGB = 1,
+    /// The profile could not be used (unreadable, or for another colour space than the pixels): `message` says why.
+    TIO_ICC_UNUSABLE = -1,
+} tio_icc_result;
+
+/// Converts `pixel_count` pixels from the colour space an ICC profile describes to sRGB with Little CMS (relative
+/// colorimetric intent, as libvips' thumbnailer), writing RGB (3 bytes a pixel) to `out`. `channels` is 3 for RGB
+/// input, 4 for CMYK; `inverted_cmyk` says CMYK samples are stored inverted (Adobe's convention, 255 = no ink).
+/// `message` (of `message_size` bytes) receives the reason for TIO_ICC_UNUSABLE.
+tio_icc_result tio_icc_to_srgb(const uint8_t *profile, size_t profile_size, int channels, int inverted_cmyk,
+                               const uint8_t *in, uint8_t *out, size_t pixel_count, char *message, size_t message_size);
+
+/// 1 when the profile is an RGB profile whose description names sRGB (converting to sRGB changes nothing), 0 when it
+/// is another profile, -1 when it cannot be read.
+int tio_icc_describes_srgb(const uint8_t *profile, size_t profile_size);
 
 #endif

@@ -75,6 +75,8 @@ typedef struct {
     int width;
     int height;
     tcj_color_space color_space;
+    /// Whether an Adobe APP14 marker was seen: CMYK/YCCK samples are then stored inverted (255 = no ink).
+    int adobe_marker;
 } tcj_header;
 
 /// What to decode to: one byte per pixel, RGB, or CMYK as stored (Adobe files store it inverted).
@@ -107,6 +109,11 @@ int tcj_decode(tcj_decoder *decoder, int scale_num, int scale_denom, tcj_pixel_f
 /// when there is none. Call between tcj_read_header and tcj_decode: the bytes live in libjpeg's per-image memory,
 /// which the decode frees when it finishes.
 void tcj_exif(const tcj_decoder *decoder, const uint8_t **data, size_t *length);
+
+/// The embedded ICC profile, reassembled from its APP2 chunks, in a buffer the caller frees with free(); NULL and 0
+/// when there is none or its chunks are damaged (a recorded warning). Returns 0, or -1 on a fatal error (out of
+/// memory) or when called outside the window between tcj_read_header and tcj_decode.
+int tcj_icc_profile(tcj_decoder *decoder, uint8_t **data, unsigned *length);
 
 /// What libjpeg reported so far.
 const tcj_diagnostics *tcj_decoder_diagnostics(const tcj_decoder *decoder);

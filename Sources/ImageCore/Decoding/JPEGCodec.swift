@@ -1,5 +1,6 @@
 import CJPEGDecoder
 import CTurboJPEG
+import Glibc
 import NIOConcurrencyHelpers
 
 /// JPEG header reading and decoding through libjpeg (CJPEGDecoder), encoding through TurboJPEG.
@@ -32,10 +33,12 @@ enum JPEGCodec {
     /// Reads the header, lets `checkDimensions` refuse the size before any pixel buffer exists, then decodes every
     /// scan at the DCT scale n/8 that `scaleNumerator` picks from the full size and the EXIF orientation (8: full
     /// size; clamped to 1...8). Gray JPEGs decode to one byte per pixel, everything else to RGB (CMYK and YCCK
-    /// converted).
+    /// converted). `colorManaged` converts the pixels from an embedded ICC profile to sRGB (thumbnails); without it
+    /// the pixels are libjpeg's, exactly as djpeg writes them (validation, the decoded memory tier).
     static func decode(
         _ bytes: UnsafeRawBufferPointer, strict: Bool, subject: String,
         scaleNumerator: (_ width: Int, _ height: Int, _ orientation: Int?) -> Int = { _, _, _ in 8 },
+        colorManaged: Bool = false,
         checkDimensions: (Int, Int) throws(ImageCoreError) -> Void
     ) throws(ImageCoreError) -> Decoded {
         let decoder = try Decoder(bytes, subject: subject)
@@ -52,12 +55,29 @@ enum JPEGCodec {
         let numerator = min(8, max(1, scaleNumerator(fullWidth, fullHeight, orientation)))
         let (width, height) = try decoder.outputSize(scaleNumerator: numerator, subject: subject)
         let channels = Int(format.rawValue)
+        let profile = format == TCJ_PIXELS_GRAY || !colorManaged ? nil : try decoder.iccProfile(subject: subject)
         var pixels = [UInt8](repeating: 0, count: width * height * channels)
         try decoder.decode(scaleNumerator: numerator, format: format, into: &pixels, subject: subject)
-        let warnings = try judge(decoder.diagnostics, strict: strict, subject: subject) + exifWarnings
-        if channels == 4 { pixels = cmykToRGB(pixels, pixelCount: width * height) }
+        var warnings = try judge(decoder.diagnostics, strict: strict, subject: subject) + exifWarnings
+        let inverted = header.adobe_marker != 0
+        if let profile {
+            switch ColorProfile.toSRGB(pixels, channels: channels, invertedCMYK: inverted, profile: profile) {
+            case .converted(let rgb): pixels = rgb
+            case .alreadySRGB: break
+            case .unusable(let why): warnings.append("ICC profile ignored (the pixels are taken as sRGB): \(why)")
+            }
+        }
+        if pixels.count == width * height * 4 { pixels = cmykToRGB(pixels, pixelCount: width * height, inverted: inverted) }
         return Decoded(image: DecodedImage(width: width, height: height, pixelFormat: pixelFormat, pixels: pixels),
                        fullWidth: fullWidth, fullHeight: fullHeight, warnings: warnings, orientation: orientation)
+    }
+
+    /// Whether a colour-managed decode of these bytes differs from a plain one: a JPEG whose embedded ICC profile reads
+    /// and is not sRGB's (or is a CMYK profile). False for anything that does not read (the decode will say why).
+    static func needsColorConversion(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let decoder = try? Decoder(bytes, subject: ""), let header = try? decoder.readHeader(strict: false, subject: ""),
+              header.color_space != TCJ_COLOR_GRAY, let profile = try? decoder.iccProfile(subject: "") else { return false }
+        return ColorProfile.needsConversion(profile)
     }
 
     /// The validation rule (docs/architecture.md, "Validation rule"): a fatal libjpeg error always fails; in strict
@@ -139,14 +159,16 @@ enum JPEGCodec {
         }
     }
 
-    /// Adobe CMYK JPEGs store inverted values; libjpeg hands them back as such, so R = C·K/255.
-    private static func cmykToRGB(_ cmyk: [UInt8], pixelCount: Int) -> [UInt8] {
+    /// CMYK without a profile, by the naive formula R = (1 - C)(1 - K). Adobe CMYK JPEGs (an APP14 marker, nearly all
+    /// of them) store inverted values, 255 = no ink, so R = C·K/255; others store ink amounts.
+    private static func cmykToRGB(_ cmyk: [UInt8], pixelCount: Int, inverted: Bool) -> [UInt8] {
         var rgb = [UInt8](repeating: 0, count: pixelCount * 3)
         for index in 0..<pixelCount {
-            let k = UInt16(cmyk[index * 4 + 3])
-            rgb[index * 3] = UInt8(UInt16(cmyk[index * 4]) * k / 255)
-            rgb[index * 3 + 1] = UInt8(UInt16(cmyk[index * 4 + 1]) * k / 255)
-            rgb[index * 3 + 2] = UInt8(UInt16(cmyk[index * 4 + 2]) * k / 255)
+            func paper(_ value: UInt8) -> UInt16 { inverted ? UInt16(value) : 255 - UInt16(value) }
+            let k = paper(cmyk[index * 4 + 3])
+            rgb[index * 3] = UInt8(paper(cmyk[index * 4]) * k / 255)
+            rgb[index * 3 + 1] = UInt8(paper(cmyk[index * 4 + 1]) * k / 255)
+            rgb[index * 3 + 2] = UInt8(paper(cmyk[index * 4 + 2]) * k / 255)
         }
         return rgb
     }
@@ -189,6 +211,20 @@ extension JPEGCodec {
             tcj_exif(handle, &data, &length)
             guard let data else { return nil }
             return EXIFBlock.orientation(in: UnsafeRawBufferPointer(start: data, count: length))
+        }
+
+        /// The embedded ICC profile, nil when there is none (or its chunks are damaged: a recorded warning). Between
+        /// the header and the decode only.
+        func iccProfile(subject: String) throws(ImageCoreError) -> [UInt8]? {
+            var data: UnsafeMutablePointer<UInt8>?
+            var length: UInt32 = 0
+            guard tcj_icc_profile(handle, &data, &length) == 0 else {
+                _ = try JPEGCodec.judge(diagnostics, strict: true, subject: subject)
+                preconditionFailure("tcj_icc_profile failed without an error")
+            }
+            guard let data else { return nil }
+            defer { free(data) }
+            return Array(UnsafeBufferPointer(start: data, count: Int(length)))
         }
 
         /// The header; a fatal error is judged (and thrown) here, warnings are left for the caller to judge.

@@ -251,14 +251,15 @@ public final class ImagePipeline: Sendable {
                 // One decode: the pixels the load had (a download is decoded to validate it), else the bytes decoded at
                 // the DCT scale that leaves the reduce a factor of three (ImageProcessor.shrinkOnLoad).
                 let bytes = source.bytes.map { Array($0.readableBytesView) }
-                if let image = source.image {
+                if let image = source.image, !(bytes.map(ImageProcessor.needsOwnDecode) ?? false) {
                     // The orientation from the bytes when they are at hand: a disk entry written before orientation was
                     // recorded does not have it.
                     var header = source.header
                     if header.format == .jpeg, let bytes, let read = try? inspector.inspectHeader(bytes, subject: servedBy) { header = read }
                     return try ImageProcessor.process(ImageProcessor.Source(image: image, header: header), processing, subject: servedBy)
                 }
-                // Without pixels a source has its bytes (a load, or the encoded memory tier).
+                // Without pixels (or with pixels that are not sRGB) a source has its bytes (a load, or the encoded memory
+                // tier).
                 return try ImageProcessor.process(bytes ?? [], processing, subject: servedBy, inspector: inspector)
             }
         } catch where error.reason == .outputTooLarge {

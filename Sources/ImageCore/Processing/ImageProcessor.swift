@@ -8,9 +8,11 @@ import CWebP
 ///    a factor of three or more for the final reduce, so the filter still does the antialiasing (`shrinkOnLoad`).
 /// 2. **Upright**: the EXIF orientation (1-8) is applied to the pixels; the output carries no EXIF, so it is upright
 ///    for every viewer.
-/// 3. **Reduce**: Lanczos-3, widened by the scale factor, with centred sample positions, in sRGB space (as Pillow and
+/// 3. **Colour**: an embedded ICC profile (Adobe RGB, Display P3, CMYK with Adobe's inverted samples) is converted to
+///    sRGB with Little CMS, relative colorimetric, as libvips' thumbnailer does; without one, sRGB is assumed.
+/// 4. **Reduce**: Lanczos-3, widened by the scale factor, with centred sample positions, in sRGB space (as Pillow and
 ///    libvips do by default), alpha premultiplied so transparent edges get no dark fringes (`CImageOps`).
-/// 4. **Encode**: JPEG (TurboJPEG, 4:2:0), PNG (libpng) or WebP (libwebp) at the asked quality. Alpha is kept in PNG
+/// 5. **Encode**: JPEG (TurboJPEG, 4:2:0), PNG (libpng) or WebP (libwebp) at the asked quality. Alpha is kept in PNG
 ///    and WebP and composited over white for JPEG.
 ///
 /// Thread-safety: stateless; callable from any thread.
@@ -52,12 +54,19 @@ public enum ImageProcessor {
         return try bytes.withRawBytes { raw throws(ImageCoreError) in
             let decoded = try JPEGCodec.decode(raw, strict: false, subject: subject, scaleNumerator: { width, height, orientation in
                 shrinkOnLoad(processing, width: width, height: height, orientation: orientation)
-            }) { width, height throws(ImageCoreError) in
+            }, colorManaged: true) { width, height throws(ImageCoreError) in
                 try inspector.checkDimensions(width, height, subject: subject)  // before any allocation
             }
             return Source(image: decoded.image, header: ImageHeader(
                 format: .jpeg, width: decoded.fullWidth, height: decoded.fullHeight, byteCount: bytes.count, orientation: decoded.orientation))
         }
+    }
+
+    /// Whether pixels decoded for validation cannot stand in for `bytes` when making a variant: a JPEG with an ICC
+    /// profile to convert (Adobe RGB, Display P3, CMYK) is decoded again, colour-managed. (Validation decodes as djpeg
+    /// does; most profiles are sRGB's, and then its pixels are used as they are.)
+    public static func needsOwnDecode(_ bytes: [UInt8]) -> Bool {
+        ImageFormat.sniff(bytes) == .jpeg && bytes.withUnsafeBytes { JPEGCodec.needsColorConversion($0) }
     }
 
     /// The numerator n of the DCT scale n/8 to decode a `width` x `height` JPEG at for `processing`: 1/2, 1/4 or 1/8

@@ -1,0 +1,147 @@
+import Foundation
+import ImageCore
+import Testing
+import TestSupport
+import TileCacheOrigin
+
+/// Embedded ICC profiles become sRGB: known colour patches against values computed without Little CMS (Adobe RGB's
+/// published matrices) or by another program (Pillow's ImageCms for the CMYK profile), and a real Adobe RGB photo.
+@Suite("ICC profiles to sRGB")
+struct ColorProfileTests {
+    static func photo(_ name: String) throws -> [UInt8] {
+        try TestImages.bytes(try #require(try TestImages.photoFiles().first { $0.lastPathComponent == name }))
+    }
+
+    /// sRGB (8-bit) to CIE L*a*b* (D65).
+    static func lab(_ rgb: [Double]) -> [Double] {
+        let linear = rgb.map { value -> Double in
+            let v = value / 255
+            return v <= 0.04045 ? v / 12.92 : pow((v + 0.055) / 1.055, 2.4)
+        }
+        let x = (0.4124564 * linear[0] + 0.3575761 * linear[1] + 0.1804375 * linear[2]) / 0.95047
+        let y = 0.2126729 * linear[0] + 0.7151522 * linear[1] + 0.0721750 * linear[2]
+        let z = (0.0193339 * linear[0] + 0.1191920 * linear[1] + 0.9503041 * linear[2]) / 1.08883
+        func f(_ t: Double) -> Double { t > 216.0 / 24389 ? cbrt(t) : (24389.0 / 27 * t + 16) / 116 }
+        return [116 * f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z))]
+    }
+
+    /// CIE76 colour difference between two sRGB colours.
+    static func deltaE(_ a: [Double], _ b: [Double]) -> Double {
+        let (la, lb) = (lab(a), lab(b))
+        return sqrt(zip(la, lb).map { ($0 - $1) * ($0 - $1) }.reduce(0, +))
+    }
+
+    /// Adobe RGB (1998) to sRGB by the two specifications' matrices (both D65): no colour management library.
+    static func adobeToSRGB(_ rgb: [Double]) -> [Double] {
+        let linear = rgb.map { pow($0 / 255, 563.0 / 256) }
+        let xyz = [0.5767309 * linear[0] + 0.1855540 * linear[1] + 0.1881852 * linear[2],
+                   0.2973769 * linear[0] + 0.6273491 * linear[1] + 0.0752741 * linear[2],
+                   0.0270343 * linear[0] + 0.0706872 * linear[1] + 0.9911085 * linear[2]]
+        let srgb = [3.2404542 * xyz[0] - 1.5371385 * xyz[1] - 0.4985314 * xyz[2],
+                    -0.9692660 * xyz[0] + 1.8760108 * xyz[1] + 0.0415560 * xyz[2],
+                    0.0556434 * xyz[0] - 0.2040259 * xyz[1] + 1.0572252 * xyz[2]]
+        return srgb.map { v in
+            let c = min(1, max(0, v))
+            return 255 * (c <= 0.0031308 ? 12.92 * c : 1.055 * pow(c, 1 / 2.4) - 0.055)
+        }
+    }
+
+    /// A JPEG of solid 16x16 patches side by side (quality 100), with `profile` embedded.
+    static func patches(_ colors: [[UInt8]], profile: [UInt8], cmyk: Bool = false) throws -> [UInt8] {
+        let width = 16 * colors.count
+        var pixels: [UInt8] = []
+        for _ in 0..<16 { for color in colors { for _ in 0..<16 { pixels += color } } }
+        let image = DecodedImage(width: width, height: 16, pixelFormat: .rgb, pixels: pixels)
+        let jpeg = cmyk ? BodyForm.cmyk.encode(image) : try JPEGEncoder.encode(image, quality: 100)
+        return TestImages.withICC(jpeg, profile: profile)
+    }
+
+    /// The colour at the centre of patch `index` of a processed output.
+    static func centre(of index: Int, in image: DecodedImage) -> [Double] {
+        let x = index * image.height + image.height / 2  // square patches, side by side
+        let offset = ((image.height / 2) * image.width + x) * 3
+        return image.pixels[offset..<offset + 3].map(Double.init)
+    }
+
+    @Test("Adobe RGB patches (the profile of a real camera photo) land within Delta E 2 of their sRGB values")
+    func adobeRGBPatches() throws {
+        let profile = try #require(TestImages.iccProfile(in: try Self.photo("rocket.jpg")))
+        let colors: [[UInt8]] = [[200, 100, 50], [50, 160, 90], [128, 64, 32], [230, 230, 230]]
+        let jpeg = try Self.patches(colors, profile: profile)
+        let out = try ImageInspector().validate(try ImageProcessor.process(jpeg, ImageProcessing(width: 16 * colors.count, format: .png),
+                                                                          subject: "adobe").bytes, subject: "out").image
+        for (index, color) in colors.enumerated() {
+            let expected = Self.adobeToSRGB(color.map(Double.init))
+            let got = Self.centre(of: index, in: out)
+            #expect(Self.deltaE(got, expected) < 2, "Adobe RGB \(color): got \(got), expected \(expected.map { $0.rounded() })")
+            // Without the conversion a saturated patch would be its Adobe RGB numbers, several levels away.
+            if Set(color).count > 1 { #expect(Self.deltaE(color.map(Double.init), expected) > 3, "\(color)") }
+        }
+    }
+
+    @Test("the real Adobe RGB photo's thumbnail matches Pillow's ImageCms conversion then LANCZOS")
+    func adobeRGBPhoto() throws {
+        let url = Bundle.module.resourceURL!.appendingPathComponent("Fixtures/pillow-lanczos/rocket-256-srgb.png")
+        let reference = try ImageInspector().validate([UInt8](try Data(contentsOf: url)), subject: "reference").image
+        let made = try ImageProcessor.process(try Self.photo("rocket.jpg"), ImageProcessing(width: 256, format: .png), subject: "rocket")
+        let out = try ImageInspector().validate(made.bytes, subject: "out").image
+        #expect(ImageProcessorTests.psnr(out, reference) >= 45)
+    }
+
+    @Test("a CMYK JPEG with a CMYK profile (Adobe's inverted samples) comes out in the profile's colours, as Pillow's ImageCms says")
+    func cmykWithProfile() throws {
+        guard let data = FileManager.default.contents(atPath: Self.swop) else {
+            throw TestFailure("\(Self.swop) is missing: make test installs it (Debian's libgs-common)")
+        }
+        let profile = [UInt8](data)
+        // RGB in, naive inverted CMYK out (the origin's encoder): (0,255,255) is pure cyan ink, and so on.
+        let inks: [([UInt8], [Double])] = [([0, 255, 255], [0, 176, 240]), ([255, 0, 255], [237, 39, 144]),
+                                           ([255, 255, 0], [255, 242, 21]), ([255, 255, 255], [255, 255, 255]),
+                                           ([255, 0, 0], [238, 51, 56])]
+        let jpeg = try Self.patches(inks.map(\.0), profile: profile, cmyk: true)
+        let out = try ImageInspector().validate(try ImageProcessor.process(jpeg, ImageProcessing(width: 16 * inks.count, format: .png),
+                                                                          subject: "cmyk").bytes, subject: "out").image
+        for (index, (ink, expected)) in inks.enumerated() {
+            let got = Self.centre(of: index, in: out)
+            #expect(Self.deltaE(got, expected) < 3, "ink for RGB \(ink): got \(got), Pillow says \(expected)")
+        }
+    }
+
+    @Test("a CMYK JPEG without a profile uses the naive inverted formula: primaries stay primaries")
+    func cmykWithoutProfile() throws {
+        let colors: [[UInt8]] = [[0, 255, 255], [255, 0, 0], [255, 255, 255], [0, 0, 0]]
+        let width = 16 * colors.count
+        var pixels: [UInt8] = []
+        for _ in 0..<16 { for color in colors { for _ in 0..<16 { pixels += color } } }
+        let jpeg = BodyForm.cmyk.encode(DecodedImage(width: width, height: 16, pixelFormat: .rgb, pixels: pixels))
+        let out = try ImageInspector().validate(jpeg, subject: "cmyk").image
+        for (index, color) in colors.enumerated() {
+            let got = Self.centre(of: index, in: out)
+            #expect(zip(got, color).allSatisfy { abs($0 - Double($1)) <= 6 }, "\(color): got \(got)")
+        }
+    }
+
+    @Test("a damaged profile or an sRGB one changes nothing: the pixels are taken as sRGB; validation never converts")
+    func unusableProfiles() throws {
+        let gray = DecodedImage(width: 8, height: 8, pixelFormat: .rgb, pixels: (0..<192).map { UInt8(60 + $0 % 3 * 40) })
+        let plain = try JPEGEncoder.encode(gray, quality: 100)
+        func thumbnail(_ bytes: [UInt8]) throws -> [UInt8] {
+            try ImageProcessor.process(bytes, ImageProcessing(width: 8, format: .png), subject: "t").image.pixels
+        }
+        let expected = try thumbnail(plain)
+        let srgb = try #require(TestImages.iccProfile(in: try Self.photo("china.jpg")))  // sRGB IEC61966-2.1
+        let adobe = try #require(TestImages.iccProfile(in: try Self.photo("rocket.jpg")))
+        for profile in [Array(repeating: 7, count: 300), srgb] {
+            #expect(try thumbnail(TestImages.withICC(plain, profile: profile)) == expected)
+            #expect(!ImageProcessor.needsOwnDecode(TestImages.withICC(plain, profile: profile)))
+        }
+        #expect(try thumbnail(TestImages.withICC(plain, profile: adobe)) != expected)
+        #expect(ImageProcessor.needsOwnDecode(TestImages.withICC(plain, profile: adobe)))
+        // Validation decodes as djpeg does, profile or not (VerdictTests compares its pixels with djpeg's).
+        let plainPixels = try ImageInspector().validate(plain, subject: "plain").image.pixels
+        #expect(try ImageInspector().validate(TestImages.withICC(plain, profile: adobe), subject: "adobe").image.pixels == plainPixels)
+    }
+
+    /// Ghostscript's SWOP profile (Debian's libgs-common, installed by `make test`).
+    static let swop = "/usr/share/color/icc/ghostscript/default_cmyk.icc"
+}
