@@ -126,6 +126,7 @@ let package = Package(
             name: "TileCacheService",
             dependencies: [
                 "ImageCore", "Catalogue",
+                .product(name: "Crypto", package: "swift-crypto"),  // HMAC-SHA256 of signed image URLs
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Hummingbird", package: "hummingbird"),

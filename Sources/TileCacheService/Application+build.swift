@@ -70,7 +70,8 @@ public func buildRouter(_ dependencies: ServiceDependencies) -> Router<BasicRequ
     let routes = AllowedMethods(router)
     routes.addRoutes(ElementsController(catalogue: dependencies.catalogue, builder: configuration.builder, pipeline: dependencies.pipeline,
                                         photos: dependencies.photos, metrics: dependencies.metrics, trace: dependencies.trace,
-                                        maxAgeSeconds: configuration.maxAgeSeconds, logger: dependencies.logger).routes)
+                                        maxAgeSeconds: configuration.maxAgeSeconds, signer: configuration.signer,
+                                        allowedWidths: configuration.allowedWidths, logger: dependencies.logger).routes)
     routes.addRoutes(FavoritesController(store: dependencies.favorites, catalogue: dependencies.catalogue).routes)
     routes.addRoutes(OperationsController(pipeline: dependencies.pipeline, metrics: dependencies.metrics, favorites: dependencies.favorites).routes)
     routes.addRoutes(dependencies.web.routes)

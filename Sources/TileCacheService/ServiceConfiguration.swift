@@ -29,6 +29,10 @@ public struct ServiceConfiguration: Sendable {
     public var prefetchAtStart = false
     /// Append the URL of every image request to this file (an access trace for `tilecache bench-cache --trace`).
     public var traceFile: String?
+    /// With a signer, image URLs with processing options must carry a valid `sig` (403 otherwise); nil: open.
+    public var signer: URLSigner?
+    /// The widths (after `dpr`) variants may have; others are 400 `width-not-allowed`. Nil: any width.
+    public var allowedWidths: Set<Int>?
 
     /// The defaults, with the favourites database beside the default cache directory.
     public init() {
@@ -42,6 +46,7 @@ public struct ServiceConfiguration: Sendable {
         pipeline.memoryCountLimit = defaultMemoryCount
         pipeline.memoryCostLimit = defaultMemoryBytes
         pipeline.maxPendingLoads = 256
+        pipeline.maxQueuedProcessing = 64
         pipeline.requestTimeout = .seconds(60)
         return pipeline
     }

@@ -59,4 +59,17 @@ struct ThumbnailCommandTests {
             #expect(tooWide.code == 1 && tooWide.err.contains("--width must be 1...4096"))
         }
     }
+
+    @Test("serve refuses bad abuse-limit options at once, naming them: signing key and salt, allowed widths, resize bounds")
+    func serveLimitOptions() async throws {
+        for (arguments, mention) in [(["--signing-key", "xyz"], "--signing-key/--signing-salt"),
+                                     (["--signing-salt", "00"], "--signing-salt needs --signing-key"),
+                                     (["--allowed-widths", "64,abc"], "'abc' is not a width"),
+                                     (["--allowed-widths", "64,0"], "'0' is not a width"),
+                                     (["--resize-concurrency", "0"], "--resize-concurrency must be"),
+                                     (["--resize-queue=-1"], "--resize-queue must be")] {
+            let run = await tilecache(["serve", "--port", "0"] + arguments)
+            #expect(run.code == 1 && run.err.contains(mention), "\(arguments): \(run.err)")
+        }
+    }
 }

@@ -118,4 +118,82 @@ struct ImageOptionsTests {
             #expect(try await resized() == (before ?? 0) + 1)
         }
     }
+
+    /// The signature of `path` with `options` (`w=64&format=webp`), computed by Python's hmac module as a front end
+    /// would: no code of ours involved.
+    static func pythonSignature(keyHex: String, saltHex: String, path: String, options: String) async throws -> String {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let script = """
+            import base64, hashlib, hmac, sys
+            key, salt, path, options, out = bytes.fromhex(sys.argv[1]), bytes.fromhex(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+            query = "&".join(sorted(options.split("&"), key=lambda pair: pair.split("=")[0]))
+            digest = hmac.new(key, salt + (path + "?" + query).encode(), hashlib.sha256).digest()
+            open(out, "w").write(base64.urlsafe_b64encode(digest).rstrip(b"=").decode())
+            """
+        try await runProcess(["/usr/bin/python3", "-c", script, keyHex, saltHex, path, options, directory + "/sig"], description: "python3 hmac")
+        return try String(contentsOfFile: directory + "/sig", encoding: .utf8)
+    }
+
+    @Test("with a signing key, variants need imgproxy-style signatures: missing or wrong is 403 JSON; originals stay open")
+    func signing() async throws {
+        let (key, salt) = ("943b421c9eb07c830af81030552c86009268de4e532ba2ee2eab8247c6da0881", "520f986b998545b4785e0defbc4f3c1203f22de2374a3d53cb7a7fe9fea309c5")
+        let harness = try await ServiceHarness.start { $0.signer = try! URLSigner(keyHex: key, saltHex: salt) }
+        try await withService(harness) { client, _ in
+            let path = "/api/v1/elements/79/image"
+            let signature = try await Self.pythonSignature(keyHex: key, saltHex: salt, path: path, options: "w=64&format=webp")
+            // The options in another order, and a tracking parameter added after signing: still the same signature.
+            let signed = try await client.execute(uri: "\(path)?format=webp&w=64&utm_source=mail&sig=\(signature)", method: .get)
+            #expect(signed.status == .ok && signed.headers[.contentType] == "image/webp", "\(signed.errorReason ?? "")")
+            let missing = try await client.execute(uri: "\(path)?w=64&format=webp", method: .get)
+            #expect(missing.status == .forbidden && missing.errorReason == "missing-signature")
+            let otherWidth = try await client.execute(uri: "\(path)?w=65&format=webp&sig=\(signature)", method: .get)
+            #expect(otherWidth.status == .forbidden && otherWidth.errorReason == "bad-signature")
+            let otherPath = try await client.execute(uri: "/api/v1/elements/80/image?w=64&format=webp&sig=\(signature)", method: .get)
+            #expect(otherPath.status == .forbidden && otherPath.errorReason == "bad-signature")
+            let garbage = try await client.execute(uri: "\(path)?w=64&format=webp&sig=%%%", method: .get)
+            #expect(garbage.status == .forbidden && garbage.errorReason == "bad-signature")
+            #expect(try await client.execute(uri: path, method: .get).status == .ok)  // no options: nothing to sign
+            #expect(try await client.execute(uri: "\(path)?v=3", method: .get).status == .ok)
+        }
+        #expect(throws: URLSignerError.self) { try URLSigner(keyHex: "xyz", saltHex: "") }
+        #expect(throws: URLSignerError.self) { try URLSigner(keyHex: "", saltHex: "") }
+    }
+
+    @Test("--allowed-widths: other widths (after dpr) are 400 width-not-allowed")
+    func allowedWidths() async throws {
+        let harness = try await ServiceHarness.start { $0.allowedWidths = [64, 128] }
+        try await withService(harness) { client, _ in
+            #expect(try await client.execute(uri: "/api/v1/elements/26/thumbnail?w=64", method: .get).status == .ok)
+            #expect(try await client.execute(uri: "/api/v1/elements/26/thumbnail?w=64&dpr=2", method: .get).status == .ok)
+            let refused = try await client.execute(uri: "/api/v1/elements/26/thumbnail?w=100", method: .get)
+            #expect(refused.status == .badRequest && refused.errorReason == "width-not-allowed")
+            #expect(try await client.execute(uri: "/api/v1/elements/26/thumbnail?w=96&dpr=1.5", method: .get).errorReason == "width-not-allowed")
+        }
+    }
+
+    @Test("past the bound on variants being made and waiting, requests get 503 with Retry-After; the others are made")
+    func processingBound() async throws {
+        let harness = try await ServiceHarness.start {
+            $0.pipeline.maxConcurrentProcessing = 1
+            $0.pipeline.maxQueuedProcessing = 0
+        }
+        try await withService(harness, mode: .live) { client, _ in
+            let base = "http://127.0.0.1:\(try #require(client.port))"
+            let engine = ImageCore.TransferEngine()
+            #expect(try await engine.perform(ImageCore.TransferRequest(url: base + "/api/v1/elements/79/image")).status == 200)
+            // Eight distinct large variants (about 12 MP each, a tenth of a second or more to make) at once.
+            let responses = try await withThrowingTaskGroup(of: (Int, String?).self) { group in
+                for offset in 0..<8 {
+                    group.addTask {
+                        let response = try await engine.perform(ImageCore.TransferRequest(url: base + "/api/v1/elements/79/image?w=\(4000 + offset)&enlarge=1"))
+                        return (response.status, response.headers["Retry-After"])
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(responses.allSatisfy { $0.0 == 200 || ($0.0 == 503 && $0.1 == "1") }, "\(responses)")
+            #expect(responses.contains { $0.0 == 200 } && responses.contains { $0.0 == 503 }, "\(responses)")
+        }
+    }
 }

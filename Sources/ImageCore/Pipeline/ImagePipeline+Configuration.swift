@@ -1,3 +1,4 @@
+import Foundation
 extension ImagePipeline {
     /// Everything a pipeline is built from. Each limit has one knob here.
     public struct Configuration: Sendable {
@@ -21,6 +22,11 @@ extension ImagePipeline {
         /// Loads (requests past the memory tier) that may wait at once; one more fails at once with `.overloaded`.
         /// Nil: no bound (default; a server sets one).
         public var maxPendingLoads: Int?
+        /// Variants made at once (decode, resize, encode on the blocking pool); default: the number of cores.
+        public var maxConcurrentProcessing = ProcessInfo.processInfo.activeProcessorCount
+        /// Variants that may wait for one of those slots; one more fails at once with `.overloaded`. Nil: no bound
+        /// (default; a server sets one, since every option multiplies the variants a script can ask for).
+        public var maxQueuedProcessing: Int?
         /// The longest a request waits, from its start: past it, it fails with `.deadlineExceeded` (the load goes on for other
         /// requests sharing it), and its transfers are cut to fit inside it. Nil: only the transfers' own timeouts.
         public var requestTimeout: Duration?

@@ -29,6 +29,8 @@ public final class ImagePipeline: Sendable {
     public let statistics = PipelineStatistics()
     /// The one coalescer: loads in flight by request.
     private let loads = TaskCoalescer<ImageRequest.CoalescingKey, Loaded>()
+    /// The bound on variants being made (`maxConcurrentProcessing`, `maxQueuedProcessing`), when a queue bound is set.
+    private let processing: WorkLimiter?
     /// Requests past the memory tier now (for `maxPendingLoads`).
     private let pending = NIOLockedValueBox(0)
     /// URLs whose image this process found under another spelling (requested URL to serving URL); the disk cache
@@ -73,6 +75,9 @@ public final class ImagePipeline: Sendable {
         let downloader = Downloader(configuration: configuration.downloader)
         self.downloader = downloader
         sharedTier = configuration.sharedStore.map { SharedTier(configuration: $0, engine: downloader.engine, logger: logger) }
+        processing = configuration.maxQueuedProcessing.map {
+            WorkLimiter(concurrency: max(1, configuration.maxConcurrentProcessing), queue: max(0, $0))
+        }
     }
 
     // MARK: - The entry point
@@ -247,7 +252,7 @@ public final class ImagePipeline: Sendable {
         let servedBy = source.servedBy ?? request.url
         let variant: ProcessedImage
         do throws(ImageCoreError) {
-            variant = try await BlockingWork.run { [inspector = configuration.inspector, processing = request.processing] () throws(ImageCoreError) in
+            variant = try await limitProcessing(servedBy) { () async throws(ImageCoreError) -> ProcessedImage in try await BlockingWork.run { [inspector = configuration.inspector, processing = request.processing] () throws(ImageCoreError) in
                 // One decode: the pixels the load had (a download is decoded to validate it), else the bytes decoded at
                 // the DCT scale that leaves the reduce a factor of three (ImageProcessor.shrinkOnLoad).
                 let bytes = source.bytes.map { Array($0.readableBytesView) }
@@ -261,8 +266,8 @@ public final class ImagePipeline: Sendable {
                 // Without pixels (or with pixels that are not sRGB) a source has its bytes (a load, or the encoded memory
                 // tier).
                 return try ImageProcessor.process(bytes ?? [], processing, subject: servedBy, inspector: inspector)
-            }
-        } catch where error.reason == .outputTooLarge {
+            } }
+        } catch where error.reason == .outputTooLarge || error.reason == .overloaded || error.reason == .cancelled {
             throw error
         } catch {
             logger.error("processing failed", metadata: ["url": "\(servedBy)", "processing": "\(request.processing)", "message": "\(error.message)"])
@@ -286,6 +291,26 @@ public final class ImagePipeline: Sendable {
             tier.store(named: SharedTier.variantName(for: servedBy, processing: request.processing), bytes: variant.bytes, metadata: metadata)
         }
         return loaded
+    }
+
+    /// `work` inside the processing bound: `.overloaded` at once when as many variants as allowed are being made and
+    /// waiting, `.cancelled` when the request goes away while it waits.
+    private func limitProcessing<T: Sendable>(_ subject: String, _ work: () async throws(ImageCoreError) -> T) async throws(ImageCoreError) -> T {
+        guard let processing else { return try await work() }
+        let result: T?
+        do {
+            result = try await processing.run { try await work() }
+        } catch let error as ImageCoreError {
+            throw error
+        } catch {
+            throw ImageCoreError(.cancelled, subject: subject, message: "the request was cancelled while its variant waited to be made")
+        }
+        guard let result else {
+            throw ImageCoreError(.overloaded, subject: subject, message: """
+                \(processing.concurrency) variants are being made and \(processing.queue) wait already; retry shortly
+                """)
+        }
+        return result
     }
 
     /// The variant `request` asks for as another instance made it, from the shared tier: fresh, its SHA-256 verified,

@@ -50,6 +50,23 @@ extension TileCacheCommand {
         @Option(help: "Append the URL of every image request to this file (replay it with bench-cache --trace).")
         var recordTrace: String?
 
+        @Option(help: ArgumentHelp("Require signed image URLs with processing options: the HMAC key, in hex (default: $TILECACHE_SIGNING_KEY; none: URLs are not signed).",
+                                   valueName: "hex"))
+        var signingKey: String?
+
+        @Option(help: ArgumentHelp("The salt signed before the path, in hex (default: $TILECACHE_SIGNING_SALT, else empty).", valueName: "hex"))
+        var signingSalt: String?
+
+        @Option(help: ArgumentHelp("The only widths variants may have (after dpr), comma-separated; others are 400 (default: any).",
+                                   valueName: "w,w,..."))
+        var allowedWidths: String?
+
+        @Option(help: "Variants made at once (default: the number of cores).")
+        var resizeConcurrency = ProcessInfo.processInfo.activeProcessorCount
+
+        @Option(help: "Variants that may wait for those; one more is answered 503 with Retry-After.")
+        var resizeQueue = 64
+
         @Flag(name: .shortAndLong, help: "Log every request to stderr.")
         var verbose = false
 
@@ -60,6 +77,39 @@ extension TileCacheCommand {
             if encodedBytes != nil, pipeline.memoryBytes != nil { throw ValidationError("give --memory-bytes or --encoded-bytes, not both") }
             if let encodedBytes, encodedBytes.bytes <= 0 { throw ValidationError("--encoded-bytes must be positive") }
             guard requestTimeout > 0, requestTimeout <= 3600 else { throw ValidationError("--request-timeout must be more than 0 and at most 3600") }
+            _ = try signer()
+            _ = try widths()
+            guard (1...256).contains(resizeConcurrency) else { throw ValidationError("--resize-concurrency must be 1...256, got \(resizeConcurrency)") }
+            guard (0...100_000).contains(resizeQueue) else { throw ValidationError("--resize-queue must be 0...100000, got \(resizeQueue)") }
+        }
+
+        /// `--signing-key`/`--signing-salt`, else their environment variables; nil when no key is given.
+        func signer(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> URLSigner? {
+            let key = signingKey ?? environment[URLSigner.keyVariable]
+            let salt = signingSalt ?? environment[URLSigner.saltVariable] ?? ""
+            guard let key else {
+                if signingSalt != nil { throw ValidationError("--signing-salt needs --signing-key (or \(URLSigner.keyVariable))") }
+                return nil
+            }
+            do {
+                return try URLSigner(keyHex: key, saltHex: salt)
+            } catch {
+                throw ValidationError("--signing-key/--signing-salt (or \(URLSigner.keyVariable)/\(URLSigner.saltVariable)): \(error.description)")
+            }
+        }
+
+        /// `--allowed-widths` as a set, nil when not given.
+        func widths() throws -> Set<Int>? {
+            guard let allowedWidths else { return nil }
+            let parts = allowedWidths.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            var widths: Set<Int> = []
+            for part in parts {
+                guard let width = Int(part), (1...ImageProcessing.maxSide).contains(width) else {
+                    throw ValidationError("--allowed-widths: '\(part)' is not a width from 1 to \(ImageProcessing.maxSide) (give e.g. 64,128,256)")
+                }
+                widths.insert(width)
+            }
+            return widths
         }
 
         /// `--db`, else `TILECACHE_DATABASE_URL`, else favorites.sqlite beside the cache directory.
@@ -97,8 +147,15 @@ extension TileCacheCommand {
             configuration.database = try database()
             configuration.prefetchAtStart = prefetch
             configuration.traceFile = recordTrace
+            configuration.signer = try signer()
+            configuration.allowedWidths = try widths()
+            configuration.pipeline.maxConcurrentProcessing = resizeConcurrency
+            configuration.pipeline.maxQueuedProcessing = resizeQueue
             var logger = Logger(label: "tilecache.serve") { StreamLogHandler.standardError(label: $0) }
             logger.logLevel = verbose ? .debug : .info
+            if configuration.signer == nil {
+                logger.notice("image URLs are not signed: anyone can ask for any variant (--signing-key makes the service require signatures)")
+            }
             let console = Console.current
             let (boundHost, database) = (configuration.host, configuration.database)
             let dependencies: ServiceDependencies

@@ -22,6 +22,10 @@ struct ElementsController: Sendable {
     let trace: TraceRecorder?
     /// `Cache-Control: max-age` of images.
     let maxAgeSeconds: Int
+    /// Checks the signature of URLs with processing options, when the service requires one.
+    let signer: URLSigner?
+    /// The widths variants may have, when restricted.
+    let allowedWidths: Set<Int>?
     let logger: Logger
 
     /// The seed API's first list holds elements 1 to 100; `elements_remaining` holds the rest.
@@ -72,7 +76,16 @@ struct ElementsController: Sendable {
     }
 
     private func image(_ request: Request, element: Element, kind: ImageKind) async throws -> Response {
-        let options = try ImageOptions(QueryItems(request.uri.query), accept: request.headers[.accept])
+        let query = QueryItems(request.uri.query)
+        let options = try ImageOptions(query, accept: request.headers[.accept], allowed: [URLSigner.parameter])
+        if let allowedWidths, let width = options.processing.width, !allowedWidths.contains(width) {
+            throw ServiceError(.badRequest, reason: .widthNotAllowed, message: """
+                width \(width) is not one this service makes (w x dpr must be one of \(allowedWidths.sorted().map(String.init).joined(separator: ", ")))
+                """)
+        }
+        if let signer, query.items.contains(where: { ImageOptions.names.contains($0.name) }) {
+            try signer.verify(path: request.uri.path, query: query)
+        }
         let url = builder.url(for: element, kind: kind)
         trace?.record(url)
         if kind == .full, element.hasKnownMissingPhoto {
@@ -225,14 +238,6 @@ enum ElementRecord {
             "image_url": .string("\(baseURL)/api/v1/elements/\(element.number)/image"),
             "has_image": .bool(hasImage),
         ]
-    }
-}
-
-/// Refuses query parameters a route does not know, so a typo never silently changes an image (400).
-func rejectUnknownQueryParameters(_ query: QueryItems, allowed: Set<String>) throws(ServiceError) {
-    for name in query.names where !allowed.contains(name) {
-        throw ServiceError(.badRequest, reason: .unknownParameter,
-                           message: "unknown query parameter '\(name.prefix(64))'" + (allowed.isEmpty ? "" : " (allowed: \(allowed.sorted().joined(separator: ", ")))"))
     }
 }
 
