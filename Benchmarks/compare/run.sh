@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # TileCache side by side with its peers (issue 5): installs them, builds release binaries, runs compare.py.
-# Usage: make bench-compare   (ROUNDS=5 WRK_SECONDS=6 by default). Writes docs/benchmarks.md.
+# Usage: make bench-compare   (ROUNDS=5 WRK_SECONDS=6 by default). Writes docs/benchmarks.md and
+# docs/benchmarks-thumbnails.md (with the side-by-side images in docs/images/thumbnails).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROUNDS=${ROUNDS:-5}
-packages=(curl aria2 nginx-light wrk libjpeg-turbo-progs imagemagick time)
+packages=(curl aria2 nginx-light wrk libjpeg-turbo-progs imagemagick time libvips-tools)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -16,9 +17,9 @@ if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive "${apt_get[@]}" install -y -qq "${missing[@]}" >/dev/null
 fi
 venv=.build/compare-venv
-if [ ! -x "$venv/bin/thumbor" ]; then
+if [ ! -x "$venv/bin/thumbor" ] || ! "$venv/bin/python" -c "import numpy" 2>/dev/null; then
     python3 -m venv "$venv"
-    "$venv/bin/pip" install -q Pillow aiohttp thumbor
+    "$venv/bin/pip" install -q Pillow aiohttp thumbor numpy
 fi
 swift build -c release --product tilecache
 (cd Benchmarks && swift build -c release --product CacheComparison && swift build -c release --product DecodeThroughput)
@@ -27,3 +28,6 @@ chmod 755 "$work"  # nginx workers run as www-data and must read the static file
 trap 'rm -rf "$work"' EXIT
 "$venv/bin/python" Benchmarks/compare/compare.py "$(swift build -c release --show-bin-path)/tilecache" \
     "$(cd Benchmarks && swift build -c release --show-bin-path)/CacheComparison" "$work" "$ROUNDS"
+# Thumbnails: quality (PSNR/SSIM against Pillow's LANCZOS), speed and size beside vipsthumbnail and Pillow.
+"$venv/bin/python" Benchmarks/compare/thumbnails.py "$(swift build -c release --show-bin-path)/tilecache" \
+    Tests/TestSupport/photos docs/benchmarks-thumbnails.md docs/images/thumbnails "$ROUNDS"

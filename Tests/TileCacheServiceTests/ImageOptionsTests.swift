@@ -196,4 +196,22 @@ struct ImageOptionsTests {
             #expect(responses.contains { $0.0 == 200 } && responses.contains { $0.0 == 503 }, "\(responses)")
         }
     }
+
+    @Test("…/info describes the original: format, stored and upright size, EXIF orientation, bytes; options are a 400")
+    func info() async throws {
+        try await withService(try await .start()) { client, _ in
+            let image = try await client.execute(uri: "/api/v1/elements/79/image", method: .get)
+            let header = try ImageInspector().inspectHeader(image.bytes, subject: "gold")
+            let info = try #require(try await client.execute(uri: "/api/v1/elements/79/image/info?v=2", method: .get).json)
+            #expect(info["format"] as? String == "jpeg" && info["contentType"] as? String == "image/jpeg")
+            #expect(info["width"] as? Int == header.width && info["height"] as? Int == header.height)
+            #expect(info["orientation"] as? Int == 1 && info["uprightWidth"] as? Int == header.width && info["uprightHeight"] as? Int == header.height)
+            #expect(info["bytes"] as? Int == image.bytes.count && info["etag"] as? String == image.headers[.eTag])
+            let thumbnail = try #require(try await client.execute(uri: "/api/v1/elements/1/thumbnail/info", method: .get).json)
+            #expect(thumbnail["format"] as? String == "jpeg")
+            let withOptions = try await client.execute(uri: "/api/v1/elements/79/image/info?w=64", method: .get)
+            #expect(withOptions.status == .badRequest && withOptions.errorReason == "unknown-parameter")
+            #expect(try await client.execute(uri: "/api/v1/elements/90/image/info", method: .get).errorReason == "no-photo")
+        }
+    }
 }

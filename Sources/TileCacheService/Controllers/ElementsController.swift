@@ -41,6 +41,9 @@ struct ElementsController: Sendable {
             routes.get("/api/v1/elements/:id/\(path)") { request, context in
                 try await image(request, element: try element(context.parameters.get("id") ?? ""), kind: kind)
             }
+            routes.get("/api/v1/elements/:id/\(path)/info") { request, context in
+                try await info(request, element: try element(context.parameters.get("id") ?? ""), kind: kind)
+            }
         }
         // The seed's image hosts, host swapped: `/periodictable/Tiles/NNN/s7.JPG` and `/<lowercased name>.jpg`.
         routes.get("/periodictable/Tiles/:number/s7.JPG") { request, context in
@@ -115,6 +118,44 @@ struct ElementsController: Sendable {
         }
         headers[.contentType] = served.contentType
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: served.bytes ?? ByteBuffer()))
+    }
+
+    /// What the original image is, as imgproxy's `/info` says it: format, stored size, EXIF orientation and the upright
+    /// size a viewer shows, bytes. No options: a variant's size follows from them (docs/service.md).
+    private func info(_ request: Request, element: Element, kind: ImageKind) async throws -> Response {
+        guard QueryItems(request.uri.query).items.allSatisfy({ ImageOptions.isIgnored($0.name) }) else {
+            throw ServiceError(.badRequest, reason: .unknownParameter,
+                               message: "info takes no options (cache-busters aside): it describes the original image")
+        }
+        if kind == .full, element.hasKnownMissingPhoto {
+            throw ServiceError(.notFound, reason: .noPhoto, message: "there is no full-size photo of \(element.name)")
+        }
+        let url = builder.url(for: element, kind: kind)
+        let served = try await load(ImageRequest(url: url, alternatives: kind == .full ? builder.otherPhotoURLs(for: element) : []),
+                                    photoOf: kind == .full ? element : nil)
+        let header = served.header
+        var response = try JSONResponse.make(ImageInfo(format: header.format.rawValue, contentType: served.contentType, width: header.width,
+                                                       height: header.height, orientation: header.orientation ?? 1,
+                                                       uprightWidth: header.uprightWidth, uprightHeight: header.uprightHeight,
+                                                       bytes: header.byteCount, etag: served.validators.etag))
+        response.headers[.cacheControl] = "public, max-age=\(maxAgeSeconds)"
+        return response
+    }
+
+    /// The body of `…/info`.
+    struct ImageInfo: Encodable {
+        var format: String
+        var contentType: String
+        /// As stored.
+        var width: Int
+        var height: Int
+        /// The EXIF orientation, 1 (upright as stored) when none is declared.
+        var orientation: Int
+        /// What a viewer shows, and what thumbnails are made from.
+        var uprightWidth: Int
+        var uprightHeight: Int
+        var bytes: Int
+        var etag: String
     }
 
     /// The pipeline's answer to `request`, as an HTTP error when it fails; a photo's load also tells `photos` whether
