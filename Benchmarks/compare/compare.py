@@ -378,7 +378,9 @@ Performance targets are checked here, never by timed unit tests. This file is wr
 (`Benchmarks/compare/run.sh`), which installs the peers, starts the built-in origin with 20 ms latency per response,
 runs every comparison in {ROUNDS} alternating rounds and reports medians measured in one run. Micro-benchmarks
 (`make bench`) are in [benchmarks-micro.md](benchmarks-micro.md); changes measured against the binary before them
-are in [benchmarks-before-after.md](benchmarks-before-after.md).
+are in [benchmarks-before-after.md](benchmarks-before-after.md). Thumbnails (quality as PSNR and SSIM against Pillow's
+LANCZOS, thumbnails per second, bytes, and images side by side with libvips and Pillow) are in
+[benchmarks-thumbnails.md](benchmarks-thumbnails.md), written by the same run.
 
 Run: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} on {os.cpu_count()} cores ({cpu}), {platform.platform()}.
 Versions: {'; '.join(f'{k} {v}' for k, v in versions.items())}.
