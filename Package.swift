@@ -71,7 +71,7 @@ let package = Package(
         .target(
             name: "CImageOps",
             cSettings: [.unsafeFlags(["-O3"])],
-            linkerSettings: [.linkedLibrary("m"), .linkedLibrary("lcms2")]
+            linkerSettings: [.linkedLibrary("m"), .linkedLibrary("lcms2"), .linkedLibrary("z")]
         ),
         .target(
             name: "ImageCore",

@@ -2,6 +2,7 @@
 // two passes), whose output is the quality reference docs/benchmarks.md compares against.
 #include "CImageOps.h"
 #include <lcms2.h>
+#include <zlib.h>
 #include <math.h>
 #include <stdio.h>
 #if defined(__SSE2__)
@@ -296,12 +297,13 @@ int tio_icc_describes_srgb(const uint8_t *profile, size_t profile_size) {
     return result;
 }
 
-tio_icc_result tio_icc_to_srgb(const uint8_t *profile, size_t profile_size, int channels, int inverted_cmyk,
+tio_icc_result tio_icc_to_srgb(const uint8_t *profile, size_t profile_size, tio_pixels pixels,
                                const uint8_t *in, uint8_t *out, size_t pixel_count, char *message, size_t message_size) {
     icc_errors errors = {message, message_size};
     if (message_size > 0) message[0] = 0;
-    if ((channels != 3 && channels != 4) || pixel_count > UINT32_MAX) {
-        snprintf(message, message_size, "unsupported pixel layout (%d channels, %zu pixels)", channels, pixel_count);
+    int cmyk = pixels == TIO_PIXELS_CMYK || pixels == TIO_PIXELS_CMYK_INVERTED;
+    if (pixel_count > UINT32_MAX) {
+        snprintf(message, message_size, "too many pixels (%zu)", pixel_count);
         return TIO_ICC_UNUSABLE;
     }
     cmsContext context = cmsCreateContext(NULL, &errors);
@@ -319,17 +321,19 @@ tio_icc_result tio_icc_to_srgb(const uint8_t *profile, size_t profile_size, int 
         goto done;
     }
     cmsColorSpaceSignature space = cmsGetColorSpace(source);
-    if ((channels == 3 && space != cmsSigRgbData) || (channels == 4 && space != cmsSigCmykData)) {
-        snprintf(message, message_size, "the profile is for another colour space than the image's %s pixels",
-                 channels == 3 ? "RGB" : "CMYK");
+    if (space != (cmyk ? cmsSigCmykData : cmsSigRgbData)) {
+        snprintf(message, message_size, "the profile is for another colour space than the image's %s pixels", cmyk ? "CMYK" : "RGB");
         goto done;
     }
     if (describes_srgb(source)) {
         result = TIO_ICC_ALREADY_SRGB;
         goto done;
     }
-    cmsUInt32Number input = channels == 3 ? TYPE_RGB_8 : (inverted_cmyk ? TYPE_CMYK_8_REV : TYPE_CMYK_8);
-    transform = cmsCreateTransformTHR(context, source, input, srgb, TYPE_RGB_8, INTENT_RELATIVE_COLORIMETRIC, 0);
+    cmsUInt32Number input = pixels == TIO_PIXELS_RGB ? TYPE_RGB_8 : pixels == TIO_PIXELS_RGBA ? TYPE_RGBA_8
+                          : pixels == TIO_PIXELS_CMYK ? TYPE_CMYK_8 : TYPE_CMYK_8_REV;
+    cmsUInt32Number output = pixels == TIO_PIXELS_RGBA ? TYPE_RGBA_8 : TYPE_RGB_8;
+    transform = cmsCreateTransformTHR(context, source, input, srgb, output, INTENT_RELATIVE_COLORIMETRIC,
+                                      pixels == TIO_PIXELS_RGBA ? cmsFLAGS_COPY_ALPHA : 0);
     if (!transform) {
         if (message_size > 0 && !message[0]) snprintf(message, message_size, "no transform from the profile to sRGB");
         goto done;
@@ -342,4 +346,11 @@ done:
     if (srgb) cmsCloseProfile(srgb);
     cmsDeleteContext(context);
     return result;
+}
+
+int tio_inflate(const uint8_t *in, size_t in_size, uint8_t *out, size_t *out_size) {
+    uLongf size = (uLongf)*out_size;
+    if (uncompress(out, &size, in, (uLong)in_size) != Z_OK) return -1;
+    *out_size = (size_t)size;
+    return 0;
 }

@@ -39,12 +39,27 @@ typedef enum {
     TIO_ICC_UNUSABLE = -1,
 } tio_icc_result;
 
+/// The pixels tio_icc_to_srgb converts.
+typedef enum {
+    /// RGB, 3 bytes a pixel, to RGB.
+    TIO_PIXELS_RGB = 0,
+    /// RGB and alpha, 4 bytes a pixel, to the same (alpha copied).
+    TIO_PIXELS_RGBA = 1,
+    /// CMYK ink amounts, 4 bytes a pixel, to RGB.
+    TIO_PIXELS_CMYK = 2,
+    /// CMYK as Adobe stores it (inverted, 255 = no ink), 4 bytes a pixel, to RGB.
+    TIO_PIXELS_CMYK_INVERTED = 3,
+} tio_pixels;
+
 /// Converts `pixel_count` pixels from the colour space an ICC profile describes to sRGB with Little CMS (relative
-/// colorimetric intent, as libvips' thumbnailer), writing RGB (3 bytes a pixel) to `out`. `channels` is 3 for RGB
-/// input, 4 for CMYK; `inverted_cmyk` says CMYK samples are stored inverted (Adobe's convention, 255 = no ink).
-/// `message` (of `message_size` bytes) receives the reason for TIO_ICC_UNUSABLE.
-tio_icc_result tio_icc_to_srgb(const uint8_t *profile, size_t profile_size, int channels, int inverted_cmyk,
+/// colorimetric intent, as libvips' thumbnailer), writing RGB (RGBA for TIO_PIXELS_RGBA) to `out`. `message` (of
+/// `message_size` bytes) receives the reason for TIO_ICC_UNUSABLE.
+tio_icc_result tio_icc_to_srgb(const uint8_t *profile, size_t profile_size, tio_pixels pixels,
                                const uint8_t *in, uint8_t *out, size_t pixel_count, char *message, size_t message_size);
+
+/// Inflates the zlib stream `in` (a PNG iCCP chunk's profile) into `out`, at most `*out_size` bytes; on return
+/// `*out_size` is the inflated size. Returns 0, or -1 when the stream is damaged or larger than `out`.
+int tio_inflate(const uint8_t *in, size_t in_size, uint8_t *out, size_t *out_size);
 
 /// 1 when the profile is an RGB profile whose description names sRGB (converting to sRGB changes nothing), 0 when it
 /// is another profile, -1 when it cannot be read.

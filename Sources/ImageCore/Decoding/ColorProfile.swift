@@ -14,16 +14,15 @@ enum ColorProfile {
         case unusable(String)
     }
 
-    /// `pixels` (RGB, or CMYK with `channels` 4; `invertedCMYK` for Adobe's 255 = no ink) converted from `profile`'s
-    /// colour space to sRGB.
-    static func toSRGB(_ pixels: [UInt8], channels: Int, invertedCMYK: Bool, profile: [UInt8]) -> Outcome {
-        let count = pixels.count / channels
-        var out = [UInt8](repeating: 0, count: count * 3)
+    /// `pixels` (laid out as `layout` says) converted from `profile`'s colour space to sRGB: RGB, or RGBA for RGBA.
+    static func toSRGB(_ pixels: [UInt8], layout: tio_pixels, profile: [UInt8]) -> Outcome {
+        let count = pixels.count / (layout == TIO_PIXELS_RGB ? 3 : 4)
+        var out = [UInt8](repeating: 0, count: count * (layout == TIO_PIXELS_RGBA ? 4 : 3))
         var message = [CChar](repeating: 0, count: 256)
         let result = profile.withUnsafeBytes { icc in
             pixels.withUnsafeBufferPointer { input in
                 out.withUnsafeMutableBufferPointer { output in
-                    tio_icc_to_srgb(icc.baseAddress?.assumingMemoryBound(to: UInt8.self), icc.count, Int32(channels), invertedCMYK ? 1 : 0,
+                    tio_icc_to_srgb(icc.baseAddress?.assumingMemoryBound(to: UInt8.self), icc.count, layout,
                                     input.baseAddress, output.baseAddress, count, &message, message.count)
                 }
             }

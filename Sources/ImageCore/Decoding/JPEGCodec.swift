@@ -1,3 +1,4 @@
+import CImageOps
 import CJPEGDecoder
 import CTurboJPEG
 import Glibc
@@ -61,7 +62,8 @@ enum JPEGCodec {
         var warnings = try judge(decoder.diagnostics, strict: strict, subject: subject) + exifWarnings
         let inverted = header.adobe_marker != 0
         if let profile {
-            switch ColorProfile.toSRGB(pixels, channels: channels, invertedCMYK: inverted, profile: profile) {
+            let layout = channels == 3 ? TIO_PIXELS_RGB : inverted ? TIO_PIXELS_CMYK_INVERTED : TIO_PIXELS_CMYK
+            switch ColorProfile.toSRGB(pixels, layout: layout, profile: profile) {
             case .converted(let rgb): pixels = rgb
             case .alreadySRGB: break
             case .unusable(let why): warnings.append("ICC profile ignored (the pixels are taken as sRGB): \(why)")

@@ -1,3 +1,4 @@
+import CImageOps
 import CPNG
 
 /// PNG header reading and decoding through libpng's simplified `png_image_*` API.
@@ -83,6 +84,34 @@ enum PNGCodec {
             if type == "IEND" { return }
             offset += 12 + length
         }
+    }
+
+    /// The ICC profile of the iCCP chunk (name, NUL, compression method 0, a zlib stream), inflated; nil when there is
+    /// none before the first IDAT or it is damaged (the image is then taken as sRGB, as libpng's simplified API, which
+    /// skips iCCP, does anyway). Profiles above 4 MiB are ignored.
+    static func iccProfile(_ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
+        var offset = 8
+        while offset + 12 <= bytes.count {
+            let length = uint32(bytes, at: offset)
+            guard length <= bytes.count - offset - 12 else { return nil }
+            let type = String(decoding: bytes[(offset + 4)..<(offset + 8)], as: UTF8.self)
+            if type == "IDAT" || type == "IEND" { return nil }
+            if type == "iCCP" {
+                let data = bytes[(offset + 8)..<(offset + 8 + length)]
+                guard let nul = data.firstIndex(of: 0), nul + 2 <= data.endIndex, data[nul + 1] == 0 else { return nil }
+                let stream = UnsafeRawBufferPointer(rebasing: data[(nul + 2)...])
+                var out = [UInt8](repeating: 0, count: 4 * 1024 * 1024)
+                var size = out.count
+                let status = out.withUnsafeMutableBufferPointer { target in
+                    tio_inflate(stream.baseAddress?.assumingMemoryBound(to: UInt8.self), stream.count, target.baseAddress, &size)
+                }
+                guard status == 0 else { return nil }
+                out.removeLast(out.count - size)
+                return out
+            }
+            offset += 12 + length
+        }
+        return nil
     }
 
     /// libpng's messages for data that ends early, as opposed to damaged data.

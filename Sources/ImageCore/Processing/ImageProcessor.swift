@@ -8,8 +8,9 @@ import CWebP
 ///    a factor of three or more for the final reduce, so the filter still does the antialiasing (`shrinkOnLoad`).
 /// 2. **Upright**: the EXIF orientation (1-8) is applied to the pixels; the output carries no EXIF, so it is upright
 ///    for every viewer.
-/// 3. **Colour**: an embedded ICC profile (Adobe RGB, Display P3, CMYK with Adobe's inverted samples) is converted to
-///    sRGB with Little CMS, relative colorimetric, as libvips' thumbnailer does; without one, sRGB is assumed.
+/// 3. **Colour**: an embedded ICC profile (a JPEG's APP2 chunks, a PNG's iCCP: Adobe RGB, Display P3, CMYK with Adobe's
+///    inverted samples) is converted to sRGB with Little CMS, relative colorimetric, as libvips' thumbnailer does;
+///    without one, sRGB is assumed.
 /// 4. **Reduce**: Lanczos-3, widened by the scale factor, with centred sample positions, in sRGB space (as Pillow and
 ///    libvips do by default), alpha premultiplied so transparent edges get no dark fringes (`CImageOps`).
 /// 5. **Encode**: JPEG (TurboJPEG, 4:2:0), PNG (libpng) or WebP (libwebp) at the asked quality. Alpha is kept in PNG
@@ -49,7 +50,15 @@ public enum ImageProcessor {
                               inspector: ImageInspector = ImageInspector(strictness: .lenient)) throws(ImageCoreError) -> Source {
         guard ImageFormat.sniff(bytes) == .jpeg else {
             let validated = try inspector.validate(bytes, subject: subject)
-            return Source(image: validated.image, header: validated.header)
+            var image = validated.image
+            // A PNG's iCCP profile, converted as a JPEG's is (gray PNGs are left as they are).
+            if validated.header.format == .png, image.pixelFormat == .rgb || image.pixelFormat == .rgba,
+               let profile = bytes.withUnsafeBytes({ PNGCodec.iccProfile($0) }), ColorProfile.needsConversion(profile),
+               case .converted(let pixels) = ColorProfile.toSRGB(image.pixels, layout: image.pixelFormat == .rgb ? TIO_PIXELS_RGB : TIO_PIXELS_RGBA,
+                                                                 profile: profile) {
+                image = DecodedImage(width: image.width, height: image.height, pixelFormat: image.pixelFormat, pixels: pixels)
+            }
+            return Source(image: image, header: validated.header)
         }
         return try bytes.withRawBytes { raw throws(ImageCoreError) in
             let decoded = try JPEGCodec.decode(raw, strict: false, subject: subject, scaleNumerator: { width, height, orientation in
@@ -62,11 +71,15 @@ public enum ImageProcessor {
         }
     }
 
-    /// Whether pixels decoded for validation cannot stand in for `bytes` when making a variant: a JPEG with an ICC
-    /// profile to convert (Adobe RGB, Display P3, CMYK) is decoded again, colour-managed. (Validation decodes as djpeg
+    /// Whether pixels decoded for validation cannot stand in for `bytes` when making a variant: a JPEG or PNG with an
+    /// ICC profile to convert (Adobe RGB, Display P3, CMYK) is decoded again, colour-managed. (Validation decodes as djpeg
     /// does; most profiles are sRGB's, and then its pixels are used as they are.)
     public static func needsOwnDecode(_ bytes: [UInt8]) -> Bool {
-        ImageFormat.sniff(bytes) == .jpeg && bytes.withUnsafeBytes { JPEGCodec.needsColorConversion($0) }
+        switch ImageFormat.sniff(bytes) {
+        case .jpeg: bytes.withUnsafeBytes { JPEGCodec.needsColorConversion($0) }
+        case .png: bytes.withUnsafeBytes { PNGCodec.iccProfile($0) }.map(ColorProfile.needsConversion) ?? false
+        default: false
+        }
     }
 
     /// The numerator n of the DCT scale n/8 to decode a `width` x `height` JPEG at for `processing`: 1/2, 1/4 or 1/8

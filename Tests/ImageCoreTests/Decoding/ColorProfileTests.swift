@@ -79,6 +79,26 @@ struct ColorProfileTests {
         }
     }
 
+    @Test("PNG: an iCCP Adobe RGB profile is converted as a JPEG's is, RGB and RGBA (alpha kept)", arguments: ["adobe-patches", "adobe-patches-rgba"])
+    func pngProfile(_ name: String) throws {
+        let url = Bundle.module.resourceURL!.appendingPathComponent("Fixtures/icc/\(name).png")
+        let bytes = [UInt8](try Data(contentsOf: url))
+        #expect(ImageProcessor.needsOwnDecode(bytes))
+        let colors: [[UInt8]] = [[200, 100, 50], [50, 160, 90], [128, 64, 32], [230, 230, 230]]
+        let made = try ImageProcessor.process(bytes, ImageProcessing(width: 64, format: .png), subject: name)
+        var out = try ImageInspector().validate(made.bytes, subject: "out").image
+        if out.pixelFormat == .rgba {
+            #expect(stride(from: 3, to: out.pixels.count, by: 4).allSatisfy { out.pixels[$0] == 200 })  // alpha untouched
+            out = DecodedImage(width: out.width, height: out.height, pixelFormat: .rgb,
+                               pixels: out.pixels.enumerated().filter { $0.offset % 4 != 3 }.map(\.element))
+        }
+        for (index, color) in colors.enumerated() {
+            let expected = Self.adobeToSRGB(color.map(Double.init))
+            let got = Self.centre(of: index, in: out)
+            #expect(Self.deltaE(got, expected) < 2, "\(name) Adobe RGB \(color): got \(got), expected \(expected.map { $0.rounded() })")
+        }
+    }
+
     @Test("the real Adobe RGB photo's thumbnail matches Pillow's ImageCms conversion then LANCZOS")
     func adobeRGBPhoto() throws {
         let url = Bundle.module.resourceURL!.appendingPathComponent("Fixtures/pillow-lanczos/rocket-256-srgb.png")
