@@ -23,8 +23,11 @@ struct SharedStoreServiceTests {
             try await dependencies.pipeline.sharedTier!.checkBucket(createBucket: true)
             let image = try await client.execute(uri: "/api/v1/elements/1/thumbnail", method: .get)
             let variant = try await client.execute(uri: "/api/v1/elements/1/thumbnail?w=64", method: .get)
+            // A negotiated WebP cover crop: every option and the format are part of the stored variant's name.
+            let webp = try await client.execute(uri: "/api/v1/elements/1/thumbnail?w=48&h=48&fit=cover", method: .get,
+                                                headers: [.accept: "image/webp,*/*"])
             #expect(image.status == .ok && image.headers[Self.source] == "networkFetch")
-            #expect(variant.status == .ok)
+            #expect(variant.status == .ok && webp.status == .ok && webp.headers[.contentType] == "image/webp")
             await dependencies.pipeline.sharedTier!.drain()
             let originRequests = harness.origin.statistics.requests
 
@@ -40,14 +43,19 @@ struct SharedStoreServiceTests {
                 #expect(sharedImage.headers[Self.source] == "sharedHit" && sharedImage.bytes == image.bytes)
                 #expect(sharedImage.headers[.eTag] == image.headers[.eTag])
                 #expect(sharedVariant.headers[Self.source] == "sharedHit" && sharedVariant.bytes == variant.bytes)
+                let sharedWebP = try await other.execute(uri: "/api/v1/elements/1/thumbnail?w=48&h=48&fit=cover", method: .get,
+                                                         headers: [.accept: "image/webp,*/*"])
+                #expect(sharedWebP.headers[Self.source] == "sharedHit" && sharedWebP.bytes == webp.bytes)
+                #expect(sharedWebP.headers[.contentType] == "image/webp" && sharedWebP.headers[.eTag] == webp.headers[.eTag])
+                #expect(sharedWebP.headers[.vary] == "Accept")
                 #expect(harness.origin.statistics.requests == originRequests)
 
                 let stats = try #require(try await other.execute(uri: "/api/v1/stats", method: .get).json)
                 let sharedStats = try #require(stats["sharedStore"] as? [String: Any])
-                #expect(sharedStats["hits"] as? Int == 2 && sharedStats["misses"] as? Int == 0)
+                #expect(sharedStats["hits"] as? Int == 3 && sharedStats["misses"] as? Int == 0)
                 let metrics = String(buffer: try await other.execute(uri: "/metrics", method: .get).body)
                 #expect(metrics.contains("tilecache_shared_store_up 1\n"))
-                #expect(metrics.contains(#"tilecache_shared_store_reads_total{result="hit"} 2"#), "\(metrics)")
+                #expect(metrics.contains(#"tilecache_shared_store_reads_total{result="hit"} 3"#), "\(metrics)")
                 let health = try await other.execute(uri: "/healthz", method: .get)
                 #expect(health.status == .ok && health.json?["status"] as? String == "ok")
                 #expect((health.json?["sharedStore"] as? [String: Any])?["status"] as? String == "ok")
