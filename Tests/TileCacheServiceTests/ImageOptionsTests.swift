@@ -95,9 +95,10 @@ struct ImageOptionsTests {
 
     @Test("ETags are per variant; a 304 for a variant is answered from its source's validators, without resizing")
     func conditional() async throws {
-        // A memory tier too small to hold anything: every variant GET resizes again, unless it is a 304.
+        // A memory tier too small to hold anything, and the variants removed from disk below: every variant GET resizes
+        // again, unless it is a 304.
         let harness = try await ServiceHarness.start { $0.pipeline.memoryCostLimit = 1 }
-        try await withService(harness) { client, _ in
+        try await withService(harness) { client, dependencies in
             let small = try await client.execute(uri: "/api/v1/elements/26/thumbnail?w=64", method: .get)
             let large = try await client.execute(uri: "/api/v1/elements/26/thumbnail?w=96", method: .get)
             let original = try await client.execute(uri: "/api/v1/elements/26/thumbnail", method: .get)
@@ -108,6 +109,10 @@ struct ImageOptionsTests {
             }
             let before = try await resized()
             #expect(before == 2)
+            let disk = try #require(dependencies.pipeline.diskCache)
+            let variants = disk.allMetadata().filter { $0.url.contains("#") }
+            #expect(variants.count == 2)  // both variants were stored beside their source
+            for variant in variants { disk.remove(variant.url) }
             let etag = try #require(small.headers[.eTag])
             let notModified = try await client.execute(uri: "/api/v1/elements/26/thumbnail?w=64", method: .get, headers: [.ifNoneMatch: etag])
             #expect(notModified.status == .notModified && notModified.headers[.eTag] == etag && notModified.body.readableBytes == 0)

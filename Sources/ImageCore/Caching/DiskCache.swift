@@ -336,7 +336,8 @@ public final class DiskCache: Sendable {
         public var totalBytes = 0
     }
 
-    /// Reads every entry file, verifies its checksum and decodes it with `inspector`; removes what fails.
+    /// Reads every entry file, verifies its checksum and decodes it with `inspector` (WebP variants: the checksum only);
+    /// removes what fails.
     ///
     /// - Throws: `.io` when the entries directory cannot be listed or an entry file cannot be read (not for files
     ///   removed meanwhile).
@@ -347,8 +348,10 @@ public final class DiskCache: Sendable {
         for name in names where name.hasSuffix(".tce") {
             let path = entriesDirectory + "/" + name
             guard let file = try LocalFile.read(path, upTo: .max) else { continue }  // removed meanwhile
+            // A variant in a format the inspector does not decode (WebP) is checked by its SHA-256 alone.
             guard case .success(let entry) = DiskCacheFile.decode(file, expectedURL: nil),
-                  (try? inspector.validate(entry.bytes, subject: entry.metadata.url, contentType: entry.metadata.contentType)) != nil else {
+                  !entry.metadata.format.isDecodable
+                    || (try? inspector.validate(entry.bytes, subject: entry.metadata.url, contentType: entry.metadata.contentType)) != nil else {
                 if !isReadOnly { removeFile(named: name) }
                 verification.removed += 1
                 continue

@@ -250,6 +250,10 @@ public final class ImagePipeline: Sendable {
         }
         let source = try await source(for: request, deadline: deadline)
         let servedBy = source.servedBy ?? request.url
+        if let stored = await diskVariant(request, of: source) {
+            remember(stored, for: request)
+            return stored
+        }
         let variant: ProcessedImage
         do throws(ImageCoreError) {
             variant = try await limitProcessing(servedBy) { () async throws(ImageCoreError) -> ProcessedImage in try await BlockingWork.run { [inspector = configuration.inspector, processing = request.processing] () throws(ImageCoreError) in
@@ -281,16 +285,44 @@ public final class ImagePipeline: Sendable {
         loaded.image = variant.image
         loaded.processed = true
         remember(loaded, for: request)
-        if let tier = sharedTier, !request.options.contains(.disableDiskCacheWrites) {
-            // Result storage: the variant under its source's key plus the processing, fresh as long as the source.
-            let now = Date()
-            var metadata = DiskCacheMetadata(url: request.memoryKey(servedBy: servedBy), header: loaded.header, bytes: variant.bytes,
-                                             contentType: nil, etag: loaded.validators.etag, lastModified: loaded.validators.lastModified,
-                                             cacheControl: nil, storedAt: now)
-            metadata.maxAgeSeconds = loaded.freshUntil.map { max(0, Int($0.timeIntervalSince(now))) }
-            tier.store(named: SharedTier.variantName(for: servedBy, processing: request.processing), bytes: variant.bytes, metadata: metadata)
+        guard !request.options.contains(.disableDiskCacheWrites), diskCache != nil || sharedTier != nil else { return loaded }
+        // Result storage: the variant under its source's key plus the processing, fresh as long as the source; on the
+        // local disk (read back only while its ETag matches the source's) and in the shared tier.
+        let now = Date()
+        var metadata = DiskCacheMetadata(url: request.memoryKey(servedBy: servedBy), header: loaded.header, bytes: variant.bytes,
+                                         contentType: nil, etag: loaded.validators.etag, lastModified: loaded.validators.lastModified,
+                                         cacheControl: nil, storedAt: now)
+        metadata.maxAgeSeconds = loaded.freshUntil.map { max(0, Int($0.timeIntervalSince(now))) }
+        if let disk = diskCache {
+            do {
+                _ = try await BlockingWork.run { [metadata] () throws(ImageCoreError) in try disk.store(variant.bytes, metadata: metadata) }
+            } catch {
+                logger.warning("a variant could not be stored on disk", metadata: ["url": "\(metadata.url)", "reason": "\(error.message)"])
+            }
         }
+        sharedTier?.store(named: SharedTier.variantName(for: servedBy, processing: request.processing), bytes: variant.bytes, metadata: metadata)
         return loaded
+    }
+
+    /// The variant `request` asks for as this machine made it before, from the disk cache: only while its ETag is the
+    /// one the current source gives it (a source that changed upstream makes its old variants unreachable), and
+    /// decoded only when pixels are wanted (a WebP variant, which ImageCore does not decode, is then made again).
+    private func diskVariant(_ request: ImageRequest, of source: Loaded) async -> Loaded? {
+        guard let disk = diskCache, !request.options.contains(.reloadIgnoringCachedData) else { return nil }
+        let key = request.memoryKey(servedBy: source.servedBy ?? request.url)
+        let validators = source.validators.processed(request.processing)
+        guard let entry = await BlockingWork.run({ disk.entry(for: key) }), entry.metadata.etag == validators.etag else { return nil }
+        var image: DecodedImage?
+        if wantsPixels(request) {
+            guard entry.metadata.format.isDecodable,
+                  let decoded = try? await BlockingWork.run({ [inspector = configuration.inspector] () throws(ImageCoreError) in
+                      try inspector.validate(entry.bytes, subject: key).image
+                  }) else { return nil }
+            image = decoded
+        }
+        return Loaded(servedBy: source.servedBy, bytes: ByteBuffer(bytes: entry.bytes), header: entry.metadata.header,
+                      contentType: entry.metadata.format.mimeType, validators: validators, image: image, outcome: .diskHit,
+                      warnings: [], bytesDownloaded: 0, freshUntil: source.freshUntil)
     }
 
     /// `work` inside the processing bound: `.overloaded` at once when as many variants as allowed are being made and

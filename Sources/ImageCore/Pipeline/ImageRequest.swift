@@ -59,7 +59,8 @@ public struct ImageRequest: Sendable, Hashable {
     /// the options (a reload must not join a load that may answer from a cache).
     var coalescingKey: CoalescingKey { CoalescingKey(url: url, processing: processing, alternatives: alternatives, options: options) }
 
-    /// The key of the disk tier: the URL that served the source (variants are made from it, not stored).
+    /// The key of the disk tier for a source: the URL that served it. A variant is stored under its memory key (the
+    /// serving URL plus the processing), and read back only while its ETag matches its source's.
     static func diskKey(servedBy: String) -> String { servedBy }
 
     /// See `coalescingKey`.

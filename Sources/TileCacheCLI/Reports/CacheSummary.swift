@@ -84,7 +84,8 @@ public struct CacheSummary: Sendable, Encodable {
 
     /// `thumbnail` or `full` for a catalogue image URL (on any host), else `other`.
     static func kind(of url: String) -> String {
-        ImageURLBuilder.image(at: url)?.kind.rawValue ?? "other"
+        if url.contains("#") { return "variant" }  // a thumbnail the service made (source URL + options)
+        return ImageURLBuilder.image(at: url)?.kind.rawValue ?? "other"
     }
 
     func render(_ format: OutputFormat) -> String {

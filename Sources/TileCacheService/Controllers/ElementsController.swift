@@ -81,13 +81,14 @@ struct ElementsController: Sendable {
     private func image(_ request: Request, element: Element, kind: ImageKind) async throws -> Response {
         let query = QueryItems(request.uri.query)
         let options = try ImageOptions(query, accept: request.headers[.accept], allowed: [URLSigner.parameter])
+        // The signature first: an unsigned request learns nothing about the service's other limits.
+        if let signer, query.items.contains(where: { ImageOptions.names.contains($0.name) }) {
+            try signer.verify(path: request.uri.path, query: query)
+        }
         if let allowedWidths, let width = options.processing.width, !allowedWidths.contains(width) {
             throw ServiceError(.badRequest, reason: .widthNotAllowed, message: """
                 width \(width) is not one this service makes (w x dpr must be one of \(allowedWidths.sorted().map(String.init).joined(separator: ", ")))
                 """)
-        }
-        if let signer, query.items.contains(where: { ImageOptions.names.contains($0.name) }) {
-            try signer.verify(path: request.uri.path, query: query)
         }
         let url = builder.url(for: element, kind: kind)
         trace?.record(url)

@@ -103,6 +103,43 @@ struct ImagePipelineTests {
         }
     }
 
+    @Test("variants are stored on disk: a restarted pipeline reads them (diskHit, same bytes, no resize); a stale one is made again")
+    func diskVariants() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withOrigin { origin in
+                func encoded() -> ImagePipeline {
+                    var configuration = ImagePipeline.Configuration()
+                    configuration.diskDirectory = directory
+                    configuration.memoryContent = .encoded
+                    configuration.downloader = .testing()
+                    return ImagePipeline(configuration: configuration)
+                }
+                let url = urls(origin, count: 1)[0]
+                let webp = ImageRequest(url: url, processing: ImageProcessing(width: 40, height: 40, fit: .cover, format: .webp))
+                let made = try await encoded().image(for: webp)
+                #expect(made.processed && made.header.format == .webp)
+                let requests = origin.statistics.requests
+
+                let restarted = encoded()
+                let again = try await restarted.image(for: webp)
+                #expect(again.outcome == .diskHit && !again.processed && again.bytes == made.bytes && again.validators == made.validators)
+                #expect(again.header.format == .webp && again.header.width == 40)
+                #expect(restarted.statistics.snapshot.processed == 0 && origin.statistics.requests == requests)
+                let verification = try #require(restarted.diskCache).verifyAll()
+                #expect(verification.removed == 0 && verification.valid == 2)  // the original and its WebP variant
+
+                // A variant whose ETag is not the one the source gives it now (the source changed) is never served.
+                let disk = try #require(restarted.diskCache)
+                var metadata = try #require(disk.allMetadata().first { $0.url.contains("#") })
+                metadata.etag = "\"0123-r2w40h40cwebp\""
+                let bytes = Array(try #require(made.bytes).readableBytesView)
+                _ = try disk.updateMetadata(metadata, bytes: bytes)
+                let remade = try await encoded().image(for: webp)
+                #expect(remade.processed && remade.validators == made.validators)
+            }
+        }
+    }
+
     @Test("encoded memory: a hit returns the origin's bytes and no pixels unless asked; limits hold in encoded bytes")
     func encodedMemory() async throws {
         try await withOrigin { origin in
