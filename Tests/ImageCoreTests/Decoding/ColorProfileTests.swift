@@ -46,6 +46,76 @@ struct ColorProfileTests {
         }
     }
 
+    /// Display P3 (SMPTE EG 432-1 primaries, D65, the sRGB transfer curve) to sRGB by the specifications' matrices.
+    static func displayP3ToSRGB(_ rgb: [Double]) -> [Double] {
+        let linear = rgb.map { value -> Double in
+            let v = value / 255
+            return v <= 0.04045 ? v / 12.92 : pow((v + 0.055) / 1.055, 2.4)
+        }
+        let xyz = [0.4865709 * linear[0] + 0.2656677 * linear[1] + 0.1982173 * linear[2],
+                   0.2289746 * linear[0] + 0.6917385 * linear[1] + 0.0792869 * linear[2],
+                   0.0000000 * linear[0] + 0.0451134 * linear[1] + 1.0439444 * linear[2]]
+        let srgb = [3.2404542 * xyz[0] - 1.5371385 * xyz[1] - 0.4985314 * xyz[2],
+                    -0.9692660 * xyz[0] + 1.8760108 * xyz[1] + 0.0415560 * xyz[2],
+                    0.0556434 * xyz[0] - 0.2040259 * xyz[1] + 1.0572252 * xyz[2]]
+        return srgb.map { v in
+            let c = min(1, max(0, v))
+            return 255 * (c <= 0.0031308 ? 12.92 * c : 1.055 * pow(c, 1 / 2.4) - 0.055)
+        }
+    }
+
+    /// A Display P3 ICC profile (version 2, matrix and curves) written byte by byte from the ICC specification: the
+    /// P3 primaries adapted to the D50 connection space (Bradford, the colorants Apple's Display P3 profile carries),
+    /// and the sRGB transfer curve as a 1024-entry table. None is on the machine, and none comes from the code under test.
+    static func displayP3Profile() -> [UInt8] {
+        func u32(_ value: Int) -> [UInt8] { [UInt8(value >> 24 & 0xFF), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)] }
+        func u16(_ value: Int) -> [UInt8] { [UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)] }
+        func fixed(_ value: Double) -> [UInt8] { u32(Int((value * 65536).rounded()) & 0xFFFF_FFFF) }
+        func xyz(_ x: Double, _ y: Double, _ z: Double) -> [UInt8] { Array("XYZ ".utf8) + u32(0) + fixed(x) + fixed(y) + fixed(z) }
+        let name = "Display P3 (TileCache test)"
+        let desc = Array("desc".utf8) + u32(0) + u32(name.utf8.count + 1) + Array(name.utf8) + [0] + u32(0) + u32(0) + u16(0) + [0]
+            + [UInt8](repeating: 0, count: 67)
+        let curve = Array("curv".utf8) + u32(0) + u32(1024) + (0..<1024).flatMap { index -> [UInt8] in
+            let v = Double(index) / 1023
+            let linear = v <= 0.04045 ? v / 12.92 : pow((v + 0.055) / 1.055, 2.4)
+            return u16(Int((linear * 65535).rounded()))
+        }
+        let tags: [(String, [UInt8])] = [
+            ("desc", desc), ("wtpt", xyz(0.9642, 1.0, 0.8249)),
+            ("rXYZ", xyz(0.515102, 0.241182, -0.001050)), ("gXYZ", xyz(0.291965, 0.692236, 0.041882)),
+            ("bXYZ", xyz(0.157153, 0.066582, 0.784073)), ("rTRC", curve), ("gTRC", curve), ("bTRC", curve),
+        ]
+        var offset = 128 + 4 + 12 * tags.count
+        var table: [UInt8] = u32(tags.count)
+        var data: [UInt8] = []
+        for (signature, bytes) in tags {
+            table += Array(signature.utf8) + u32(offset) + u32(bytes.count)
+            let padded = bytes + [UInt8](repeating: 0, count: (4 - bytes.count % 4) % 4)
+            data += padded
+            offset += padded.count
+        }
+        var header = u32(offset) + u32(0) + u32(0x0210_0000) + Array("mntrRGB XYZ ".utf8) + [UInt8](repeating: 0, count: 12)
+        header += Array("acsp".utf8) + [UInt8](repeating: 0, count: 28) + fixed(0.9642) + fixed(1.0) + fixed(0.8249)
+        header += [UInt8](repeating: 0, count: 128 - header.count)
+        return header + table + data
+    }
+
+    @Test("Display P3 patches (a profile written from the specification) land within Delta E 2 of their sRGB values")
+    func displayP3Patches() throws {
+        let profile = Self.displayP3Profile()
+        let colors: [[UInt8]] = [[220, 60, 40], [40, 200, 80], [60, 90, 210], [128, 128, 128]]
+        let jpeg = try Self.patches(colors, profile: profile)
+        #expect(ImageProcessor.needsOwnDecode(jpeg))
+        let out = try ImageInspector().validate(try ImageProcessor.process(jpeg, ImageProcessing(width: 16 * colors.count, format: .png),
+                                                                          subject: "p3").bytes, subject: "out").image
+        for (index, color) in colors.enumerated() {
+            let expected = Self.displayP3ToSRGB(color.map(Double.init))
+            let got = Self.centre(of: index, in: out)
+            #expect(Self.deltaE(got, expected) < 2, "Display P3 \(color): got \(got), expected \(expected.map { $0.rounded() })")
+            if Set(color).count > 1 { #expect(Self.deltaE(color.map(Double.init), expected) > 3, "\(color)") }
+        }
+    }
+
     /// A JPEG of solid 16x16 patches side by side (quality 100), with `profile` embedded.
     static func patches(_ colors: [[UInt8]], profile: [UInt8], cmyk: Bool = false) throws -> [UInt8] {
         let width = 16 * colors.count
