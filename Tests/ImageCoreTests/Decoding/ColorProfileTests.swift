@@ -31,12 +31,8 @@ struct ColorProfileTests {
         return sqrt(zip(la, lb).map { ($0 - $1) * ($0 - $1) }.reduce(0, +))
     }
 
-    /// Adobe RGB (1998) to sRGB by the two specifications' matrices (both D65): no colour management library.
-    static func adobeToSRGB(_ rgb: [Double]) -> [Double] {
-        let linear = rgb.map { pow($0 / 255, 563.0 / 256) }
-        let xyz = [0.5767309 * linear[0] + 0.1855540 * linear[1] + 0.1881852 * linear[2],
-                   0.2973769 * linear[0] + 0.6273491 * linear[1] + 0.0752741 * linear[2],
-                   0.0270343 * linear[0] + 0.0706872 * linear[1] + 0.9911085 * linear[2]]
+    /// CIE XYZ (D65) to 8-bit sRGB, clipped (IEC 61966-2-1's matrix and transfer curve).
+    static func xyzToSRGB(_ xyz: [Double]) -> [Double] {
         let srgb = [3.2404542 * xyz[0] - 1.5371385 * xyz[1] - 0.4985314 * xyz[2],
                     -0.9692660 * xyz[0] + 1.8760108 * xyz[1] + 0.0415560 * xyz[2],
                     0.0556434 * xyz[0] - 0.2040259 * xyz[1] + 1.0572252 * xyz[2]]
@@ -44,6 +40,15 @@ struct ColorProfileTests {
             let c = min(1, max(0, v))
             return 255 * (c <= 0.0031308 ? 12.92 * c : 1.055 * pow(c, 1 / 2.4) - 0.055)
         }
+    }
+
+    /// Adobe RGB (1998) to sRGB by the two specifications' matrices (both D65): no colour management library.
+    static func adobeToSRGB(_ rgb: [Double]) -> [Double] {
+        let linear = rgb.map { pow($0 / 255, 563.0 / 256) }
+        let xyz = [0.5767309 * linear[0] + 0.1855540 * linear[1] + 0.1881852 * linear[2],
+                   0.2973769 * linear[0] + 0.6273491 * linear[1] + 0.0752741 * linear[2],
+                   0.0270343 * linear[0] + 0.0706872 * linear[1] + 0.9911085 * linear[2]]
+        return xyzToSRGB(xyz)
     }
 
     /// Display P3 (SMPTE EG 432-1 primaries, D65, the sRGB transfer curve) to sRGB by the specifications' matrices.
@@ -55,13 +60,7 @@ struct ColorProfileTests {
         let xyz = [0.4865709 * linear[0] + 0.2656677 * linear[1] + 0.1982173 * linear[2],
                    0.2289746 * linear[0] + 0.6917385 * linear[1] + 0.0792869 * linear[2],
                    0.0000000 * linear[0] + 0.0451134 * linear[1] + 1.0439444 * linear[2]]
-        let srgb = [3.2404542 * xyz[0] - 1.5371385 * xyz[1] - 0.4985314 * xyz[2],
-                    -0.9692660 * xyz[0] + 1.8760108 * xyz[1] + 0.0415560 * xyz[2],
-                    0.0556434 * xyz[0] - 0.2040259 * xyz[1] + 1.0572252 * xyz[2]]
-        return srgb.map { v in
-            let c = min(1, max(0, v))
-            return 255 * (c <= 0.0031308 ? 12.92 * c : 1.055 * pow(c, 1 / 2.4) - 0.055)
-        }
+        return xyzToSRGB(xyz)
     }
 
     /// A Display P3 ICC profile (version 2, matrix and curves) written byte by byte from the ICC specification: the
