@@ -70,12 +70,10 @@ struct ImageOptions: Sendable, Hashable {
             throw ServiceError(.badRequest, reason: .outputTooLarge,
                                message: "\(width)x\(height) is above the limit of \(ImageProcessing.maxPixels) pixels")
         }
-        let fit = try choice("fit", .badFit, Dictionary(uniqueKeysWithValues: ImageProcessing.Fit.allCases.map { ($0.rawValue, $0) }))
+        let fit = try choice("fit", .badFit, Self.fits)
         let enlarge = try choice("enlarge", .badEnlarge, ["1": Flag.on, "true": .on, "0": .off, "false": .off])
         let quality = try integer("q", 1...100, .badQuality)
-        var formats = Dictionary(uniqueKeysWithValues: ImageProcessing.OutputFormat.allCases.map { ($0.rawValue, $0) })
-        formats["jpg"] = .jpeg
-        var format = try choice("format", .badFormat, formats)
+        var format = try choice("format", .badFormat, Self.formats)
         var processing = ImageProcessing(width: width, height: height, fit: fit ?? .inside, enlarge: enlarge == .on,
                                          quality: quality, format: format)
         negotiated = false
@@ -88,6 +86,11 @@ struct ImageOptions: Sendable, Hashable {
     }
 
     private enum Flag: String { case on, off }
+
+    /// The values of `fit` and `format` (`jpg` too), built once rather than on every image request.
+    private static let fits = Dictionary(uniqueKeysWithValues: ImageProcessing.Fit.allCases.map { ($0.rawValue, $0) })
+    private static let formats = Dictionary(uniqueKeysWithValues: ImageProcessing.OutputFormat.allCases.map { ($0.rawValue, $0) })
+        .merging(["jpg": .jpeg]) { current, _ in current }
 
     /// Whether an Accept header lists `type` with a quality above 0 (wildcards do not count: a browser that decodes
     /// WebP says so by name).

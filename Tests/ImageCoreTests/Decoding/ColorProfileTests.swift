@@ -12,12 +12,12 @@ struct ColorProfileTests {
         try TestImages.bytes(try #require(try TestImages.photoFiles().first { $0.lastPathComponent == name }))
     }
 
+    /// The sRGB transfer curve, decoding (IEC 61966-2-1): an encoded value in 0...1 to linear light.
+    static func srgbToLinear(_ v: Double) -> Double { v <= 0.04045 ? v / 12.92 : pow((v + 0.055) / 1.055, 2.4) }
+
     /// sRGB (8-bit) to CIE L*a*b* (D65).
     static func lab(_ rgb: [Double]) -> [Double] {
-        let linear = rgb.map { value -> Double in
-            let v = value / 255
-            return v <= 0.04045 ? v / 12.92 : pow((v + 0.055) / 1.055, 2.4)
-        }
+        let linear = rgb.map { srgbToLinear($0 / 255) }
         let x = (0.4124564 * linear[0] + 0.3575761 * linear[1] + 0.1804375 * linear[2]) / 0.95047
         let y = 0.2126729 * linear[0] + 0.7151522 * linear[1] + 0.0721750 * linear[2]
         let z = (0.0193339 * linear[0] + 0.1191920 * linear[1] + 0.9503041 * linear[2]) / 1.08883
@@ -53,10 +53,7 @@ struct ColorProfileTests {
 
     /// Display P3 (SMPTE EG 432-1 primaries, D65, the sRGB transfer curve) to sRGB by the specifications' matrices.
     static func displayP3ToSRGB(_ rgb: [Double]) -> [Double] {
-        let linear = rgb.map { value -> Double in
-            let v = value / 255
-            return v <= 0.04045 ? v / 12.92 : pow((v + 0.055) / 1.055, 2.4)
-        }
+        let linear = rgb.map { srgbToLinear($0 / 255) }
         let xyz = [0.4865709 * linear[0] + 0.2656677 * linear[1] + 0.1982173 * linear[2],
                    0.2289746 * linear[0] + 0.6917385 * linear[1] + 0.0792869 * linear[2],
                    0.0000000 * linear[0] + 0.0451134 * linear[1] + 1.0439444 * linear[2]]
@@ -75,9 +72,7 @@ struct ColorProfileTests {
         let desc = Array("desc".utf8) + u32(0) + u32(name.utf8.count + 1) + Array(name.utf8) + [0] + u32(0) + u32(0) + u16(0) + [0]
             + [UInt8](repeating: 0, count: 67)
         let curve = Array("curv".utf8) + u32(0) + u32(1024) + (0..<1024).flatMap { index -> [UInt8] in
-            let v = Double(index) / 1023
-            let linear = v <= 0.04045 ? v / 12.92 : pow((v + 0.055) / 1.055, 2.4)
-            return u16(Int((linear * 65535).rounded()))
+            u16(Int((srgbToLinear(Double(index) / 1023) * 65535).rounded()))
         }
         let tags: [(String, [UInt8])] = [
             ("desc", desc), ("wtpt", xyz(0.9642, 1.0, 0.8249)),
@@ -101,17 +96,22 @@ struct ColorProfileTests {
 
     @Test("Display P3 patches (a profile written from the specification) land within Delta E 2 of their sRGB values")
     func displayP3Patches() throws {
-        let profile = Self.displayP3Profile()
-        let colors: [[UInt8]] = [[220, 60, 40], [40, 200, 80], [60, 90, 210], [128, 128, 128]]
-        let jpeg = try Self.patches(colors, profile: profile)
+        try Self.checkPatches([[220, 60, 40], [40, 200, 80], [60, 90, 210], [128, 128, 128]], profile: Self.displayP3Profile(),
+                              named: "Display P3", expected: Self.displayP3ToSRGB)
+    }
+
+    /// Solid patches of `colors` in a JPEG carrying `profile` come out within Delta E 2 of `expected`'s sRGB values, and a
+    /// saturated patch more than 3 away from its own numbers (so the test fails if nothing is converted).
+    static func checkPatches(_ colors: [[UInt8]], profile: [UInt8], named name: String, expected: ([Double]) -> [Double]) throws {
+        let jpeg = try patches(colors, profile: profile)
         #expect(ImageProcessor.needsOwnDecode(jpeg))
         let out = try ImageInspector().validate(try ImageProcessor.process(jpeg, ImageProcessing(width: 16 * colors.count, format: .png),
-                                                                          subject: "p3").bytes, subject: "out").image
+                                                                          subject: name).bytes, subject: "out").image
         for (index, color) in colors.enumerated() {
-            let expected = Self.displayP3ToSRGB(color.map(Double.init))
-            let got = Self.centre(of: index, in: out)
-            #expect(Self.deltaE(got, expected) < 2, "Display P3 \(color): got \(got), expected \(expected.map { $0.rounded() })")
-            if Set(color).count > 1 { #expect(Self.deltaE(color.map(Double.init), expected) > 3, "\(color)") }
+            let target = expected(color.map(Double.init))
+            let got = centre(of: index, in: out)
+            #expect(deltaE(got, target) < 2, "\(name) \(color): got \(got), expected \(target.map { $0.rounded() })")
+            if Set(color).count > 1 { #expect(deltaE(color.map(Double.init), target) > 3, "\(color)") }
         }
     }
 
@@ -135,17 +135,8 @@ struct ColorProfileTests {
     @Test("Adobe RGB patches (the profile of a real camera photo) land within Delta E 2 of their sRGB values")
     func adobeRGBPatches() throws {
         let profile = try #require(TestImages.iccProfile(in: try Self.photo("rocket.jpg")))
-        let colors: [[UInt8]] = [[200, 100, 50], [50, 160, 90], [128, 64, 32], [230, 230, 230]]
-        let jpeg = try Self.patches(colors, profile: profile)
-        let out = try ImageInspector().validate(try ImageProcessor.process(jpeg, ImageProcessing(width: 16 * colors.count, format: .png),
-                                                                          subject: "adobe").bytes, subject: "out").image
-        for (index, color) in colors.enumerated() {
-            let expected = Self.adobeToSRGB(color.map(Double.init))
-            let got = Self.centre(of: index, in: out)
-            #expect(Self.deltaE(got, expected) < 2, "Adobe RGB \(color): got \(got), expected \(expected.map { $0.rounded() })")
-            // Without the conversion a saturated patch would be its Adobe RGB numbers, several levels away.
-            if Set(color).count > 1 { #expect(Self.deltaE(color.map(Double.init), expected) > 3, "\(color)") }
-        }
+        try Self.checkPatches([[200, 100, 50], [50, 160, 90], [128, 64, 32], [230, 230, 230]], profile: profile,
+                              named: "Adobe RGB", expected: Self.adobeToSRGB)
     }
 
     @Test("PNG: an iCCP Adobe RGB profile is converted as a JPEG's is, RGB and RGBA (alpha kept)", arguments: ["adobe-patches", "adobe-patches-rgba"])
