@@ -36,6 +36,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),  // TLS to PostgreSQL (sslmode)
+        .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),  // the CLI's config file
     ],
     targets: [
         // C libraries from Debian, each behind a small shim header.
@@ -94,6 +95,11 @@ let package = Package(
             name: "Catalogue",
             swiftSettings: swiftSettings
         ),
+        // gzip (zlib) and br (Debian's libbrotli-dev) of the service's JSON, HTML, JavaScript and CSS responses.
+        .target(
+            name: "CHTTPCompression",
+            linkerSettings: [.linkedLibrary("z"), .linkedLibrary("brotlienc")]
+        ),
         // The origin's extra encoders (progressive/gray/CMYK JPEG, 16-bit/interlaced PNG, gzip): C, so libpng's
         // longjmp stays in C.
         .target(
@@ -126,11 +132,14 @@ let package = Package(
         .target(
             name: "TileCacheService",
             dependencies: [
-                "ImageCore", "Catalogue",
+                "ImageCore", "Catalogue", "CHTTPCompression",
                 .product(name: "Crypto", package: "swift-crypto"),  // HMAC-SHA256 of signed image URLs
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),  // HTTPServerBuilder
+                .product(name: "HummingbirdTLS", package: "hummingbird"),  // serve --tls-cert/--tls-key
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),  // HTTP/2 over TLS by ALPN
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -139,7 +148,8 @@ let package = Package(
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),  // Data(buffer:)
                 .product(name: "Logging", package: "swift-log"),
             ],
-            resources: [.copy("Web")],
+            // The web front end's source files; they are compiled in (WebAssets+Embedded.swift, scripts/embed-web.py).
+            exclude: ["Web"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -147,6 +157,7 @@ let package = Package(
             dependencies: [
                 "ImageCore", "Catalogue", "TileCacheOrigin", "TileCacheService", "CacheLab",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Yams", package: "Yams"),
                 .product(name: "NIOCore", package: "swift-nio"),  // IOError: why a port could not be bound
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -188,7 +199,8 @@ let package = Package(
         ),
         .testTarget(
             name: "TileCacheCLITests",
-            dependencies: ["TileCacheCLI", "ImageCore", "Catalogue", "TileCacheOrigin", "CacheLab", "TestSupport"],
+            dependencies: ["TileCacheCLI", "ImageCore", "Catalogue", "TileCacheOrigin", "CacheLab", "TestSupport",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

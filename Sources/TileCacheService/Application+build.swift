@@ -2,6 +2,11 @@ public import Catalogue
 public import Hummingbird
 public import ImageCore
 public import Logging
+import HummingbirdCore
+import HummingbirdHTTP2
+import HummingbirdTLS
+import NIOCore
+import NIOSSL
 import ServiceLifecycle
 
 /// Everything the service is built from: the catalogue, the pipeline, favourites, metrics and configuration.
@@ -39,7 +44,7 @@ public struct ServiceDependencies: Sendable {
         photos = PhotoAvailability()
         favorites = try configuration.database.repository(catalogue: catalogue, callTimeout: configuration.databaseCallTimeout,
                                                           logger: logger)
-        web = try WebAssets()
+        web = WebAssets()
         trace = try configuration.traceFile.map { path throws(TraceRecorderError) in try TraceRecorder(path: path, logger: logger) }
     }
 }
@@ -63,10 +68,13 @@ extension ServiceDependencies {
 /// The router every endpoint hangs off; tests build the same one.
 public func buildRouter(_ dependencies: ServiceDependencies) -> Router<BasicRequestContext> {
     let router = Router(context: BasicRequestContext.self, options: .autoGenerateHeadEndpoints)
-    router.add(middleware: MetricsMiddleware(metrics: dependencies.metrics))
-    router.add(middleware: LogRequestsMiddleware(.debug))
-    router.add(middleware: JSONErrorMiddleware())
     let configuration = dependencies.configuration
+    router.add(middleware: MetricsMiddleware(metrics: dependencies.metrics))
+    router.add(middleware: RequestLogMiddleware(logRequests: configuration.logRequests))
+    router.add(middleware: CORSMiddleware(policy: configuration.cors))
+    router.add(middleware: TextResponseMiddleware())
+    router.add(middleware: JSONErrorMiddleware())
+    if let token = configuration.writeToken { router.add(middleware: WriteTokenMiddleware(token: token)) }
     let routes = AllowedMethods(router)
     routes.addRoutes(ElementsController(catalogue: dependencies.catalogue, builder: configuration.builder, pipeline: dependencies.pipeline,
                                         photos: dependencies.photos, metrics: dependencies.metrics, trace: dependencies.trace,
@@ -88,14 +96,25 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
 }
 
 /// The application over already built dependencies (tests inspect them while it runs).
+///
+/// - Throws: `ServiceConfigurationError` naming the certificate or key file that cannot be used.
 public func buildApplication(_ dependencies: ServiceDependencies, logger: Logger,
-                             onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
+                             onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) throws -> some ApplicationProtocol {
     let configuration = dependencies.configuration
     var services: [any Service] = []
     if configuration.prefetchAtStart { services.append(PrefetchService(dependencies: dependencies, logger: logger)) }
+    let idleTimeout = TimeAmount.nanoseconds(configuration.idleTimeout.nanoseconds)
+    let server: HTTPServerBuilder
+    if let tls = configuration.tls {
+        // HTTPS: HTTP/2 when the client offers h2 by ALPN, HTTP/1.1 otherwise.
+        server = try .http2Upgrade(tlsConfiguration: try tls.serverConfiguration(),
+                                   configuration: .init(idleTimeout: configuration.idleTimeout, streamConfiguration: .init(idleTimeout: idleTimeout)))
+    } else {
+        server = .http1(configuration: .init(idleTimeout: idleTimeout))
+    }
     return Application(
         router: buildRouter(dependencies),
-        server: .http1(configuration: .init(idleTimeout: .nanoseconds(configuration.idleTimeout.nanoseconds))),
+        server: server,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "TileCache/\(TileCacheVersion.string)"),
         services: services,
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
@@ -120,5 +139,27 @@ struct PrefetchService: Service {
             "requested": "\(run.report.requests)", "failed": "\(run.report.failed)",
             "seconds": "\(Double(run.duration.components.seconds) + Double(run.duration.components.attoseconds) / 1e18)"])
         try? await gracefulShutdown()
+    }
+}
+
+extension TLSFiles {
+    /// swift-nio-ssl's server configuration from the two PEM files.
+    ///
+    /// - Throws: `ServiceConfigurationError` naming the file and BoringSSL's reason.
+    func serverConfiguration() throws(ServiceConfigurationError) -> TLSConfiguration {
+        let chain: [NIOSSLCertificate]
+        do {
+            chain = try NIOSSLCertificate.fromPEMFile(certificateChain)
+        } catch {
+            throw ServiceConfigurationError("--tls-cert \(certificateChain): not a readable PEM certificate chain (\(error))")
+        }
+        guard !chain.isEmpty else { throw ServiceConfigurationError("--tls-cert \(certificateChain): holds no certificate") }
+        let key: NIOSSLPrivateKey
+        do {
+            key = try NIOSSLPrivateKey(file: privateKey, format: .pem)
+        } catch {
+            throw ServiceConfigurationError("--tls-key \(privateKey): not a readable PEM private key (\(error))")
+        }
+        return .makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
     }
 }

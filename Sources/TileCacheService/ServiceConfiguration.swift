@@ -34,6 +34,16 @@ public struct ServiceConfiguration: Sendable {
     /// The widths (after `dpr`) variants may have; others are 400 `width-not-allowed`. Nil: any width.
     public var allowedWidths: Set<Int>?
 
+    /// With a token, POST, PUT, PATCH and DELETE need `Authorization: Bearer <token>` (401 otherwise); nil: writes are
+    /// open, as the seed's mock API was.
+    public var writeToken: String?
+    /// Which pages on other origins may call the service from a browser (default: any may read).
+    public var cors = CORSPolicy.readOnlyForAll
+    /// Log one line per request (method, path, status, bytes, duration, cache layer, request ID) at info.
+    public var logRequests = false
+    /// Serve HTTPS (HTTP/1.1 and HTTP/2 by ALPN) with this certificate chain and key, both PEM files; nil: plain HTTP.
+    public var tls: TLSFiles?
+
     /// The defaults, with the favourites database beside the default cache directory.
     public init() {
         database = .sqlite(path: Self.defaultDatabasePath(cacheDirectory: DiskCache.defaultDirectory))
@@ -60,5 +70,15 @@ public struct ServiceConfiguration: Sendable {
     public static func defaultDatabasePath(cacheDirectory: String) -> String {
         let parent = (cacheDirectory as NSString).deletingLastPathComponent
         return (parent.isEmpty ? "" : parent + "/") + "favorites.sqlite"
+    }
+}
+
+/// A PEM certificate chain and its private key.
+public struct TLSFiles: Sendable, Equatable {
+    public var certificateChain: String
+    public var privateKey: String
+    public init(certificateChain: String, privateKey: String) {
+        self.certificateChain = certificateChain
+        self.privateKey = privateKey
     }
 }

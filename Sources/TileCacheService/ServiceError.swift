@@ -7,7 +7,7 @@ import NIOCore
 /// An error that reaches HTTP: a status and a JSON body `{"error": {"status", "reason", "message"}}`.
 ///
 /// Upstream details (URLs, libcurl messages) go to the log, never into the body.
-public struct ServiceError: HTTPResponseError, Sendable, Equatable {
+public struct ServiceError: HTTPResponseError, Sendable, Equatable, CustomStringConvertible {
     /// The HTTP status.
     public var status: HTTPResponse.Status
     /// A stable, machine-readable reason.
@@ -24,6 +24,9 @@ public struct ServiceError: HTTPResponseError, Sendable, Equatable {
         self.message = message
         self.headers = headers
     }
+
+    /// The message, then the status and reason: what a command prints when it meets the error.
+    public var description: String { "\(message) (\(status.code) \(reason.rawValue))" }
 
     /// The `error` object of the body.
     private struct Body: Encodable {
@@ -113,10 +116,13 @@ extension ServiceError {
         public static let bodyTooLarge = Reason(rawValue: "body-too-large")
         public static let database = Reason(rawValue: "database")
 
+        // Writes with --write-token.
+        public static let missingToken = Reason(rawValue: "missing-token")
+        public static let badToken = Reason(rawValue: "bad-token")
+
         // Routing and the server.
         public static let noRoute = Reason(rawValue: "no-route")
         public static let methodNotAllowed = Reason(rawValue: "method-not-allowed")
-        public static let missingAsset = Reason(rawValue: "missing-asset")
         public static let `internal` = Reason(rawValue: "internal")
         /// Hummingbird's own errors: the status's phrase (`content-too-large` for 413, and so on).
         public static func status(_ status: HTTPResponse.Status) -> Reason {

@@ -1,23 +1,18 @@
-import Foundation
 import Hummingbird
 
-/// The web front end: files from the package's `Web` resources, read once at start and served from memory.
+/// The web front end: `index.html`, `app.js` and `app.css`, compiled into the binary (`WebAssets+Embedded.swift`,
+/// written by `scripts/embed-web.py` from `Web/`), so an installed binary needs no files beside it.
 public struct WebAssets: Sendable {
     private let files: [String: (type: String, bytes: [UInt8])]
 
-    /// Loads `index.html`, `app.js` and `app.css` from the bundle.
-    public init() throws {
+    public init() {
         var files: [String: (String, [UInt8])] = [:]
-        for (name, type) in [("index.html", "text/html; charset=utf-8"), ("app.js", "text/javascript; charset=utf-8"),
-                             ("app.css", "text/css; charset=utf-8")] {
-            guard let url = Bundle.module.url(forResource: name, withExtension: nil, subdirectory: "Web"),
-                  let data = FileManager.default.contents(atPath: url.path) else {
-                throw ServiceError(.internalServerError, reason: .missingAsset, message: "web asset \(name) is missing from the bundle")
-            }
-            files[name] = (type, [UInt8](data))
-        }
+        for file in Self.embedded { files[file.name] = (file.type, Array(file.text.utf8)) }
         self.files = files
     }
+
+    /// The bytes of one embedded file (`index.html`, `app.js`, `app.css`), for tests.
+    public func bytes(of name: String) -> [UInt8]? { files[name]?.bytes }
 
     /// `/`, `/app.js` and `/app.css` (HEAD comes from the router).
     var routes: RouteCollection<BasicRequestContext> {

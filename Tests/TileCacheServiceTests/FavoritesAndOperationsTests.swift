@@ -151,6 +151,17 @@ struct FavoritesAndOperationsTests {
             #expect(try await client.execute(uri: "/../Package.swift", method: .get).status == .notFound)
         }
     }
+
+    @Test("the compiled-in front end is byte for byte the files of Web/ (run scripts/embed-web.py after editing them)")
+    func webEmbedded() throws {
+        let web = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Sources/TileCacheService/Web").standardized
+        let assets = WebAssets()
+        for name in ["index.html", "app.js", "app.css"] {
+            let source = try Data(contentsOf: web.appendingPathComponent(name))
+            #expect(assets.bytes(of: name) == [UInt8](source), "\(name) differs from Web/\(name)")
+        }
+    }
 }
 
 @Suite("Service: live sockets")
@@ -238,7 +249,7 @@ struct LiveServiceTests {
         }
         let dependencies = try harness.dependencies()
         let port = AsyncStream.makeStream(of: Int.self)
-        let app = buildApplication(dependencies, logger: Logger(label: "test")) { port.continuation.yield($0) }
+        let app = try buildApplication(dependencies, logger: Logger(label: "test")) { port.continuation.yield($0) }
         let group = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "test")))
         let running = Task { try await group.run() }
         var ports = port.stream.makeAsyncIterator()
@@ -276,7 +287,7 @@ extension LiveServiceTests {
         let harness = try await ServiceHarness.start { $0.prefetchAtStart = true }
         let dependencies = try harness.dependencies()
         let port = AsyncStream.makeStream(of: Int.self)
-        let app = buildApplication(dependencies, logger: Logger(label: "test")) { port.continuation.yield($0) }
+        let app = try buildApplication(dependencies, logger: Logger(label: "test")) { port.continuation.yield($0) }
         // runService, as `tilecache serve` does: it runs the app's extra services (the prefetch) beside the server.
         let running = Task { try await app.runService(gracefulShutdownSignals: []) }
         var ports = port.stream.makeAsyncIterator()

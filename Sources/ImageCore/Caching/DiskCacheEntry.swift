@@ -150,7 +150,7 @@ enum DiskCacheFile {
 
 extension DiskCache {
     /// SHA-256 of `bytes` as lowercase hex.
-    static func sha256Hex(_ bytes: [UInt8]) -> String {
+    public static func sha256Hex(_ bytes: [UInt8]) -> String {
         SHA256.hash(data: bytes).map { byte in
             let digits = String(byte, radix: 16)
             return digits.count == 1 ? "0" + digits : digits

@@ -26,6 +26,8 @@ extension TileCacheCommand {
         @OptionGroup var pipeline: PipelineOptions
         @OptionGroup var output: OutputOptions
 
+        @OptionGroup var configFile: ConfigFileOption
+
         @Option(help: "Run the same prefetch this many times in one process (1 cold, later ones warm).")
         var `repeat` = 1
 

@@ -30,6 +30,8 @@ extension TileCacheCommand {
 
         @OptionGroup var pipeline: PipelineOptions
 
+        @OptionGroup var configFile: ConfigFileOption
+
         @Option(help: "Cache-Control max-age of images, in seconds.")
         var maxAge = 86_400
 
@@ -67,7 +69,24 @@ extension TileCacheCommand {
         @Option(help: "Variants that may wait for those; one more is answered 503 with Retry-After.")
         var resizeQueue = 64
 
-        @Flag(name: .shortAndLong, help: "Log every request to stderr.")
+        @Option(help: ArgumentHelp("Require Authorization: Bearer <token> on POST, PUT and DELETE (401 otherwise); reads stay open (default: $TILECACHE_WRITE_TOKEN; none: writes are open, as in the seed's mock API).",
+                                   valueName: "token"))
+        var writeToken: String?
+
+        @Option(help: ArgumentHelp("Pages on other origins that may call the service from a browser: * (any page may read), none, or origins that may also write (https://app.example.com,http://localhost:5173).",
+                                   valueName: "origins"))
+        var corsOrigin = "*"
+
+        @Option(help: ArgumentHelp("Serve HTTPS (and HTTP/2 by ALPN) with this PEM certificate chain; needs --tls-key.", valueName: "file"))
+        var tlsCert: String?
+
+        @Option(help: ArgumentHelp("The PEM private key of --tls-cert.", valueName: "file"))
+        var tlsKey: String?
+
+        @Option(help: "Log format on stderr: text, or json (one object per line, with a line per request).")
+        var logFormat: LogFormat = .text
+
+        @Flag(name: .shortAndLong, help: "Log every request to stderr (method, path, status, bytes, duration, cache layer, request ID).")
         var verbose = false
 
         func validate() throws {
@@ -81,6 +100,22 @@ extension TileCacheCommand {
             _ = try widths()
             guard (1...256).contains(resizeConcurrency) else { throw ValidationError("--resize-concurrency must be 1...256, got \(resizeConcurrency)") }
             guard (0...100_000).contains(resizeQueue) else { throw ValidationError("--resize-queue must be 0...100000, got \(resizeQueue)") }
+            if let writeToken, writeToken.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("--write-token is empty: give a token, or leave it out") }
+            _ = try cors()
+            _ = try tls()
+        }
+
+        func cors() throws -> CORSPolicy {
+            do { return try CORSPolicy(parsing: corsOrigin) } catch { throw ValidationError(error.description) }
+        }
+
+        func tls() throws -> TLSFiles? {
+            switch (tlsCert, tlsKey) {
+            case (nil, nil): return nil
+            case (let cert?, let key?): return TLSFiles(certificateChain: cert, privateKey: key)
+            case (_?, nil): throw ValidationError("--tls-cert needs --tls-key (the certificate's private key)")
+            case (nil, _?): throw ValidationError("--tls-key needs --tls-cert (the certificate chain)")
+            }
         }
 
         /// `--signing-key`/`--signing-salt`, else their environment variables; nil when no key is given.
@@ -151,10 +186,17 @@ extension TileCacheCommand {
             configuration.allowedWidths = try widths()
             configuration.pipeline.maxConcurrentProcessing = resizeConcurrency
             configuration.pipeline.maxQueuedProcessing = resizeQueue
-            var logger = Logger(label: "tilecache.serve") { StreamLogHandler.standardError(label: $0) }
+            configuration.writeToken = writeToken
+            configuration.cors = try cors()
+            configuration.tls = try tls()
+            configuration.logRequests = verbose || logFormat == .json
+            var logger = logFormat.logger(label: "tilecache.serve")
             logger.logLevel = verbose ? .debug : .info
             if configuration.signer == nil {
                 logger.notice("image URLs are not signed: anyone can ask for any variant (--signing-key makes the service require signatures)")
+            }
+            if configuration.writeToken == nil {
+                logger.notice("writes are open: anyone can add and remove favourites, as with the seed's mock API (--write-token protects them)")
             }
             let console = Console.current
             let (boundHost, database) = (configuration.host, configuration.database)
@@ -172,12 +214,16 @@ extension TileCacheCommand {
                 throw RuntimeError(error.description)
             }
             try await pipeline.sharedStore.connect(dependencies.pipeline)
-            let app = buildApplication(dependencies, logger: logger) { port in
-                console.out("serving on http://\(boundHost):\(port) (favourites in \(database))\n")
-            }
+            let scheme = configuration.tls == nil ? "http" : "https"
             do {
+                let app = try buildApplication(dependencies, logger: logger) { port in
+                    console.out("serving on \(scheme)://\(boundHost):\(port) (favourites in \(database))\n")
+                }
                 try await app.runService()
                 await dependencies.close()
+            } catch let error as ServiceConfigurationError {
+                await dependencies.close()
+                throw RuntimeError(error.description)
             } catch {
                 await dependencies.close()
                 throw RuntimeError(listeningOn: host, port: port, error) ?? RuntimeError("the service stopped: \(error)")

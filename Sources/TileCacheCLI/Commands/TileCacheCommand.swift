@@ -1,4 +1,5 @@
 public import ArgumentParser
+import Foundation
 import ImageCore
 
 /// `tilecache`: prefetch, validate and inspect images, and run the built-in origin.
@@ -13,15 +14,25 @@ public struct TileCacheCommand: AsyncParsableCommand {
             Exit codes: 0 all good, 2 some URLs or files are broken, 1 usage or runtime error.
             """,
         version: TileCacheVersion.string,
-        subcommands: [Prefetch.self, Validate.self, Inspect.self, Stats.self, Clear.self, BenchCache.self, Thumbnail.self, Serve.self, Origin.self, Demo.self])
+        subcommands: [Prefetch.self, Validate.self, Inspect.self, Stats.self, Clear.self, BenchCache.self, Thumbnail.self, Serve.self, Origin.self, Demo.self, Config.self])
 
     public init() {}
 
     /// Parses `arguments` and runs the command, writing to `Console.current`; returns the process exit code.
     public static func run(arguments: [String]) async -> Int32 {
         let console = Console.current
+        guard !arguments.isEmpty else {
+            // No command is a usage error: the help goes to stderr, and the exit code says it was not a success.
+            console.err(helpMessage() + "\n")
+            return 1
+        }
+        var sources: ConfigurationSources?
         do {
-            var command = try parseAsRoot(arguments)
+            // Options of serve, prefetch and validate from the environment and a config file, as if typed.
+            let resolved = try ConfigurationSources(arguments: arguments, environment: ProcessInfo.processInfo.environment)
+            sources = resolved
+            for warning in resolved.warnings { console.err(warning + "\n") }
+            var command = try parseAsRoot(resolved.arguments)
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -37,6 +48,7 @@ public struct TileCacheCommand: AsyncParsableCommand {
                 return 0
             }
             console.err(message + "\n")
+            if exitCode(for: error) == .validationFailure, let note = sources?.note { console.err(note + "\n") }
             return 1
         }
     }

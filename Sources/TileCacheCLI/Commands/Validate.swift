@@ -27,6 +27,8 @@ extension TileCacheCommand {
         @OptionGroup var pipeline: PipelineOptions
         @OptionGroup var output: OutputOptions
 
+        @OptionGroup var configFile: ConfigFileOption
+
         @Flag(help: "Store valid images in the disk cache.")
         var store = false
 

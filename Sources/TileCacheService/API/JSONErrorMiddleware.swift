@@ -3,22 +3,30 @@ import Hummingbird
 import Logging
 
 /// Makes every error a JSON body `{"error": {"status", "reason", "message"}}`: unknown routes (404), Hummingbird's
-/// own errors (a body too large, a bad request) and anything unexpected (500, details to the log only).
+/// own errors (a body too large, a bad request) and anything unexpected (500, details to the log only). The error
+/// becomes a response here, so the middleware outside (CORS, the request log and ID) sees it as one.
 struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch let error as ServiceError {
-            throw error
-        } catch let error as any HTTPResponseError {
+            return try error.response(from: request, context: context)
+        } catch {
+            return try Self.serviceError(for: error, request: request, context: context).response(from: request, context: context)
+        }
+    }
+
+    private static func serviceError(for error: any Error, request: Request, context: Context) -> ServiceError {
+        switch error {
+        case let error as any HTTPResponseError:
             let status = error.status
             if status == .notFound {  // the router's answer when no route matches (handlers throw ServiceError)
-                throw ServiceError(.notFound, reason: .noRoute, message: "nothing here: \(request.method.rawValue) \(request.uri.path.prefix(200))")
+                return ServiceError(.notFound, reason: .noRoute, message: "nothing here: \(request.method.rawValue) \(request.uri.path.prefix(200))")
             }
-            throw ServiceError(status, reason: .status(status), message: status.reasonPhrase.lowercased())
-        } catch {
+            return ServiceError(status, reason: .status(status), message: status.reasonPhrase.lowercased())
+        default:
             context.logger.error("unexpected error", metadata: ["path": "\(request.uri.path)", "error": "\(error)"])
-            throw ServiceError(.internalServerError, reason: .internal, message: "the server failed to answer this request")
+            return ServiceError(.internalServerError, reason: .internal, message: "the server failed to answer this request")
         }
     }
 }

@@ -125,7 +125,7 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// `url` with whatever stands between `://USER:` and `@` replaced by `***`, for errors about unparseable URLs.
-    static func mask(_ url: String) -> String {
+    public static func mask(_ url: String) -> String {
         guard let scheme = url.range(of: "://"), let at = url.range(of: "@", options: .backwards),
               scheme.upperBound < at.lowerBound else { return url }
         let credentials = url[scheme.upperBound..<at.lowerBound]

@@ -68,7 +68,45 @@ public final class ServiceMetrics: Sendable {
 
     /// The Prometheus text exposition.
     public func render() -> String {
-        registry.emitToString() + Self.render(statistics.snapshot) + (sharedTier.map { Self.render($0.statistics, health: $0.health) } ?? "")
+        Self.withHelp(registry.emitToString() + Self.render(statistics.snapshot)
+                      + (sharedTier.map { Self.render($0.statistics, health: $0.health) } ?? ""))
+    }
+
+    /// What each metric counts: a `# HELP` line goes before its `# TYPE` line.
+    static let help: [String: String] = [
+        "tilecache_http_requests_total": "HTTP requests answered, by route, method and status.",
+        "tilecache_http_request_duration_seconds": "Time to answer an HTTP request, by route.",
+        "tilecache_http_requests_in_flight": "HTTP requests being answered now.",
+        "tilecache_known_missing_photos_total": "Photo requests answered 404 by the catalogue's rule (no photo for 90 and up), without a load.",
+        "tilecache_image_requests_total": "Image requests, by the layer that answered (memory, disk, shared store, network, ...).",
+        "tilecache_image_failures_total": "Image requests that failed, by reason.",
+        "tilecache_image_shared_loads_total": "Image requests that joined a load already in flight for the same image.",
+        "tilecache_image_resized_total": "Variants made (resized, re-encoded) from an original.",
+        "tilecache_upstream_bytes_total": "Bytes downloaded from the image hosts.",
+        "tilecache_shared_store_up": "1 while the shared store answers, 0 while its circuit is open (reads and writes skipped).",
+        "tilecache_shared_store_requests_total": "Requests sent to the shared store.",
+        "tilecache_shared_store_reads_total": "Shared store reads, by result (hit, miss, corrupt, skipped).",
+        "tilecache_shared_store_writes_total": "Shared store writes, by result.",
+        "tilecache_shared_store_errors_total": "Shared store errors, by reason.",
+        "tilecache_shared_store_bytes_total": "Bytes read from and written to the shared store, by direction.",
+        "tilecache_shared_store_circuit_opened_total": "Times the shared store's circuit breaker opened.",
+        "tilecache_shared_store_latency_seconds": "Shared store request latency quantiles.",
+    ]
+
+    /// `text` with a `# HELP` line before every `# TYPE` line that lacks one.
+    static func withHelp(_ text: String) -> String {
+        var lines: [Substring] = []
+        var previous: Substring = ""
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("# TYPE "), let name = line.split(separator: " ").dropFirst(2).first,
+               !previous.hasPrefix("# HELP \(name) ") {
+                let help = Self.help[String(name)] ?? "TileCache metric \(name)."
+                lines.append(Substring("# HELP \(name) \(help)"))
+            }
+            lines.append(line)
+            previous = line
+        }
+        return lines.joined(separator: "\n")
     }
 
     /// The shared tier's counters: requests, hits, misses, corrupt objects, skipped reads, writes by result, errors by

@@ -107,7 +107,7 @@ struct DownloaderTests {
             let downloader = Downloader(configuration: .testing(attempts: 2))
             let result = await downloader.result(origin.baseURL + "/periodictable/Tiles/001/s7.JPG")
             let reason = result.failureReason
-            #expect(reason == .connect || reason == .truncated)
+            #expect(reason == .connect || reason == .truncated, "\(result)")
             #expect(origin.statistics.requests == 2)
         }
     }

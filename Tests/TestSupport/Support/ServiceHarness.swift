@@ -58,7 +58,7 @@ public func withService<T: Sendable>(_ harness: ServiceHarness, mode: TestingSet
     do {
         let dependencies = try harness.dependencies()
         try await dependencies.prepare()
-        let app = buildApplication(dependencies, logger: Logger(label: "test"))
+        let app = try buildApplication(dependencies, logger: Logger(label: "test"))
         do {
             let result = try await app.test(mode) { client in try await body(client, dependencies) }
             await dependencies.close()

@@ -1,0 +1,58 @@
+import ArgumentParser
+import Foundation
+
+extension TileCacheCommand {
+    /// `tilecache config --show COMMAND [OPTIONS]`: every option of the command with the value it would run with and
+    /// where that value came from.
+    struct Config: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show the options a command would run with, and where each value comes from.",
+            discussion: """
+                Options of serve, prefetch and validate come from, in this order: the command line, environment \
+                variables (TILECACHE_ and the option's name in capitals, - as _: TILECACHE_TILES_BASE, TILECACHE_PORT), \
+                a YAML config file (--config FILE or $TILECACHE_CONFIG), and the defaults. Secrets (--signing-key, \
+                --signing-salt, --write-token, a database URL's password) are masked.
+
+                Example:
+                  tilecache config --show serve
+                  TILECACHE_PORT=9000 tilecache config --show serve --config tilecache.yaml --format json
+                """)
+
+        @Flag(help: "Show the resolved options (the only action for now, and the default).")
+        var show = false
+
+        @Option(help: "Report format: table or json.")
+        var format: OutputFormat = .table
+
+        @Argument(help: "The command (serve, prefetch or validate), then any options as you would give them to it.",
+                  completion: .list(ConfigurationSources.commands))
+        var command: String
+
+        @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("Options for the command.", visibility: .hidden))
+        var options: [String] = []
+
+        func validate() throws {
+            guard ConfigurationSources.commands.contains(command) else {
+                throw ValidationError("'\(command)' takes no configuration: choose \(ConfigurationSources.commands.joined(separator: ", "))")
+            }
+        }
+
+        func run() throws {
+            let console = Console.current
+            let sources = try ConfigurationSources(arguments: [command] + options, environment: ProcessInfo.processInfo.environment)
+            for warning in sources.warnings { console.err(warning + "\n") }
+            // The command line as a whole must parse, as it would when the command ran.
+            _ = try TileCacheCommand.parseAsRoot(sources.arguments)
+            switch format {
+            case .json:
+                console.out(ReportJSON.encode(sources.entries))
+            case .table, .markdown:
+                var table = TextTable(headers: ["option", "value", "source"])
+                for entry in sources.entries {
+                    table.rows.append(["--" + entry.option, entry.value ?? "-", entry.source.rawValue + (entry.origin.map { " (\($0))" } ?? "")])
+                }
+                console.out(table.render(format))
+            }
+        }
+    }
+}

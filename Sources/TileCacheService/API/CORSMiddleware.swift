@@ -1,0 +1,111 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// Which web pages on other origins may call the service from a browser (`--cors-origin`).
+///
+/// `*` (the default) lets any page read: GET and HEAD of the API and images. A list of origins lets those pages (and
+/// only those) also write: POST, PUT and DELETE with `Authorization` (a write token) and JSON bodies. `none` sends no
+/// CORS headers at all. Hummingbird's `CORSMiddleware` allows one origin or all of them, with one method set for both;
+/// the rule that a wildcard never opens writes needs the two policies, hence this one.
+public struct CORSPolicy: Sendable, Equatable, CustomStringConvertible {
+    public enum Origins: Sendable, Equatable {
+        case any
+        case listed(Set<String>)
+        case none
+    }
+
+    public var origins: Origins
+
+    public static let readOnlyForAll = CORSPolicy(origins: .any)
+
+    public init(origins: Origins) { self.origins = origins }
+
+    /// `*`, `none`, or comma-separated origins (`https://app.example.com,http://localhost:5173`).
+    ///
+    /// - Throws: `ServiceConfigurationError` naming the value that is not an origin.
+    public init(parsing text: String) throws(ServiceConfigurationError) {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        switch trimmed {
+        case "*": origins = .any
+        case "none", "": origins = .none
+        default:
+            var listed: Set<String> = []
+            for item in trimmed.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+                let parts = item.split(separator: "://", maxSplits: 1, omittingEmptySubsequences: false)
+                guard parts.count == 2, ["http", "https"].contains(parts[0].lowercased()), !parts[1].isEmpty,
+                      !parts[1].contains("/"), !item.hasSuffix("/") else {
+                    throw ServiceConfigurationError("--cors-origin: '\(item)' is not an origin (scheme://host[:port], no path; or * or none)")
+                }
+                listed.insert(item.lowercased())
+            }
+            origins = .listed(listed)
+        }
+    }
+
+    public var description: String {
+        switch origins {
+        case .any: "*"
+        case .none: "none"
+        case .listed(let set): set.sorted().joined(separator: ",")
+        }
+    }
+
+    /// The methods a page from an allowed origin may use.
+    var methods: [HTTPRequest.Method] {
+        switch origins {
+        case .listed: [.get, .head, .post, .put, .delete]
+        case .any, .none: [.get, .head]
+        }
+    }
+
+    /// The `Access-Control-Allow-Origin` value for a request from `origin`; nil when it is not allowed.
+    func allowOrigin(for origin: String) -> String? {
+        switch origins {
+        case .any: "*"
+        case .none: nil
+        case .listed(let set): set.contains(origin.lowercased()) ? origin : nil
+        }
+    }
+}
+
+/// A configuration value the service cannot use: the message names the option and the value.
+public struct ServiceConfigurationError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Answers CORS preflights and adds the CORS headers to answers for allowed origins (see `CORSPolicy`).
+struct CORSMiddleware<Context: RequestContext>: RouterMiddleware {
+    let policy: CORSPolicy
+    /// Request headers a page may send.
+    static var allowedHeaders: String { "Accept, Authorization, Content-Type, If-None-Match, If-Modified-Since, X-Request-ID" }
+    /// Response headers a page may read beyond the CORS-safelisted ones.
+    static var exposedHeaders: String { "ETag, Retry-After, X-Request-ID, X-TileCache-Source, X-Total-Count" }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let origin = request.headers[.origin], policy.origins != .none else {
+            return try await next(request, context)
+        }
+        let allowed = policy.allowOrigin(for: origin)
+        if request.method == .options, let asked = request.headers[.accessControlRequestMethod] {
+            // A preflight: allowed origins learn the methods and headers; others get no CORS headers, so the browser
+            // stops the request.
+            var headers: HTTPFields = [.vary: "Origin"]
+            if let allowed, policy.methods.contains(where: { $0.rawValue == asked }) {
+                headers[.accessControlAllowOrigin] = allowed
+                headers[.accessControlAllowMethods] = policy.methods.map(\.rawValue).joined(separator: ", ")
+                headers[.accessControlAllowHeaders] = Self.allowedHeaders
+                headers[.accessControlMaxAge] = "600"
+            }
+            return Response(status: .noContent, headers: headers)
+        }
+        var response = try await next(request, context)
+        if let allowed {
+            response.headers[.accessControlAllowOrigin] = allowed
+            response.headers[.accessControlExposeHeaders] = Self.exposedHeaders
+            if allowed != "*" { response.headers.append(HTTPField(name: .vary, value: "Origin")) }
+        }
+        return response
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import CHTTPCompression
+import HTTPTypes
+import Hummingbird
+import ImageCore
+import NIOCore
+
+/// HTTP's conventions for the service's text answers (the catalogue's JSON, the web front end, the OpenAPI document,
+/// stats and metrics): a strong `ETag` of the bytes, `Cache-Control: no-cache` unless the route set one (use the copy,
+/// but ask first), 304 for a matching `If-None-Match`, and gzip or br when the client accepts them
+/// (`Vary: Accept-Encoding`). Images never pass through here: they are compressed already.
+///
+/// Each encoded body is kept by its ETag in a small `MemoryCache`, so the same catalogue page or script is compressed
+/// once, not on every request.
+struct TextResponseMiddleware<Context: RequestContext>: RouterMiddleware {
+    /// Bodies shorter than this are sent as they are (the coding's framing would eat the gain).
+    static var minimumLength: Int { 256 }
+    private let encoded = MemoryCache<String, ByteBuffer>(countLimit: 256, costLimit: 8 * 1024 * 1024)
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response = try await next(request, context)
+        guard request.method == .get || request.method == .head, response.status == .ok,
+              let type = response.headers[.contentType], Self.isText(type), response.headers[.contentEncoding] == nil else {
+            return response
+        }
+        let body = try await Self.collect(response.body)
+        let tag = Self.tag(of: body)
+        let etag = "\"\(tag)\""
+        if response.headers[.cacheControl] == nil { response.headers[.cacheControl] = "no-cache" }
+        response.headers.append(HTTPField(name: .vary, value: "Accept-Encoding"))
+        let coding = body.readableBytes >= Self.minimumLength ? ContentCoding.preferred(request.headers[.acceptEncoding]) : nil
+        response.headers[.eTag] = coding.map { "\"\(tag)-\($0.rawValue)\"" } ?? etag
+        if let condition = request.headers[.ifNoneMatch], Self.matches(condition, tag: tag) {
+            var headers = response.headers
+            headers[.contentType] = nil
+            headers[.contentLength] = nil
+            return Response(status: .notModified, headers: headers)
+        }
+        guard let coding, let compressed = compress(body, tag: tag, coding: coding), compressed.readableBytes < body.readableBytes else {
+            response.headers[.eTag] = etag
+            response.body = ResponseBody(byteBuffer: body)
+            return response
+        }
+        response.headers[.contentEncoding] = coding.rawValue
+        response.body = ResponseBody(byteBuffer: compressed)
+        return response
+    }
+
+    /// JSON, HTML, JavaScript, CSS, YAML and plain text.
+    static func isText(_ contentType: String) -> Bool {
+        let type = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        return type.hasPrefix("text/") || type == "application/json" || type == "application/yaml" || type.hasSuffix("+json")
+    }
+
+    /// Whether `If-None-Match` names this body in any of its codings (`*` matches anything; weak comparison, as
+    /// RFC 9110 asks of If-None-Match).
+    static func matches(_ condition: String, tag: String) -> Bool {
+        condition.split(separator: ",").contains { item in
+            var value = item.trimmingCharacters(in: .whitespaces)
+            if value == "*" { return true }
+            if value.hasPrefix("W/") { value.removeFirst(2) }
+            guard value.count >= 2, value.first == "\"", value.last == "\"" else { return false }
+            let opaque = value.dropFirst().dropLast()
+            return opaque == tag || ContentCoding.allCases.contains { opaque == tag + "-" + $0.rawValue }
+        }
+    }
+
+    /// The first 128 bits of the body's SHA-256, in hex.
+    static func tag(of body: ByteBuffer) -> String {
+        String(DiskCache.sha256Hex(Array(body.readableBytesView)).prefix(32))
+    }
+
+    private func compress(_ body: ByteBuffer, tag: String, coding: ContentCoding) -> ByteBuffer? {
+        let key = tag + "-" + coding.rawValue
+        if let cached = encoded.value(forKey: key) { return cached }
+        guard let compressed = coding.compress(body) else { return nil }
+        _ = encoded.set(compressed, forKey: key, cost: compressed.readableBytes)
+        return compressed
+    }
+
+    /// The whole body of a response (these are small: JSON pages, scripts).
+    static func collect(_ body: ResponseBody) async throws -> ByteBuffer {
+        let collector = Collector()
+        try await body.write(collector)
+        return collector.buffer
+    }
+
+    private final class Collector: ResponseBodyWriter {
+        var buffer = ByteBuffer()
+        func write(_ part: ByteBuffer) async throws { var part = part; buffer.writeBuffer(&part) }
+        func finish(_ trailingHeaders: HTTPFields?) async throws {}
+    }
+}
+
+/// The content codings the service sends: br (preferred at equal weight) and gzip.
+enum ContentCoding: String, CaseIterable, Sendable {
+    case br, gzip
+
+    /// The coding `Accept-Encoding` prefers, by its q-values (RFC 9110 §12.5.3); nil for identity.
+    static func preferred(_ acceptEncoding: String?) -> ContentCoding? {
+        guard let acceptEncoding else { return nil }
+        var weights: [String: Double] = [:]
+        for item in acceptEncoding.split(separator: ",") {
+            let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            guard let name = parts.first, !name.isEmpty else { continue }
+            var weight = 1.0
+            for parameter in parts.dropFirst() where parameter.hasPrefix("q=") {
+                weight = Double(parameter.dropFirst(2)) ?? 0
+            }
+            weights[name] = min(1, max(0, weight))
+        }
+        let ranked = allCases.map { ($0, weights[$0.rawValue] ?? weights["*"] ?? 0) }.filter { $0.1 > 0 }
+        // br before gzip when the weights are equal (allCases' order; max(by:) keeps the first of equals).
+        return ranked.max { $0.1 < $1.1 }?.0
+    }
+
+    /// The body in this coding; nil if the library fails (then it is sent as it is).
+    func compress(_ body: ByteBuffer) -> ByteBuffer? {
+        let input = Array(body.readableBytesView)
+        let capacity = self == .gzip ? tc_gzip_bound(input.count) : tc_brotli_bound(input.count)
+        guard capacity > 0 else { return nil }
+        var output = [UInt8](repeating: 0, count: capacity)
+        var length = capacity
+        let succeeded = output.withUnsafeMutableBufferPointer { out in
+            input.withUnsafeBufferPointer { source in
+                switch self {
+                case .gzip: tc_gzip(source.baseAddress, source.count, out.baseAddress, &length, 6) == 0
+                case .br: tc_brotli(source.baseAddress, source.count, out.baseAddress, &length, 5) == 1
+                }
+            }
+        }
+        guard succeeded, length <= capacity else { return nil }
+        return ByteBuffer(bytes: output[..<length])
+    }
+}

@@ -1,0 +1,35 @@
+import Foundation
+import Crypto
+import HTTPTypes
+import Hummingbird
+
+/// With `--write-token`, POST, PUT, PATCH and DELETE need `Authorization: Bearer <token>` (401 otherwise); reads stay
+/// open. The token is compared through its SHA-256 in constant time, so the time an answer takes says nothing about
+/// how much of a guess was right.
+struct WriteTokenMiddleware<Context: RequestContext>: RouterMiddleware {
+    private let digest: [UInt8]
+
+    init(token: String) { digest = Array(SHA256.hash(data: Array(token.utf8))) }
+
+    static var writeMethods: Set<HTTPRequest.Method> { [.post, .put, .patch, .delete] }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard Self.writeMethods.contains(request.method) else { return try await next(request, context) }
+        guard let authorization = request.headers[.authorization] else {
+            throw Self.refusal(.missingToken, "this service protects writes: send Authorization: Bearer <token> (the token given to --write-token)")
+        }
+        let parts = authorization.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+            throw Self.refusal(.badToken, "Authorization must be 'Bearer <token>'")
+        }
+        let given = Array(SHA256.hash(data: Array(parts[1].trimmingCharacters(in: .whitespaces).utf8)))
+        guard zip(given, digest).reduce(UInt8(0), { $0 | ($1.0 ^ $1.1) }) == 0 else {
+            throw Self.refusal(.badToken, "the bearer token is not this service's write token")
+        }
+        return try await next(request, context)
+    }
+
+    private static func refusal(_ reason: ServiceError.Reason, _ message: String) -> ServiceError {
+        ServiceError(.unauthorized, reason: reason, message: message, headers: [.wwwAuthenticate: "Bearer realm=\"tilecache\""])
+    }
+}

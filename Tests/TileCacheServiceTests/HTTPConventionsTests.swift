@@ -1,0 +1,193 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import ServiceLifecycle
+import Testing
+import TestSupport
+import TileCacheService
+
+@Suite("Service: HTTP conventions (ETag, compression, CORS, write token, request IDs, TLS)")
+struct HTTPConventionsTests {
+    @Test("catalogue JSON and web assets: a strong ETag, no-cache, and 304 for a matching If-None-Match",
+          arguments: ["/api/v1/elements", "/api/v1/elements/79", "/", "/app.js", "/app.css"])
+    func conditional(path: String) async throws {
+        try await withService(try await .start()) { client, _ in
+            let first = try await client.execute(uri: path, method: .get)
+            #expect(first.status == .ok)
+            let etag = try #require(first.headers[.eTag])
+            #expect(etag.hasPrefix("\"") && etag.hasSuffix("\"") && !etag.hasPrefix("W/"))
+            #expect(first.headers[.cacheControl] == "no-cache")
+            #expect(first.headers[values: .vary].joined(separator: ",").contains("Accept-Encoding"))
+            let again = try await client.execute(uri: path, method: .get, headers: [.ifNoneMatch: etag])
+            #expect(again.status == .notModified && again.body.readableBytes == 0)
+            #expect(again.headers[.eTag] == etag)
+            let other = try await client.execute(uri: path, method: .get, headers: [.ifNoneMatch: "\"something-else\""])
+            #expect(other.status == .ok && other.body == first.body)
+        }
+    }
+
+    @Test("gzip and br as the client accepts them, by q-value; the same bytes once decoded; never for images")
+    func compression() async throws {
+        try await withService(try await .start()) { client, _ in
+            let plain = try await client.execute(uri: "/api/v1/elements", method: .get)
+            #expect(plain.headers[.contentEncoding] == nil)
+            let gzip = try await client.execute(uri: "/api/v1/elements", method: .get, headers: [.acceptEncoding: "gzip"])
+            #expect(gzip.headers[.contentEncoding] == "gzip")
+            #expect(gzip.body.readableBytes < plain.body.readableBytes / 3)
+            #expect(try await Self.gunzip(gzip.body) == Array(plain.body.readableBytesView))
+            // The gzip representation has its own ETag, and a 304 for either tag.
+            let gzipTag = try #require(gzip.headers[.eTag])
+            #expect(gzipTag != plain.headers[.eTag] && gzipTag.hasSuffix("-gzip\""))
+            let revalidated = try await client.execute(uri: "/api/v1/elements", method: .get,
+                                                       headers: [.acceptEncoding: "gzip", .ifNoneMatch: gzipTag])
+            #expect(revalidated.status == .notModified)
+
+            let br = try await client.execute(uri: "/app.js", method: .get, headers: [.acceptEncoding: "gzip, deflate, br"])
+            #expect(br.headers[.contentEncoding] == "br")
+            let preferGzip = try await client.execute(uri: "/app.js", method: .get, headers: [.acceptEncoding: "br;q=0.5, gzip"])
+            #expect(preferGzip.headers[.contentEncoding] == "gzip")
+            let refused = try await client.execute(uri: "/app.js", method: .get, headers: [.acceptEncoding: "gzip;q=0, br;q=0"])
+            #expect(refused.headers[.contentEncoding] == nil)
+
+            let image = try await client.execute(uri: "/api/v1/elements/1/thumbnail", method: .get, headers: [.acceptEncoding: "gzip, br"])
+            #expect(image.status == .ok && image.headers[.contentEncoding] == nil)
+            #expect(Array(image.body.readableBytesView.prefix(2)) == [0xFF, 0xD8])
+        }
+    }
+
+    /// `gzip -dc` of `body`: the system's gzip, not ours, judges the stream. (Through the suite's spawn helper:
+    /// Foundation's `Process` reaps children it did not start, which breaks the suite's own child-process tests.)
+    static func gunzip(_ body: ByteBuffer) async throws -> [UInt8] {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try Data(body.readableBytesView).write(to: URL(fileURLWithPath: directory + "/body.gz"))
+        try await runProcess(["/bin/sh", "-c", "gzip -dc '\(directory)/body.gz' > '\(directory)/body'"], description: "gzip -dc")
+        return [UInt8](try Data(contentsOf: URL(fileURLWithPath: directory + "/body")))
+    }
+
+    @Test("--write-token: writes need the bearer token (401 and WWW-Authenticate otherwise); reads stay open")
+    func writeToken() async throws {
+        try await withService(try await .start { $0.writeToken = "s3cret-token" }) { client, _ in
+            let json: HTTPFields = [.contentType: "application/json"]
+            let body = ByteBuffer(string: #"{"favoritedBy":"Ada","elementName":"Gold","elementSymbol":"Au"}"#)
+            let none = try await client.execute(uri: "/api/v1/favorites", method: .post, headers: json, body: body)
+            #expect(none.status == .unauthorized)
+            #expect(none.headers[.wwwAuthenticate] == "Bearer realm=\"tilecache\"")
+            #expect(String(buffer: none.body).contains("missing-token"))
+            var wrong = json
+            wrong[.authorization] = "Bearer s3cret-tokem"
+            let bad = try await client.execute(uri: "/api/v1/favorites", method: .post, headers: wrong, body: body)
+            #expect(bad.status == .unauthorized && String(buffer: bad.body).contains("bad-token"))
+            var basic = json
+            basic[.authorization] = "Basic czNjcmV0LXRva2Vu"
+            #expect(try await client.execute(uri: "/api/v1/favorites", method: .post, headers: basic, body: body).status == .unauthorized)
+            var right = json
+            right[.authorization] = "Bearer s3cret-token"
+            #expect(try await client.execute(uri: "/api/v1/favorites", method: .post, headers: right, body: body).status == .created)
+            #expect(try await client.execute(uri: "/api/v1/favorites", method: .get).status == .ok)
+            #expect(try await client.execute(uri: "/api/v1/favorites/1", method: .delete).status == .unauthorized)
+        }
+    }
+
+    @Test("CORS: by default any page may read (preflights for writes get no allowance); listed origins may also write")
+    func cors() async throws {
+        try await withService(try await .start()) { client, _ in
+            let read = try await client.execute(uri: "/api/v1/elements/1", method: .get, headers: [.origin: "http://localhost:5173"])
+            #expect(read.headers[.accessControlAllowOrigin] == "*")
+            #expect(read.headers[.accessControlExposeHeaders]?.contains("ETag") == true)
+            let missing = try await client.execute(uri: "/api/v1/elements/999", method: .get, headers: [.origin: "http://localhost:5173"])
+            #expect(missing.status == .notFound && missing.headers[.accessControlAllowOrigin] == "*")  // errors readable too
+            let preflightGet = try await client.execute(uri: "/api/v1/elements", method: .options,
+                                                        headers: [.origin: "http://localhost:5173", .accessControlRequestMethod: "GET"])
+            #expect(preflightGet.status == .noContent && preflightGet.headers[.accessControlAllowMethods] == "GET, HEAD")
+            let preflightPost = try await client.execute(uri: "/api/v1/favorites", method: .options,
+                                                         headers: [.origin: "http://localhost:5173", .accessControlRequestMethod: "POST"])
+            #expect(preflightPost.headers[.accessControlAllowOrigin] == nil)
+            let sameOrigin = try await client.execute(uri: "/api/v1/elements/1", method: .get)
+            #expect(sameOrigin.headers[.accessControlAllowOrigin] == nil)
+        }
+        let listed = try CORSPolicy(parsing: "http://localhost:5173, https://app.example.com")
+        try await withService(try await .start { $0.cors = listed }) { client, _ in
+            let preflight = try await client.execute(uri: "/api/v1/favorites", method: .options, headers: [
+                .origin: "https://app.example.com", .accessControlRequestMethod: "POST", .accessControlRequestHeaders: "authorization, content-type"])
+            #expect(preflight.headers[.accessControlAllowOrigin] == "https://app.example.com")
+            #expect(preflight.headers[.accessControlAllowMethods] == "GET, HEAD, POST, PUT, DELETE")
+            #expect(preflight.headers[.accessControlAllowHeaders]?.contains("Authorization") == true)
+            let post = try await client.execute(uri: "/api/v1/favorites", method: .post,
+                                                headers: [.origin: "https://app.example.com", .contentType: "application/json"],
+                                                body: ByteBuffer(string: #"{"favoritedBy":"Ada","elementName":"Iron","elementSymbol":"Fe"}"#))
+            #expect(post.status == .created && post.headers[.accessControlAllowOrigin] == "https://app.example.com")
+            #expect(post.headers[values: .vary].joined(separator: ",").contains("Origin"))
+            let stranger = try await client.execute(uri: "/api/v1/elements/1", method: .get, headers: [.origin: "https://evil.example"])
+            #expect(stranger.headers[.accessControlAllowOrigin] == nil)
+        }
+        #expect(throws: ServiceConfigurationError.self) { try CORSPolicy(parsing: "localhost:5173") }
+        #expect(throws: ServiceConfigurationError.self) { try CORSPolicy(parsing: "https://app.example.com/path") }
+    }
+
+    @Test("X-Request-ID: a client's sensible ID is echoed; a missing or unsafe one is replaced by a new one")
+    func requestID() async throws {
+        try await withService(try await .start()) { client, _ in
+            let id = HTTPField.Name("X-Request-ID")!
+            let echoed = try await client.execute(uri: "/healthz", method: .get, headers: [id: "abc-123"])
+            #expect(echoed.headers[id] == "abc-123")
+            let first = try #require(try await client.execute(uri: "/healthz", method: .get).headers[id])
+            let second = try #require(try await client.execute(uri: "/api/v1/elements/1", method: .get).headers[id])
+            #expect(first.count == 32 && second.count == 32 && first != second)
+            let unsafe = try await client.execute(uri: "/healthz", method: .get, headers: [id: "a b\u{7F}"])
+            #expect(unsafe.headers[id] != "a b\u{7F}" && unsafe.headers[id]?.count == 32)
+            let error = try await client.execute(uri: "/nowhere", method: .get, headers: [id: "err-1"])
+            #expect(error.status == .notFound && error.headers[id] == "err-1")
+        }
+    }
+
+    @Test("/metrics: every metric has a # HELP line before its # TYPE line")
+    func metricsHelp() async throws {
+        try await withService(try await .start()) { client, _ in
+            _ = try await client.execute(uri: "/api/v1/elements/1/thumbnail", method: .get)
+            let text = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
+            let lines = text.split(separator: "\n")
+            let types = lines.indices.filter { lines[$0].hasPrefix("# TYPE ") }
+            #expect(types.count >= 8)
+            for index in types {
+                let name = lines[index].split(separator: " ")[2]
+                #expect(index > 0 && lines[index - 1].hasPrefix("# HELP \(name) "), "no HELP for \(name)")
+            }
+        }
+    }
+
+    @Test("--tls-cert/--tls-key: HTTPS, HTTP/2 by ALPN for curl, HTTP/1.1 for a client that asks for it")
+    func tls() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await runProcess(["/usr/bin/openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                              "-keyout", directory + "/key.pem", "-out", directory + "/cert.pem", "-days", "2", "-subj", "/CN=127.0.0.1",
+                              "-addext", "subjectAltName=IP:127.0.0.1"], description: "openssl req")
+        let files = TLSFiles(certificateChain: directory + "/cert.pem", privateKey: directory + "/key.pem")
+        let harness = try await ServiceHarness.start { $0.tls = files }
+        let port = AsyncStream.makeStream(of: Int.self)
+        let app = try buildApplication(try harness.dependencies(), logger: Logger(label: "test")) { port.continuation.yield($0) }
+        let running = Task { try await app.runService(gracefulShutdownSignals: []) }
+        defer { running.cancel() }
+        var ports = port.stream.makeAsyncIterator()
+        let bound = try #require(await ports.next())
+        for (flag, version) in [("--http2", "2"), ("--http1.1", "1.1")] {
+            try await runProcess(["/bin/sh", "-c", """
+                v=$(curl -sS --cacert \(directory)/cert.pem \(flag) -o \(directory)/body -w '%{http_version} %{http_code}' \
+                  https://127.0.0.1:\(bound)/api/v1/elements/79) && test "$v" = "\(version) 200" \
+                  && grep -q '"name" *: *"Gold"' \(directory)/body || { echo "curl \(flag): $v" >&2; exit 1; }
+                """], description: "curl \(flag) over TLS")
+        }
+        #expect(throws: ServiceConfigurationError.self) {
+            var broken = harness
+            broken.configuration.tls = TLSFiles(certificateChain: directory + "/key.pem", privateKey: directory + "/key.pem")
+            _ = try buildApplication(try broken.dependencies(), logger: Logger(label: "test"))
+        }
+        running.cancel()
+        _ = await running.result
+        await harness.stop()
+    }
+}
