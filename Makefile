@@ -1,7 +1,17 @@
 # TileCache: `make demo` and `make test` work on a fresh Debian 12 machine with Swift 6.3.
 SWIFT ?= swift
+## Every release build links the Swift runtime statically, so the binary runs where no toolchain is (and one build
+## serves the demo, the tests, the benchmarks and `make install`).
+RELEASE_BUILD = $(SWIFT) build -c release --static-swift-stdlib --product tilecache
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR = $(DESTDIR)$(PREFIX)/bin
+MANDIR = $(DESTDIR)$(PREFIX)/share/man/man1
+BASH_COMPLETIONS = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+ZSH_COMPLETIONS = $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions
+FISH_COMPLETIONS = $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 
-.PHONY: deps build demo test fleet verdicts test-sanitize fuzz soak clean catalogue bench bench-compare
+.PHONY: deps build release man install uninstall demo test fleet verdicts test-sanitize fuzz soak clean catalogue bench bench-compare
 
 deps:
 	@scripts/install-deps.sh
@@ -9,9 +19,45 @@ deps:
 build: deps
 	$(SWIFT) build
 
+## The release binary, .build/release/tilecache.
+release: deps
+	$(RELEASE_BUILD)
+
+## One man page per command in .build/man, generated from the argument parser's own definitions by the tool behind
+## its GenerateManual plugin. The plugin is asked only to build that tool: its own run would rebuild the release binary
+## without --static-swift-stdlib (`swift package` takes no such flag), so the tool is run on our binary directly.
+man: release
+	$(SWIFT) package generate-manual --help > /dev/null
+	rm -rf .build/man && mkdir -p .build/man
+	tool=$$(find .build -path '*/debug/generate-manual-tool' -type f | head -1); \
+	test -x "$$tool" || { echo "make man: swift-argument-parser's generate-manual tool was not built" >&2; exit 1; }; \
+	"$$tool" .build/release/tilecache --multi-page --authors "TileCache developers" --output-directory .build/man
+	# Debian names a subcommand's page tool-sub (git-commit.1), so `man tilecache-serve` works; the help page goes.
+	cd .build/man && rm -f tilecache.help.1 && for page in tilecache.*.1; do \
+	    sed -e 's/^\.Xr tilecache\.\([a-z-]*\)/.Xr tilecache-\1/' -e 's/^\.Dt TILECACHE\./.Dt TILECACHE-/' "$$page" \
+	        | grep -v '^\.Xr tilecache-help ' > "$$(echo "$$page" | sed 's/^tilecache\./tilecache-/')" && rm "$$page"; done
+	sed -i -e 's/^\.Xr tilecache\.\([a-z-]*\)/.Xr tilecache-\1/' -e '/^\.Xr tilecache-help /d' .build/man/tilecache.1
+	@ls .build/man | grep -q '^tilecache-serve.1$$' || { echo "make man: no page for tilecache serve" >&2; exit 1; }
+
+## Installs the binary (Swift runtime linked in, web front end compiled in: it runs on a Debian 12 machine without the
+## toolchain), the man pages and the bash, zsh and fish completions under DESTDIR/PREFIX (default /usr/local).
+install: man
+	install -d $(BINDIR) $(MANDIR) $(BASH_COMPLETIONS) $(ZSH_COMPLETIONS) $(FISH_COMPLETIONS)
+	install -m 755 -s .build/release/tilecache $(BINDIR)/tilecache
+	install -m 644 .build/man/*.1 $(MANDIR)/
+	.build/release/tilecache --generate-completion-script bash > $(BASH_COMPLETIONS)/tilecache
+	.build/release/tilecache --generate-completion-script zsh > $(ZSH_COMPLETIONS)/_tilecache
+	.build/release/tilecache --generate-completion-script fish > $(FISH_COMPLETIONS)/tilecache.fish
+	@echo "installed $(BINDIR)/tilecache, its man pages and completions"
+
+## Removes what `make install` put under DESTDIR/PREFIX.
+uninstall:
+	rm -f $(BINDIR)/tilecache $(MANDIR)/tilecache.1 $(MANDIR)/tilecache-*.1
+	rm -f $(BASH_COMPLETIONS)/tilecache $(ZSH_COMPLETIONS)/_tilecache $(FISH_COMPLETIONS)/tilecache.fish
+
 ## Builds (release) and runs `tilecache demo`: every element image from the built-in origin, cold, warm disk, warm memory.
 demo: deps
-	$(SWIFT) build -c release --product tilecache
+	$(RELEASE_BUILD)
 	.build/release/tilecache demo
 
 ## Checks the web front end in headless Chromium (installed if missing), kills prefetches at random and verifies the
@@ -19,12 +65,16 @@ demo: deps
 ## and agree with Pillow, libvips, djpeg and Chromium (short form; `make verdicts` for the long one), then runs the
 ## whole test suite (swift test last, so its summary closes the output). First it builds the release binary and runs the
 ## demo with it, as `make demo` does: the optimizer can fail where a debug build does not (a Swift 6.3 crash in SIL
-## copy propagation was found that way).
+## copy propagation was found that way). Then the install check (`make install` into a temporary prefix, run from
+## there with the build folder and the toolchain hidden) and the API check (schemathesis over docs/openapi.yaml
+## against the running service; curl, Python's gzip and brotli decode its compressed answers).
 test: deps
 	scripts/install-fleet-deps.sh
-	scripts/apt-install.sh test-deps libgs-common  # ICC profiles the colour tests use (a SWOP CMYK profile)
-	$(SWIFT) build -c release --product tilecache
+	scripts/apt-install.sh test-deps libgs-common openssl curl  # ICC profiles of the colour tests (SWOP CMYK); the TLS test's certificate and client
+	$(RELEASE_BUILD)
 	.build/release/tilecache demo --latency-ms 0 --format json > /dev/null
+	scripts/install-check.sh
+	scripts/api-check.sh
 	scripts/browser-check.sh
 	scripts/crash-test.sh 3
 	scripts/verdict-check.sh 3
@@ -35,7 +85,7 @@ test: deps
 ## exits 1 if a step's check fails. About 2 minutes after the build.
 fleet: deps
 	scripts/install-fleet-deps.sh
-	$(SWIFT) build -c release --product tilecache
+	$(RELEASE_BUILD)
 	scripts/fleet-demo.py
 
 ## The verdict check's long form: 20 rounds of `tilecache inspect` at -j 1 and -j 16 over the verdict corpus.

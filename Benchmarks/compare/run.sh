@@ -21,7 +21,7 @@ if [ ! -x "$venv/bin/thumbor" ] || ! "$venv/bin/python" -c "import numpy" 2>/dev
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q Pillow aiohttp thumbor numpy
 fi
-swift build -c release --product tilecache
+swift build -c release --static-swift-stdlib --product tilecache
 (cd Benchmarks && swift build -c release --product CacheComparison && swift build -c release --product DecodeThroughput)
 work=$(mktemp -d /tmp/tilecache-compare.XXXXXX)
 chmod 755 "$work"  # nginx workers run as www-data and must read the static files

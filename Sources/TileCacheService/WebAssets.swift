@@ -1,7 +1,8 @@
 import Hummingbird
 
-/// The web front end: `index.html`, `app.js` and `app.css`, compiled into the binary (`WebAssets+Embedded.swift`,
-/// written by `scripts/embed-web.py` from `Web/`), so an installed binary needs no files beside it.
+/// The web front end (`index.html`, `app.js`, `app.css`) and the OpenAPI document, compiled into the binary
+/// (`WebAssets+Embedded.swift`, written by `scripts/embed-web.py` from `Web/` and `docs/openapi.yaml`), so an installed
+/// binary needs no files beside it.
 public struct WebAssets: Sendable {
     private let files: [String: (type: String, bytes: [UInt8])]
 
@@ -11,13 +12,13 @@ public struct WebAssets: Sendable {
         self.files = files
     }
 
-    /// The bytes of one embedded file (`index.html`, `app.js`, `app.css`), for tests.
+    /// The bytes of one embedded file (`index.html`, `app.js`, `app.css`, `openapi.yaml`), for tests.
     public func bytes(of name: String) -> [UInt8]? { files[name]?.bytes }
 
-    /// `/`, `/app.js` and `/app.css` (HEAD comes from the router).
+    /// `/`, `/app.js`, `/app.css` and `/openapi.yaml` (HEAD comes from the router).
     var routes: RouteCollection<BasicRequestContext> {
         let routes = RouteCollection(context: BasicRequestContext.self)
-        for (path, name) in [("/", "index.html"), ("/app.js", "app.js"), ("/app.css", "app.css")] {
+        for (path, name) in [("/", "index.html"), ("/app.js", "app.js"), ("/app.css", "app.css"), ("/openapi.yaml", "openapi.yaml")] {
             guard let file = files[name] else { continue }
             let response: @Sendable () -> Response = { Response(status: .ok, headers: [.contentType: file.type, .cacheControl: "no-cache"],
                                       body: .init(byteBuffer: ByteBuffer(bytes: file.bytes))) }

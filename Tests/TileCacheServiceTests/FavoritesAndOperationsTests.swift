@@ -152,14 +152,16 @@ struct FavoritesAndOperationsTests {
         }
     }
 
-    @Test("the compiled-in front end is byte for byte the files of Web/ (run scripts/embed-web.py after editing them)")
+    @Test("the compiled-in front end and OpenAPI document are byte for byte Web/ and docs/openapi.yaml (run scripts/embed-web.py after editing them)")
     func webEmbedded() throws {
         let web = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../../Sources/TileCacheService/Web").standardized
         let assets = WebAssets()
-        for name in ["index.html", "app.js", "app.css"] {
-            let source = try Data(contentsOf: web.appendingPathComponent(name))
-            #expect(assets.bytes(of: name) == [UInt8](source), "\(name) differs from Web/\(name)")
+        let docs = web.appendingPathComponent("../../../docs").standardized
+        for file in [web.appendingPathComponent("index.html"), web.appendingPathComponent("app.js"), web.appendingPathComponent("app.css"),
+                     docs.appendingPathComponent("openapi.yaml")] {
+            let source = try Data(contentsOf: file)
+            #expect(assets.bytes(of: file.lastPathComponent) == [UInt8](source), "\(file.lastPathComponent) differs from \(file.path)")
         }
     }
 }

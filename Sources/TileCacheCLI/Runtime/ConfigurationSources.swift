@@ -154,12 +154,14 @@ struct ConfigurationSources {
             var names: [Name]?
             var isRepeating: Bool?
             var defaultValue: String?
+            var shouldDisplay: Bool?
         }
         var command: Command
     }
 
-    /// The options of `command`, read from the parser's own description of it.
-    static func options(of command: String) throws -> [Option] {
+    /// The options of `command`, read from the parser's own description of it (hidden ones too, unless
+    /// `includeHidden` is false).
+    static func options(of command: String, includeHidden: Bool = true) throws -> [Option] {
         let message: String
         do {
             _ = try TileCacheCommand.parseAsRoot([command, "--experimental-dump-help"])
@@ -171,7 +173,7 @@ struct ConfigurationSources {
         let arguments = dump.command.arguments ?? []
         let longNames = Set(arguments.flatMap { $0.names ?? [] }.filter { $0.kind == "long" }.map(\.name))
         return arguments.compactMap { argument in
-            guard argument.kind != "positional", let names = argument.names,
+            guard argument.kind != "positional", includeHidden || argument.shouldDisplay != false, let names = argument.names,
                   let long = names.first(where: { $0.kind == "long" })?.name else { return nil }
             if long.hasPrefix("no-"), longNames.contains(String(long.dropFirst(3))) { return nil }  // an inversion
             return Option(long: long, names: Set(names.map { ($0.kind == "short" ? "-" : "--") + $0.name }),
