@@ -39,7 +39,7 @@ extension TileCacheCommand {
 
         func run() throws {
             let console = Console.current
-            let sources = try ConfigurationSources(arguments: [command] + options, environment: ProcessInfo.processInfo.environment)
+            let sources = try ConfigurationSources(arguments: [command] + options, environment: ProcessInfo.processInfo.environment, report: true)
             for warning in sources.warnings { console.err(warning + "\n") }
             // The command line as a whole must parse, as it would when the command ran.
             _ = try TileCacheCommand.parseAsRoot(sources.arguments)

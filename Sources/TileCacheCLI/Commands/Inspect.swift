@@ -8,10 +8,10 @@ extension TileCacheCommand {
         static let configuration = CommandConfiguration(
             abstract: "Validate local image files: format by magic bytes, dimensions, full decode.",
             discussion: """
-                A directory argument inspects every file in it, recursively. Symbolic links are followed; hidden
-                files, files that are not regular (FIFOs, devices) and links back into a directory being searched
+                A directory argument inspects every file in it, recursively. Symbolic links are followed; hidden \
+                files, files that are not regular (FIFOs, devices) and links back into a directory being searched \
                 are skipped, and stderr says what was skipped. A path that does not exist is reported as not-found.
-                Exit codes: 0 all valid; 2 some file is not a valid image, or a path is not found; 1 a usage error,
+                Exit codes: 0 all valid; 2 some file is not a valid image, or a path is not found; 1 a usage error, \
                 or nothing to check (no files at all) unless --allow-empty.
 
                 Example:
@@ -30,8 +30,11 @@ extension TileCacheCommand {
         @Flag(help: "Decode every pixel at full size, as the pipeline does (slower; the verdict is the same).")
         var fullDecode = false
 
-        @Option(name: [.customShort("j"), .long], help: "Files validated at once (default: the number of cores).")
-        var concurrency = ProcessInfo.processInfo.activeProcessorCount
+        @Option(name: [.customShort("j"), .customLong("concurrency")], help: "Files validated at once (default: the number of cores).")
+        var concurrencyGiven: Int?
+
+        /// `-j`, else the number of cores.
+        var concurrency: Int { concurrencyGiven ?? ProcessInfo.processInfo.activeProcessorCount }
 
         @Flag(help: "Accept finding no files at all as success.")
         var allowEmpty = false

@@ -11,10 +11,10 @@ extension TileCacheCommand {
             discussion: """
                 Full-size photos for elements 90 and up are skipped as known missing unless --include-known-missing.
                 On a terminal a progress line is drawn on stderr; otherwise nothing is printed until the report.
-                Each run is appended to <cache-dir>/runs.jsonl. Ctrl-C (or SIGTERM) stops the run and prints what
+                Each run is appended to <cache-dir>/runs.jsonl. Ctrl-C (or SIGTERM) stops the run and prints what \
                 completed, marked interrupted; a second Ctrl-C exits at once.
-                Exit codes: 0 all good; 2 some URL is broken; 1 a usage error, an unusable cache directory, an empty
-                URL list (unless --allow-empty), images the file system refused to store, a misconfigured
+                Exit codes: 0 all good; 2 some URL is broken; 1 a usage error, an unusable cache directory, an empty \
+                URL list (unless --allow-empty), images the file system refused to store, a misconfigured \
                 --shared-store, or images not written to it; 130 after Ctrl-C, 143 after SIGTERM.
 
                 Examples:
@@ -26,6 +26,8 @@ extension TileCacheCommand {
         @OptionGroup var pipeline: PipelineOptions
         @OptionGroup var output: OutputOptions
 
+        @OptionGroup var progressOption: ProgressOption
+
         @OptionGroup var configFile: ConfigFileOption
 
         @Option(help: "Run the same prefetch this many times in one process (1 cold, later ones warm).")
@@ -34,7 +36,7 @@ extension TileCacheCommand {
         @Flag(help: "Also fetch images upstream is known to lack (full-size photos for 90 and up).")
         var includeKnownMissing = false
 
-        @Flag(help: "Print the URLs that would be fetched, one a line, and fetch nothing.")
+        @Flag(help: "Print the URLs that would be fetched, one a line (with --format json, a JSON array), and fetch nothing.")
         var dryRun = false
 
         @Flag(help: "Accept an empty --urls list (nothing to fetch) as success.")
@@ -56,13 +58,13 @@ extension TileCacheCommand {
             let fetchable = images.filter { $0.invalidInput == nil }.map(\.url)
             let alternatives = ImageList.alternatives(of: images)
             if dryRun {
-                console.out(fetchable.map { $0 + "\n" }.joined())
+                console.out(output.format == .json ? ReportJSON.encode(fetchable) : fetchable.map { $0 + "\n" }.joined())
                 return
             }
             var logger = Logger(label: "tilecache") { StreamLogHandler.standardError(label: $0) }
             logger.logLevel = output.verbose ? .debug : .warning
             let pipeline = try await self.pipeline.makePipeline(logger: logger)
-            let progress = ProgressBar(console: console)
+            let progress = progressOption.bar(console)
 
             var reports: [PrefetchReport] = []
             var interruption: Int32?

@@ -12,7 +12,7 @@ extension TileCacheCommand {
         static let configuration = CommandConfiguration(
             abstract: "Serve the catalogue, its images, thumbnails, metrics and a web front end over HTTP.",
             discussion: """
-                Endpoints are documented in docs/service.md. Stops gracefully on SIGTERM or SIGINT: no new
+                Endpoints are documented in docs/service.md. Stops gracefully on SIGTERM or SIGINT: no new \
                 connections, in-flight requests finish.
 
                 Examples:
@@ -63,8 +63,11 @@ extension TileCacheCommand {
                                    valueName: "w,w,..."))
         var allowedWidths: String?
 
-        @Option(help: "Variants made at once (default: the number of cores).")
-        var resizeConcurrency = ProcessInfo.processInfo.activeProcessorCount
+        @Option(name: .customLong("resize-concurrency"), help: "Variants made at once (default: the number of cores).")
+        var resizeConcurrencyGiven: Int?
+
+        /// `--resize-concurrency`, else the number of cores.
+        var resizeConcurrency: Int { resizeConcurrencyGiven ?? ProcessInfo.processInfo.activeProcessorCount }
 
         @Option(help: "Variants that may wait for those; one more is answered 503 with Retry-After.")
         var resizeQueue = 64

@@ -9,7 +9,7 @@ extension TileCacheCommand {
         static let configuration = CommandConfiguration(
             abstract: "Show what the disk cache holds and the last runs with their hit rates.",
             discussion: """
-                With --shared-store, also the objects and bytes the shared store holds under its prefix (a store that
+                With --shared-store, also the objects and bytes the shared store holds under its prefix (a store that \
                 does not answer is then an error, exit 1).
 
                 Example:

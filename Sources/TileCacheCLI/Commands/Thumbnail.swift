@@ -8,9 +8,9 @@ extension TileCacheCommand {
         static let configuration = CommandConfiguration(
             abstract: "Make thumbnails of local image files with the service's processing (no HTTP, no caches).",
             discussion: """
-                Each FILE becomes OUTPUT/<name>.<jpg|png|webp>: upright (EXIF orientation applied), shrunk on load,
-                resized with Lanczos-3, encoded at the asked quality, exactly as `tilecache serve` makes `?w=`
-                variants. --repeat runs the whole set that many times and reports thumbnails per second, for
+                Each FILE becomes OUTPUT/<name>.<jpg|png|webp>: upright (EXIF orientation applied), shrunk on load, \
+                resized with Lanczos-3, encoded at the asked quality, exactly as `tilecache serve` makes `?w=` \
+                variants. --repeat runs the whole set that many times and reports thumbnails per second, for \
                 comparisons with vipsthumbnail and Pillow (docs/benchmarks.md).
                 Exit codes: 0 every file made; 2 some file could not be read or processed; 1 a usage error.
 
@@ -42,8 +42,11 @@ extension TileCacheCommand {
         @Option(help: "Output format: jpeg, png or webp (default: JPEG, or PNG for images with transparency).")
         var imageFormat: ImageFormatOption?
 
-        @Option(name: [.customShort("j"), .long], help: "Files processed at once (default: the number of cores).")
-        var concurrency = ProcessInfo.processInfo.activeProcessorCount
+        @Option(name: [.customShort("j"), .customLong("concurrency")], help: "Files processed at once (default: the number of cores).")
+        var concurrencyGiven: Int?
+
+        /// `-j`, else the number of cores.
+        var concurrency: Int { concurrencyGiven ?? ProcessInfo.processInfo.activeProcessorCount }
 
         @Option(help: "Process the whole set this many times (for timing); the files are written once.")
         var `repeat` = 1

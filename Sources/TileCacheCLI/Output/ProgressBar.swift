@@ -2,19 +2,36 @@ import Foundation
 import ImageCore
 import NIOConcurrencyHelpers
 
-/// A live progress line on stderr (only when stderr is a terminal): done/total, rate, hits, failures, ETA.
+/// Progress on stderr: done/total, rate, hits, failures, ETA. On a terminal a live line redrawn at most every 100 ms;
+/// off a terminal, when asked (`--progress`), one plain line per 10% so a CI log stays short.
 final class ProgressBar: Sendable {
+    enum Mode: Sendable {
+        /// A live line when stderr is a terminal, nothing otherwise.
+        case onTerminal
+        /// The live line on a terminal, lines per 10% elsewhere.
+        case always
+        /// Nothing.
+        case off
+    }
+
     private let console: Console
+    private let mode: Mode
     private let lastDraw = NIOLockedValueBox<ContinuousClock.Instant?>(nil)
     /// Whether a line is drawn and not yet ended.
     private let lineOpen = NIOLockedValueBox(false)
+    /// The last tenth reported off a terminal.
+    private let lastTenth = NIOLockedValueBox(0)
 
-    init(console: Console) { self.console = console }
+    init(console: Console, mode: Mode = .onTerminal) {
+        self.console = console
+        self.mode = mode
+    }
 
-    var isEnabled: Bool { console.errIsTerminal }
+    var isEnabled: Bool { mode == .always || (mode == .onTerminal && console.errIsTerminal) }
 
     func update(_ progress: PrefetchProgress) {
         guard isEnabled else { return }
+        guard console.errIsTerminal else { return logLine(progress) }
         let now = ContinuousClock.now
         let due = lastDraw.withLockedValue { last -> Bool in
             if progress.done < progress.total, let last, now - last < .milliseconds(100) { return false }
@@ -32,6 +49,21 @@ final class ProgressBar: Sendable {
                            rate, progress.hits, progress.failures, remaining))
         lineOpen.withLockedValue { $0 = true }
         if progress.done == progress.total { finish() }
+    }
+
+    /// A plain line each time another tenth of the work is done.
+    private func logLine(_ progress: PrefetchProgress) {
+        guard progress.total > 0 else { return }
+        let tenth = progress.done * 10 / progress.total
+        let due = lastTenth.withLockedValue { last -> Bool in
+            guard tenth > last else { return false }
+            last = tenth
+            return true
+        }
+        guard due else { return }
+        let rate = Double(progress.done) / max(progress.elapsed.inSeconds, 0.001)
+        console.err(String(format: "progress: %d%% (%d/%d)  %.0f/s  hits %d  failures %d\n", tenth * 10, progress.done, progress.total,
+                           rate, progress.hits, progress.failures))
     }
 
     /// Ends a line left open (the run stopped before its last URL), so what is printed next starts on its own line.

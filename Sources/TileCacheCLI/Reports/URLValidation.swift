@@ -92,14 +92,16 @@ public struct URLValidator: Sendable {
 
     /// Checks every image, `concurrency` at a time; results in input order. When the calling task is cancelled, no
     /// further URL is started, checks in flight are cancelled, and the report holds what was checked.
-    public func validate(_ images: [TargetImage]) async -> URLValidationReport {
+    ///
+    /// - Parameter progress: called after each URL is checked.
+    public func validate(_ images: [TargetImage], progress: (@Sendable (PrefetchProgress) -> Void)? = nil) async -> URLValidationReport {
         // A check reads no cache: memory and disk may hold an image the host no longer serves.
         let options: ImageRequest.Options = storing ? [.reloadIgnoringCachedData, .disableMemoryCacheWrites] : .noStore
         let fetched = images.filter { $0.invalidInput == nil }
         let requests = fetched.map {
             ImageRequest(url: $0.url, alternatives: $0.isKnownMissing ? [] : $0.alternativeURLs, options: options)
         }
-        let run = await pipeline.prefetch(requests, concurrency: concurrency)
+        let run = await pipeline.prefetch(requests, concurrency: concurrency, progress: progress)
         let interrupted = Task.isCancelled
         var checked = run.results.makeIterator()
         var all: [URLValidationResult] = []

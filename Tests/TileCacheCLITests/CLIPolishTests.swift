@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+import TestSupport
+import TileCacheCLI
+import TileCacheOrigin
+
+@Suite("CLI polish: help, dry runs, only-broken, progress off a terminal")
+struct CLIPolishTests {
+    @Test("--help shows each default once, and never splits a paragraph at a fixed width", arguments: [
+        "prefetch", "validate", "inspect", "thumbnail", "stats", "clear", "bench-cache", "serve", "origin", "demo", "config"])
+    func help(command: String) async throws {
+        let run = await tilecache(command, "--help")
+        #expect(run.code == 0)
+        // One option's help: its first line and the indented lines after it.
+        var options: [String] = []
+        for line in run.out.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("  -") { options.append(String(line)) } else if line.hasPrefix("      "), !options.isEmpty { options[options.count - 1] += " " + line }
+        }
+        for option in options {
+            let defaults = option.components(separatedBy: "default").count - 1
+            #expect(defaults <= 1, "\(command): \(option)")
+        }
+    }
+
+    @Test("prefetch --dry-run --format json prints a JSON array of the URLs, and fetches nothing")
+    func dryRunJSON() async throws {
+        try await withOrigin { origin in
+            let run = await tilecache("prefetch", "--tiles-base", origin.tilesBase, "--images-base", origin.imagesBase, "--elements", "1-3",
+                                      "--dry-run", "--format", "json", "--no-disk-cache")
+            #expect(run.code == 0)
+            let urls = try #require(try run.json() as? [String])
+            #expect(urls.count == 6 && urls.allSatisfy { $0.hasPrefix("http://127.0.0.1:") })
+            #expect(origin.statistics.requests == 0)
+        }
+    }
+
+    @Test("validate --only-broken lists only the broken URLs; the counts still cover every URL")
+    func onlyBroken() async throws {
+        try await withOrigin({ $0.faults = [FaultRule(pathContains: "/Tiles/002/", fault: .status(404))] }) { origin in
+            let run = await tilecache("validate", "--tiles-base", origin.tilesBase, "--elements", "1-3", "--kind", "thumbnails",
+                                      "--only-broken", "--format", "json")
+            #expect(run.code == 2)
+            let report = try #require(try run.json() as? [String: Any])
+            let results = try #require(report["results"] as? [[String: Any]])
+            #expect(results.count == 1 && (results[0]["url"] as? String)?.contains("/Tiles/002/") == true)
+            #expect(report["checked"] as? Int == 3 && report["ok"] as? Int == 2)
+            let table = await tilecache("validate", "--tiles-base", origin.tilesBase, "--elements", "1-3", "--kind", "thumbnails", "--only-broken")
+            #expect(table.out.contains("/Tiles/002/") && !table.out.contains("/Tiles/001/"))
+        }
+    }
+
+    @Test("--progress off a terminal: one line per 10% on stderr; without it, none")
+    func progressLines() async throws {
+        try await withOrigin { origin in
+            for command in ["prefetch", "validate"] {
+                let run = await tilecache(command, "--tiles-base", origin.tilesBase, "--elements", "1-20", "--kind", "thumbnails",
+                                          "--no-disk-cache", "--progress")
+                #expect(run.code == 0, "\(run.err)")
+                let lines = run.err.split(separator: "\n").filter { $0.hasPrefix("progress: ") }
+                #expect(lines.count == 10 && lines.last?.hasPrefix("progress: 100% (20/20)") == true, "\(command): \(run.err)")
+                let quiet = await tilecache(command, "--tiles-base", origin.tilesBase, "--elements", "1-5", "--kind", "thumbnails",
+                                            "--no-disk-cache")
+                #expect(!quiet.err.contains("progress:"))
+            }
+        }
+    }
+}
