@@ -1,7 +1,11 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 import TestSupport
 import TileCacheCLI
+import ImageCore
 import TileCacheOrigin
 
 @Suite("CLI polish: help, dry runs, only-broken, progress off a terminal")
@@ -61,6 +65,38 @@ struct CLIPolishTests {
                 let quiet = await tilecache(command, "--tiles-base", origin.tilesBase, "--elements", "1-5", "--kind", "thumbnails",
                                             "--no-disk-cache")
                 #expect(!quiet.err.contains("progress:"))
+            }
+        }
+    }
+}
+
+@Suite("serve's request log")
+struct RequestLogTests {
+    @Test("--log-format json: one JSON object per request with method, path, status, bytes, duration, cache layer and request ID")
+    func jsonLines() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withOrigin { origin in
+                let child = try ChildProcess(["serve", "--port", "0", "--cache-dir", directory + "/cache", "--log-format", "json",
+                                              "--tiles-base", origin.tilesBase, "--images-base", origin.imagesBase])
+                let out = try await child.waitForOutput(containing: "serving on http://127.0.0.1:")
+                let port = try #require(out.split(separator: ":").dropFirst(2).first.flatMap { Int($0.prefix { $0.isNumber }) })
+                var request = TransferRequest(url: "http://127.0.0.1:\(port)/api/v1/elements/26/thumbnail")
+                request.headers = [.init("X-Request-ID", "log-test-1")]
+                for _ in 0..<2 { #expect(try await TransferEngine().perform(request).status == 200) }
+                child.send(SIGTERM)
+                #expect(try await child.wait() == 0)
+                let lines = child.err.split(separator: "\n").compactMap {
+                    try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+                }
+                #expect(!lines.isEmpty && lines.count == child.err.split(separator: "\n").count, "every stderr line is JSON: \(child.err)")
+                let requests = lines.filter { $0["message"] as? String == "request" && $0["request_id"] as? String == "log-test-1" }
+                #expect(requests.count == 2, "\(child.err)")
+                for line in requests {
+                    #expect(line["method"] as? String == "GET" && line["path"] as? String == "/api/v1/elements/26/thumbnail")
+                    #expect(line["status"] as? Int == 200 && (line["bytes"] as? Int ?? 0) > 0 && line["duration_ms"] is Double)
+                    #expect(line["level"] as? String == "info" && line["time"] is String)
+                }
+                #expect(requests.map { $0["cache"] as? String } == ["networkFetch", "memory"])
             }
         }
     }

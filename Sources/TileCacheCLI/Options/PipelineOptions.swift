@@ -22,14 +22,14 @@ struct PipelineOptions: ParsableArguments {
             })
     var memoryContent: MemoryContent?
 
-    @Option(help: "Most images kept in memory (default 100; serve: 100000).")
+    @Option(help: "Most images kept in memory (default: 100; serve: 100000).")
     var memoryCount: Int?
 
-    @Option(help: "Most bytes kept in memory, pixels or encoded bytes as --memory-content says, e.g. 10MiB (default 10MiB; serve: 64MiB).",
+    @Option(help: "Most bytes kept in memory, pixels or encoded bytes as --memory-content says, e.g. 10MiB (default: 10MiB; serve: 64MiB).",
             transform: { try ByteSize(parsing: $0) })
     var memoryBytes: ByteSize?
 
-    @Option(help: "Disk cache size limit, e.g. 256MiB.", transform: { try ByteSize(parsing: $0) })
+    @Option(help: "Disk cache size limit, e.g. 1GiB (default: \(ByteSize.format(DiskCache.defaultSizeLimit))).", transform: { try ByteSize(parsing: $0) })
     var diskBytes = ByteSize(bytes: DiskCache.defaultSizeLimit)
 
     @Option(name: [.customShort("j"), .long], help: "Most transfers in flight.")
@@ -41,7 +41,7 @@ struct PipelineOptions: ParsableArguments {
     @Option(help: "Retries after a transient failure (timeouts, connection failures, 5xx, 408, 429).")
     var retries = 2
 
-    @Option(help: "Largest body accepted, e.g. 20MiB.", transform: { try ByteSize(parsing: $0) })
+    @Option(help: "Largest body accepted, e.g. 50MiB (default: 20MiB).", transform: { try ByteSize(parsing: $0) })
     var maxBytes = ByteSize(bytes: 20 * 1024 * 1024)
 
     @Option(help: "Largest accepted width x height.")

@@ -23,7 +23,7 @@ struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
             var metadata: Logger.Metadata = [
                 "method": .string(request.method.rawValue), "path": .string(String(request.uri.path.prefix(512))),
                 "status": .stringConvertible(Int(response.status.code)),
-                "duration_ms": .string(String(format: "%.3f", Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)),
+                "duration_ms": .stringConvertible(((Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15) * 1000).rounded() / 1000),
             ]
             if let bytes = response.body.contentLength { metadata["bytes"] = .stringConvertible(bytes) }
             if let source = response.headers[ElementsController.sourceHeader] { metadata["cache"] = .string(source) }
