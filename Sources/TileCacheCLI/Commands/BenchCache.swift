@@ -10,7 +10,7 @@ extension TileCacheCommand {
             commandName: "bench-cache",
             abstract: "Replay access patterns against the memory cache and show the hit rate each size buys.",
             discussion: """
-                Replays a seeded access trace against TileCache's own memory cache (the real MemoryCache type, LRU and W-TinyLFU), \
+                Replays a seeded access trace against TileCache's own LRU memory cache (the real MemoryCache type), \
                 FIFO, SIEVE and Belady's optimal policy, at every count limit and every byte limit given, using the \
                 real decoded sizes of the images (from the disk cache when it has them, else the built-in origin's). \
                 Reports hit rate and byte hit rate per size and policy, and the smallest size that reaches --target.
