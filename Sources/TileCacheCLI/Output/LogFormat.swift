@@ -45,7 +45,9 @@ struct JSONLogHandler: LogHandler {
     private static func json(_ value: Logger.Metadata.Value) -> Any {
         switch value {
         case .string(let text): text
-        case .stringConvertible(let convertible): (convertible as? Int) ?? (convertible as? Double) ?? convertible.description
+        case .stringConvertible(let convertible):
+            // Numbers stay JSON numbers (status, bytes, duration_ms); anything else is its description.
+            if let number = convertible as? Int { number } else if let number = convertible as? Double { number } else { convertible.description }
         case .array(let items): items.map(json)
         case .dictionary(let entries): entries.mapValues(json)
         }

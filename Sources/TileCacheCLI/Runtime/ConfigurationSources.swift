@@ -28,8 +28,7 @@ struct ConfigurationSources {
     /// The variable naming a config file when `--config` is not given.
     static let fileVariable = "TILECACHE_CONFIG"
     /// Variables of the project that are not `TILECACHE_<OPTION>` of these commands (no warning for them).
-    static let otherVariables: Set<String> = [fileVariable, "TILECACHE_DATABASE_URL", "TILECACHE_SIGNING_SALT", "TILECACHE_CACHE_DIR",
-                                               "TILECACHE_SIGNING_KEY", "TILECACHE_TEST_TIME_SCALE"]
+    static let otherVariables: Set<String> = [fileVariable, "TILECACHE_DATABASE_URL", "TILECACHE_TEST_TIME_SCALE"]
 
     /// Where an option's value came from.
     enum Source: String, Encodable {
