@@ -1,5 +1,5 @@
-// MemoryCache against Foundation's NSCache with the same limits (count 100, cost 10 MiB): get and set throughput
-// with 1 and 2 threads, 5 alternating rounds, medians. Prints one JSON object. Used by Benchmarks/compare/run.sh.
+// MemoryCache (LRU, and its W-TinyLFU policy) against Foundation's NSCache with the same limits (count 100, cost
+// 10 MiB): get and set throughput with 1 and 2 threads, 5 alternating rounds, medians. Prints one JSON object. Used by Benchmarks/compare/run.sh.
 import Foundation
 import ImageCore
 
@@ -25,6 +25,7 @@ func throughput(threads: Int, _ body: @escaping @Sendable (Int, Int) -> Void) ->
 
 struct Caches: @unchecked Sendable {  // both caches are thread-safe by contract
     let ours = MemoryCache<String, Box>(countLimit: 100, costLimit: 10 << 20)
+    let tinyLFU = MemoryCache<String, Box>(countLimit: 100, costLimit: 10 << 20, policy: .tinyLFU)
     let foundation: NSCache<NSString, Box> = {
         let cache = NSCache<NSString, Box>()
         cache.countLimit = 100
@@ -38,6 +39,9 @@ func measure(_ name: String, threads: Int, caches: Caches) -> Double {
     case "get-ours":
         for index in 0..<100 { caches.ours.set(boxes[index], forKey: urls[index], cost: 1000) }
         return throughput(threads: threads) { thread, index in _ = caches.ours.value(forKey: urls[(index + thread * 50) % 100]) }
+    case "get-tinylfu":
+        for index in 0..<100 { caches.tinyLFU.set(boxes[index], forKey: urls[index], cost: 1000) }
+        return throughput(threads: threads) { thread, index in _ = caches.tinyLFU.value(forKey: urls[(index + thread * 50) % 100]) }
     case "get-nscache":
         for index in 0..<100 { caches.foundation.setObject(boxes[index], forKey: nsKeys[index], cost: 1000) }
         return throughput(threads: threads) { thread, index in _ = caches.foundation.object(forKey: nsKeys[(index + thread * 50) % 100]) }
@@ -45,6 +49,11 @@ func measure(_ name: String, threads: Int, caches: Caches) -> Double {
         return throughput(threads: threads) { thread, index in
             let key = (index * 2 + thread) % 1000
             caches.ours.set(boxes[key], forKey: urls[key], cost: 50_000)
+        }
+    case "set-tinylfu":
+        return throughput(threads: threads) { thread, index in
+            let key = (index * 2 + thread) % 1000
+            caches.tinyLFU.set(boxes[key], forKey: urls[key], cost: 50_000)
         }
     default:
         return throughput(threads: threads) { thread, index in
@@ -59,12 +68,14 @@ func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 var results: [String: Double] = [:]
 for threads in [1, 2] {
     for operation in ["get", "set"] {
-        var ours: [Double] = [], theirs: [Double] = []
+        var ours: [Double] = [], tinyLFU: [Double] = [], theirs: [Double] = []
         for _ in 0..<5 {  // alternate, fresh caches each round
             ours.append(measure("\(operation)-ours", threads: threads, caches: Caches()))
+            tinyLFU.append(measure("\(operation)-tinylfu", threads: threads, caches: Caches()))
             theirs.append(measure("\(operation)-nscache", threads: threads, caches: Caches()))
         }
         results["\(operation)_\(threads)_memorycache"] = median(ours)
+        results["\(operation)_\(threads)_tinylfu"] = median(tinyLFU)
         results["\(operation)_\(threads)_nscache"] = median(theirs)
     }
 }

@@ -6,6 +6,9 @@ import ImageCore
 public enum CachePolicy: String, Sendable, CaseIterable, Codable {
     /// TileCache's own `MemoryCache` (the real type): least recently used, exact count and byte limits.
     case lru
+    /// TileCache's own `MemoryCache` with its W-TinyLFU policy (`--memory-policy tinylfu`): an LRU window (1%, or
+    /// the whole cache while recency pays more), a frequency sketch deciding admission to a segmented LRU.
+    case tinylfu
     /// First in, first out: hits do not refresh an entry.
     case fifo
     /// SIEVE (Zhang et al., NSDI 2024): FIFO order plus a visited bit and a moving hand; a simple policy that often
@@ -50,7 +53,8 @@ func replay(_ trace: AccessTrace, policy: CachePolicy, size: CacheSize) -> Repla
     let countLimit = size.countLimit ?? Int.max
     let byteLimit = size.byteLimit ?? Int.max
     switch policy {
-    case .lru: return replayLRU(trace.accesses, bytes: bytes, countLimit: countLimit, byteLimit: byteLimit)
+    case .lru: return replayMemoryCache(trace.accesses, bytes: bytes, countLimit: countLimit, byteLimit: byteLimit, policy: .lru)
+    case .tinylfu: return replayMemoryCache(trace.accesses, bytes: bytes, countLimit: countLimit, byteLimit: byteLimit, policy: .tinyLFU)
     case .fifo: return replayFIFO(trace.accesses, bytes: bytes, countLimit: countLimit, byteLimit: byteLimit)
     case .sieve: return replaySIEVE(trace.accesses, bytes: bytes, countLimit: countLimit, byteLimit: byteLimit)
     case .belady: return replayBelady(trace.accesses, bytes: bytes, countLimit: countLimit, byteLimit: byteLimit)
@@ -59,8 +63,9 @@ func replay(_ trace: AccessTrace, policy: CachePolicy, size: CacheSize) -> Repla
 
 /// The product's `MemoryCache`, used exactly as the pipeline uses it: look up, and on a miss insert with the decoded
 /// size as cost (an object larger than the whole byte limit is refused, as in the product).
-private func replayLRU(_ accesses: [Int32], bytes: [Int], countLimit: Int, byteLimit: Int) -> Replay {
-    let cache = MemoryCache<Int32, Int32>(countLimit: countLimit, costLimit: byteLimit)
+private func replayMemoryCache(_ accesses: [Int32], bytes: [Int], countLimit: Int, byteLimit: Int,
+                               policy: MemoryCache<Int32, Int32>.Policy) -> Replay {
+    let cache = MemoryCache<Int32, Int32>(countLimit: countLimit, costLimit: byteLimit, policy: policy)
     var result = Replay()
     for id in accesses {
         if cache.value(forKey: id) != nil {

@@ -105,6 +105,7 @@ public enum HitRatePlot {
     private static func style(_ policy: CachePolicy) -> (color: String, dash: String?, label: String) {
         switch policy {
         case .lru: ("#d62728", nil, "LRU (TileCache MemoryCache)")
+        case .tinylfu: ("#ff7f0e", "6 2 1 2", "W-TinyLFU (TileCache MemoryCache)")
         case .fifo: ("#1f77b4", "8 4", "FIFO")
         case .sieve: ("#2ca02c", "3 3", "SIEVE")
         case .belady: ("#333333", "1 4", "Belady (optimal)")

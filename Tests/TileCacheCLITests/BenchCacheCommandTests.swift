@@ -16,15 +16,15 @@ struct BenchCacheCommandTests {
         let report = try #require(try run.json() as? [String: Any])
         #expect(report["requests"] as? Int == 20000)
         let results = try #require(report["results"] as? [[String: Any]])
-        #expect(results.count == 4 * 4)
-        #expect(Set(results.compactMap { $0["policy"] as? String }) == ["lru", "fifo", "sieve", "belady"])
+        #expect(results.count == 5 * 4)
+        #expect(Set(results.compactMap { $0["policy"] as? String }) == ["lru", "tinylfu", "fifo", "sieve", "belady"])
         for result in results {
             #expect(Set(result.keys) == ["policy", "countLimit", "byteLimit", "hits", "hitRate", "byteHitRate"])
             #expect(!(result["countLimit"] is NSNull && result["byteLimit"] is NSNull))
             let rate = try #require(result["hitRate"] as? Double)
             #expect(rate > 0 && rate < 1 && abs(rate - Double(result["hits"] as? Int ?? -1) / 20000) < 1e-9)
         }
-        #expect(results.filter { $0["countLimit"] as? Int == 50 && $0["byteLimit"] as? Int == 2 << 20 }.count == 4)
+        #expect(results.filter { $0["countLimit"] as? Int == 50 && $0["byteLimit"] as? Int == 2 << 20 }.count == 5)
         let again = await tilecache(arguments)
         #expect((try again.json() as? [String: Any])?["results"] as? NSArray == report["results"] as? NSArray)
     }
@@ -65,8 +65,8 @@ struct BenchCacheCommandTests {
             #expect(run.out.contains("trace: scroll, 5000 accesses of 118 images"))
             #expect(run.out.contains("smallest size reaching a 50.0% hit rate:") && run.out.contains("  lru: "))
             let svg = try String(contentsOfFile: plot, encoding: .utf8)
-            #expect(svg.hasPrefix("<svg") && svg.components(separatedBy: "<polyline").count - 1 == 8)  // 4 policies x 2 panels
-            #expect(svg.contains("LRU (TileCache MemoryCache)") && svg.contains("target 50%"))
+            #expect(svg.hasPrefix("<svg") && svg.components(separatedBy: "<polyline").count - 1 == 10)  // 5 policies x 2 panels
+            #expect(svg.contains("LRU (TileCache MemoryCache)") && svg.contains("W-TinyLFU (TileCache MemoryCache)") && svg.contains("target 50%"))
         }
     }
 

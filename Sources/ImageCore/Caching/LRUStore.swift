@@ -86,6 +86,23 @@ struct LRUStore<Key: Hashable, Value> {
         return trim()
     }
 
+    /// The cost of the entry for `key`, without touching recency.
+    @inlinable
+    func cost(forKey key: Key) -> Int? { index[key].map { slots[$0].cost } }
+
+    /// The least recently used key, without touching recency.
+    @inlinable var leastRecentlyUsedKey: Key? { tail >= 0 ? slots[tail].key : nil }
+
+    /// Removes and returns the least recently used entry.
+    @inlinable
+    mutating func removeLeastRecentlyUsed() -> (key: Key, value: Value, cost: Int)? {
+        guard tail >= 0, let key = slots[tail].key, let value = slots[tail].value else { return nil }
+        let slot = tail, cost = slots[tail].cost
+        unlink(slot)
+        release(slot)
+        return (key, value, cost)
+    }
+
     /// Removes and returns the value for `key`.
     @inlinable
     @discardableResult

@@ -1,3 +1,4 @@
+import Foundation
 import NIOPosix
 
 /// The one place work that blocks a thread (file I/O, SHA-256, decoding, resizing) is run from async code.
@@ -20,6 +21,26 @@ public enum BlockingWork {
             NIOThreadPool.singleton.submit { _ in
                 continuation.resume(returning: Result { () throws(Failure) -> T in try body() })
             }
+        }
+        return try result.get()
+    }
+
+    /// The result of `body`, run on a thread of its own while the calling task is suspended: for long CPU-bound work
+    /// (seconds of it: a hit-rate replay) that would otherwise hold one of the few threads of a shared pool. On two
+    /// cores the blocking pool also runs every decode and file read, and the cooperative pool every socket callback;
+    /// a replay on either stalls them, while a thread of its own is time-sliced by the kernel beside them.
+    ///
+    /// - Throws: `body`'s error.
+    public static func runOnOwnThread<T: Sendable, Failure: Error>(
+        _ body: @escaping @Sendable () throws(Failure) -> T
+    ) async throws(Failure) -> T {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, Failure>, Never>) in
+            let thread = Thread {
+                continuation.resume(returning: Result { () throws(Failure) -> T in try body() })
+            }
+            thread.name = "tilecache-cpu"
+            thread.stackSize = 8 << 20
+            thread.start()
         }
         return try result.get()
     }

@@ -8,6 +8,8 @@ extension ImagePipeline {
         public var memoryCountLimit = MemoryCache<String, CachedImage>.defaultCountLimit
         /// Most bytes in memory: pixel bytes or encoded bytes, as `memoryContent` says (default 10 MiB).
         public var memoryCostLimit = MemoryCache<String, CachedImage>.defaultCostLimit
+        /// What the memory tier keeps when it is full (default `.lru`; `.tinyLFU` admits by frequency).
+        public var memoryPolicy = MemoryCache<String, CachedImage>.Policy.lru
         /// Disk cache directory; nil runs without a disk cache (default `DiskCache.defaultDirectory`).
         public var diskDirectory: String? = DiskCache.defaultDirectory
         /// Disk cache byte limit (default 256 MiB).

@@ -70,7 +70,8 @@ public final class ImagePipeline: Sendable {
     private init(configuration: Configuration, diskCache: DiskCache?, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
-        memoryCache = MemoryCache(countLimit: configuration.memoryCountLimit, costLimit: configuration.memoryCostLimit)
+        memoryCache = MemoryCache(countLimit: configuration.memoryCountLimit, costLimit: configuration.memoryCostLimit,
+                                  policy: configuration.memoryPolicy)
         self.diskCache = diskCache
         let downloader = Downloader(configuration: configuration.downloader)
         self.downloader = downloader

@@ -22,6 +22,16 @@ struct PipelineOptions: ParsableArguments {
             })
     var memoryContent: MemoryContent?
 
+    @Option(help: ArgumentHelp("What the memory tier keeps when full: lru (least recently used goes) or tinylfu (W-TinyLFU: a new image displaces another only if asked for more often; scans do not flush it) (default: lru).",
+                               valueName: "lru|tinylfu"),
+            transform: { text in
+                guard let policy = MemoryCache<String, CachedImage>.Policy(rawValue: text.lowercased()) else {
+                    throw ValidationError("--memory-policy must be lru or tinylfu, got '\(text)'")
+                }
+                return policy
+            })
+    var memoryPolicy: MemoryCache<String, CachedImage>.Policy?
+
     @Option(help: "Most images kept in memory (default: 100; serve: 100000).")
     var memoryCount: Int?
 
@@ -70,6 +80,7 @@ struct PipelineOptions: ParsableArguments {
         if let memoryContent { configuration.memoryContent = memoryContent }
         if let memoryCount { configuration.memoryCountLimit = memoryCount }
         if let memoryBytes { configuration.memoryCostLimit = memoryBytes.bytes }
+        if let memoryPolicy { configuration.memoryPolicy = memoryPolicy }
         configuration.diskDirectory = cacheDir
         configuration.diskSizeLimit = diskBytes.bytes
         configuration.downloader.maxConcurrentTransfers = concurrency
