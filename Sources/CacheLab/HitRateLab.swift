@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Foundation
 
 /// One policy at one cache size: what it hit.
 public struct HitRateResult: Sendable, Codable, Hashable {
@@ -32,7 +33,8 @@ public struct HitRateResult: Sendable, Codable, Hashable {
 
 /// Replays access traces against cache policies and sizes.
 public enum HitRateLab {
-    /// Every policy at every size, ordered by size, then policy. Runs the replays on all cores.
+    /// Every policy at every size, ordered by size, then policy. Runs the replays on all cores, on threads of its own;
+    /// the calling thread waits for them (call it from `BlockingWork.runLongCPUWork` in async code).
     public static func run(_ trace: AccessTrace, sizes: [CacheSize], policies: [CachePolicy]) -> [HitRateResult] {
         let jobs = sizes.flatMap { size in policies.map { (size, $0) } }
         let requestedBytes = max(1, trace.requestedBytes)
@@ -40,11 +42,24 @@ public enum HitRateLab {
         let results = UnsafeMutableBufferPointer<Replay>.allocate(capacity: jobs.count)
         results.initialize(repeating: Replay())
         defer { results.deallocate() }
-        // Each iteration writes only its own slot, and concurrentPerform returns after all of them: no shared writes.
+        // Threads of its own, not `concurrentPerform`: on Linux that runs on libdispatch's workers, which are also the
+        // threads of Swift's cooperative pool, so seconds of replay stopped every task in the process (a service in the
+        // same process went ten seconds without answering). Worker w replays jobs w, w + workers, ...; each writes only
+        // its own jobs' slots, and the semaphore is waited for once per worker before the slots are read.
         nonisolated(unsafe) let slots = results
-        DispatchQueue.concurrentPerform(iterations: jobs.count) { index in
-            slots[index] = replay(trace, policy: jobs[index].1, size: jobs[index].0)
+        let workers = max(1, min(jobs.count, ProcessInfo.processInfo.activeProcessorCount))
+        let finished = DispatchSemaphore(value: 0)
+        for worker in 0..<workers {
+            let thread = Thread {
+                for index in stride(from: worker, to: jobs.count, by: workers) {
+                    slots[index] = replay(trace, policy: jobs[index].1, size: jobs[index].0)
+                }
+                finished.signal()
+            }
+            thread.name = "tilecache-replay"
+            thread.start()
         }
+        for _ in 0..<workers { finished.wait() }
         return jobs.enumerated().map { index, job in
             HitRateResult(policy: job.1, countLimit: job.0.countLimit, byteLimit: job.0.byteLimit, hits: results[index].hits,
                           hitRate: Double(results[index].hits) / Double(accesses),

@@ -57,9 +57,9 @@ struct CachePolicyTests {
 
     @Test("no policy ever holds more than its count or byte limit", arguments: CachePolicy.allCases)
     func limitsHold(policy: CachePolicy) async {
-        // Seconds of CPU in a debug build: on a thread of its own, so the suite's socket tests and decodes keep their pools' threads; the
+        // Seconds of CPU in a debug build: on the thread for long CPU work, so the suite's socket tests and decodes keep their pools' threads; the
         // expectations are checked back in the test's task.
-        let problems = await BlockingWork.runOnOwnThread { Self.limitProblems(policy) }
+        let problems = await BlockingWork.runLongCPUWork { Self.limitProblems(policy) }
         #expect(problems.isEmpty, "\(problems)")
     }
 
@@ -81,7 +81,7 @@ struct CachePolicyTests {
         .zipf(exponent: 1.0), .zipf(exponent: 0.6), .uniform,
     ])
     func beladyIsTheBound(pattern: TracePattern) async throws {
-        let problems = try await BlockingWork.runOnOwnThread { try Self.beladyProblems(pattern) }
+        let problems = try await BlockingWork.runLongCPUWork { try Self.beladyProblems(pattern) }
         #expect(problems.isEmpty, "\(problems)")
     }
 
@@ -106,10 +106,10 @@ struct CachePolicyTests {
     @Test("W-TinyLFU: far above LRU where popularity is skewed, close to it where the list is scrolled up and down",
           arguments: [25, 50])
     func tinyLFUAgainstLRU(entries: Int) async throws {
-        // CPU-bound: on a thread of its own, so the suite's socket tests and decodes keep their pools' threads. The
+        // CPU-bound: on the thread for long CPU work, so the suite's socket tests and decodes keep their pools' threads. The
         // sketch hashes with the process's seed, so the margins are wider than the run-to-run spread seen (scroll:
         // 0.5-1.9 points under LRU at 25 and 50 entries; zipf 0.8: 9-13 points above it).
-        let rates = try await BlockingWork.runOnOwnThread { () throws -> [String: (lru: Double, tinyLFU: Double)] in
+        let rates = try await BlockingWork.runLongCPUWork { () throws -> [String: (lru: Double, tinyLFU: Double)] in
             let sizes = ImageSizes()
             var rates: [String: (lru: Double, tinyLFU: Double)] = [:]
             for pattern in [TracePattern.scroll(visibleRows: 12, prefetchRows: 8), .zipf(exponent: 0.8)] {

@@ -1,4 +1,3 @@
-import Foundation
 import NIOPosix
 
 /// The one place work that blocks a thread (file I/O, SHA-256, decoding, resizing) is run from async code.
@@ -7,6 +6,13 @@ import NIOPosix
 /// Swift's cooperative threads, which must stay free to run tasks: with two cores there are two of them, and one
 /// decode on each would stall every timer, deadline and socket callback in the process.
 public enum BlockingWork {
+    /// The one thread of `runLongCPUWork`: a pool of one, started on first use and kept for the process's life.
+    static let longCPUWorkThread: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: 1)
+        pool.start()
+        return pool
+    }()
+
     /// The result of `body`, run on the blocking pool while the calling task is suspended; a body that cannot fail
     /// makes a call that cannot fail.
     ///
@@ -25,22 +31,22 @@ public enum BlockingWork {
         return try result.get()
     }
 
-    /// The result of `body`, run on a thread of its own while the calling task is suspended: for long CPU-bound work
-    /// (seconds of it: a hit-rate replay) that would otherwise hold one of the few threads of a shared pool. On two
-    /// cores the blocking pool also runs every decode and file read, and the cooperative pool every socket callback;
-    /// a replay on either stalls them, while a thread of its own is time-sliced by the kernel beside them.
+    /// The result of `body`, run on the one thread kept for long CPU-bound work while the calling task is suspended:
+    /// for work that takes seconds (a hit-rate replay) and would otherwise hold one of the few threads of a shared
+    /// pool. On two cores the blocking pool also runs every decode and file read, and the cooperative pool every socket
+    /// callback; a replay on either stalls them. Such jobs run one at a time, in order: several at once, each on a
+    /// thread of its own, took the kernel's time slices from the event loops (a test's in-process origin went two
+    /// seconds without answering).
     ///
     /// - Throws: `body`'s error.
-    public static func runOnOwnThread<T: Sendable, Failure: Error>(
+    public static func runLongCPUWork<T: Sendable, Failure: Error>(
         _ body: @escaping @Sendable () throws(Failure) -> T
     ) async throws(Failure) -> T {
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, Failure>, Never>) in
-            let thread = Thread {
+            // Perpetual, like the singleton: `submit` runs every item with `.active`.
+            longCPUWorkThread.submit { _ in
                 continuation.resume(returning: Result { () throws(Failure) -> T in try body() })
             }
-            thread.name = "tilecache-cpu"
-            thread.stackSize = 8 << 20
-            thread.start()
         }
         return try result.get()
     }

@@ -102,9 +102,9 @@ extension TileCacheCommand {
             let imageSizes = await ImageSizes(cacheDirectory: cacheDirectory.path)
             let accessTrace = try makeTrace(imageSizes)
             let started = ContinuousClock.now
-            // Seconds of CPU: on a thread of its own, not on a thread of a pool other tasks need.
+            // Seconds of CPU: on the thread for long CPU work, not on a thread of a pool other tasks need.
             let sizes = sizes
-            let results = await BlockingWork.runOnOwnThread { HitRateLab.run(accessTrace, sizes: sizes, policies: policies) }
+            let results = await BlockingWork.runLongCPUWork { HitRateLab.run(accessTrace, sizes: sizes, policies: policies) }
             let seconds = (ContinuousClock.now - started).inSeconds
             let report = BenchCacheReport(trace: accessTrace, results: results, policies: policies, target: target,
                                           sizesFrom: imageSizes.source, seed: trace == nil ? seed : nil, replaySeconds: seconds)

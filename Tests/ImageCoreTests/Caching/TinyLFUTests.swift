@@ -19,8 +19,8 @@ struct TinyLFUTests {
     @Test("both limits hold after every call, and a hit always returns the value last stored for its key",
           arguments: [(10, 1_000), (25, 300), (100, 10_000), (1, 50)])
     func limitsAndValues(countLimit: Int, costLimit: Int) async {
-        // CPU-bound: on a thread of its own, so the suite's socket tests and decodes keep their pools' threads.
-        let problems = await BlockingWork.runOnOwnThread { Self.problems(countLimit: countLimit, costLimit: costLimit) }
+        // CPU-bound: on the thread for long CPU work, so the suite's socket tests and decodes keep their pools' threads.
+        let problems = await BlockingWork.runLongCPUWork { Self.problems(countLimit: countLimit, costLimit: costLimit) }
         #expect(problems.stale.isEmpty, "stale values: \(problems.stale.prefix(5))")
         #expect(problems.overLimit.isEmpty, "over a limit after: \(problems.overLimit.prefix(5))")
         #expect(problems.bookkeeping.isEmpty, "\(problems.bookkeeping)")
