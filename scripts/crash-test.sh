@@ -29,7 +29,7 @@ check_cache() {
     python3 - "$label" "$limit_bytes" "$report" <<'PY' || exit 1
 import json, sys
 label, limit, report = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
-verification = report["verification"] or {"valid": 0, "removed": 0, "tempFiles": 0}
+verification = report.get("verification") or {"valid": 0, "removed": 0, "tempFiles": 0}
 if verification["removed"] or verification["tempFiles"]:
     sys.exit(f"crash-test FAILED: {label}: {verification}")
 if report["bytes"] > limit:

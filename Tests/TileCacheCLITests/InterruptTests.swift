@@ -61,6 +61,17 @@ struct InterruptTests {
         }
     }
 
+    @Test("stats --verify on a cache that has no entries yet (a first run killed early) reports zero entries verified")
+    func verifyEmptyCache() async throws {
+        try await withTemporaryDirectory { directory in
+            let verify = await tilecache("stats", "--verify", "--cache-dir", directory + "/never-written", "--format", "json")
+            #expect(verify.code == 0, "\(verify.out)")
+            let verification = (try verify.json() as? [String: Any])?["verification"] as? [String: Any]
+            #expect(verification?["valid"] as? Int == 0 && verification?["removed"] as? Int == 0
+                    && verification?["tempFiles"] as? Int == 0, "\(verify.out)")
+        }
+    }
+
     @Test("validate: Ctrl-C prints what was checked, marked interrupted, and exits 130")
     func validate() async throws {
         try await withTemporaryDirectory { directory in

@@ -334,6 +334,9 @@ public final class DiskCache: Sendable {
         public var tempFiles = 0
         /// Total size of the entries after verification.
         public var totalBytes = 0
+
+        /// Nothing verified yet (a cache with no entries directory has nothing else to report).
+        public init() {}
     }
 
     /// Reads every entry file, verifies its checksum and decodes it with `inspector` (WebP variants: the checksum only);

@@ -3,6 +3,11 @@
 ///
 /// Get, insert, remove and eviction are O(1). The limits hold after every mutating call returns. Not thread-safe:
 /// `MemoryCache` serialises access.
+///
+/// A store may keep several recency lists over the one index and slot array (`init(countLimit:costLimit:lists:)`):
+/// W-TinyLFU's window, probation and protected regions are lists of one store, so a lookup hashes the key once and
+/// moving an entry between regions relinks a slot instead of removing and inserting it. A plain LRU has one list, and
+/// its paths are the same as before but for one branch on the list number.
 @usableFromInline
 struct LRUStore<Key: Hashable, Value> {
     @usableFromInline
@@ -12,22 +17,32 @@ struct LRUStore<Key: Hashable, Value> {
         @usableFromInline var cost: Int
         @usableFromInline var newer: Int  // towards the most recently used end; -1 at the head
         @usableFromInline var older: Int  // towards the least recently used end; -1 at the tail
+        @usableFromInline var list: Int  // which recency list holds it (0 in a store of one list)
+        @usableFromInline var tag: UInt64  // a number the owner keeps with the entry (W-TinyLFU: the key's sketch hash)
 
         @inlinable
-        init(key: Key?, value: Value?, cost: Int, newer: Int, older: Int) {
+        init(key: Key?, value: Value?, cost: Int, newer: Int, older: Int, list: Int = 0, tag: UInt64 = 0) {
             self.key = key
             self.value = value
             self.cost = cost
             self.newer = newer
             self.older = older
+            self.list = list
+            self.tag = tag
         }
     }
 
     @usableFromInline var slots: [Slot] = []
     @usableFromInline var freeSlots: [Int] = []
     @usableFromInline var index: [Key: Int] = [:]
-    @usableFromInline var head = -1  // most recently used
-    @usableFromInline var tail = -1  // least recently used
+    @usableFromInline var head = -1  // most recently used (list 0)
+    @usableFromInline var tail = -1  // least recently used (list 0)
+    /// Ends, entry counts and costs of lists 1 and up (empty in a store of one list); counts and costs index every
+    /// list, 0 included, when there are several.
+    @usableFromInline var otherHeads: [Int] = []
+    @usableFromInline var otherTails: [Int] = []
+    @usableFromInline var listCounts: [Int] = []
+    @usableFromInline var listCosts: [Int] = []
 
     /// Maximum number of entries (> 0).
     @usableFromInline private(set) var countLimit: Int
@@ -41,6 +56,18 @@ struct LRUStore<Key: Hashable, Value> {
         precondition(countLimit > 0 && costLimit > 0, "cache limits must be positive")
         self.countLimit = countLimit
         self.costLimit = costLimit
+    }
+
+    /// A store keeping `lists` recency lists (> 1). Its own limits evict from list 0 only; an owner with several lists
+    /// usually passes `.max` and decides evictions itself.
+    @usableFromInline
+    init(countLimit: Int, costLimit: Int, lists: Int) {
+        self.init(countLimit: countLimit, costLimit: costLimit)
+        precondition(lists > 1, "a store of one list needs no list numbers")
+        otherHeads = [Int](repeating: -1, count: lists - 1)
+        otherTails = [Int](repeating: -1, count: lists - 1)
+        listCounts = [Int](repeating: 0, count: lists)
+        listCosts = [Int](repeating: 0, count: lists)
     }
 
     /// Number of entries held.
@@ -123,6 +150,14 @@ struct LRUStore<Key: Hashable, Value> {
         head = -1
         tail = -1
         totalCost = 0
+        for list in otherHeads.indices {
+            otherHeads[list] = -1
+            otherTails[list] = -1
+        }
+        for list in listCounts.indices {
+            listCounts[list] = 0
+            listCosts[list] = 0
+        }
     }
 
     /// Changes the limits, evicting as needed. Returns the number of entries evicted.
@@ -139,6 +174,89 @@ struct LRUStore<Key: Hashable, Value> {
     @inlinable var keysByRecency: [Key] {
         var keys: [Key] = []
         var slot = head
+        while slot >= 0 {
+            if let key = slots[slot].key { keys.append(key) }
+            slot = slots[slot].older
+        }
+        return keys
+    }
+
+    // MARK: - Several lists (W-TinyLFU's regions)
+
+    /// The slot holding `key`, without touching recency.
+    @inlinable
+    func slot(forKey key: Key) -> Int? { index[key] }
+
+    /// Number of entries in `list`.
+    @inlinable
+    func count(inList list: Int) -> Int { listCounts[list] }
+
+    /// Total cost of the entries in `list`.
+    @inlinable
+    func cost(inList list: Int) -> Int { listCosts[list] }
+
+    /// The least recently used slot of `list`.
+    @inlinable
+    func leastRecentlyUsedSlot(inList list: Int) -> Int? {
+        let last = list == 0 ? tail : otherTails[list - 1]
+        return last >= 0 ? last : nil
+    }
+
+    /// Marks the entry in `slot` most recently used in its list.
+    @inlinable
+    mutating func touch(_ slot: Int) { moveToHead(slot) }
+
+    /// Moves the entry in `slot` to the most recently used end of `list`.
+    @inlinable
+    mutating func move(_ slot: Int, toList list: Int) {
+        unlink(slot)
+        let from = slots[slot].list, cost = slots[slot].cost
+        listCounts[from] -= 1
+        listCosts[from] -= cost
+        listCounts[list] += 1
+        listCosts[list] += cost
+        slots[slot].list = list
+        linkAtHead(slot)
+    }
+
+    /// Stores `value` as the most recently used entry of `list` (with `tag`), or, when `key` is held, replaces its
+    /// value and cost where it is and marks it most recently used in its own list. Evicts nothing (the owner does).
+    /// Returns its slot.
+    @inlinable
+    @discardableResult
+    mutating func insert(_ value: Value, forKey key: Key, cost: Int, list: Int, tag: UInt64) -> Int {
+        let cost = max(0, cost)
+        if let existing = index[key] {
+            totalCost += cost - slots[existing].cost
+            listCosts[slots[existing].list] += cost - slots[existing].cost
+            slots[existing].value = value
+            slots[existing].cost = cost
+            moveToHead(existing)
+            return existing
+        }
+        let slot = allocate(key: key, value: value, cost: cost)
+        slots[slot].list = list
+        slots[slot].tag = tag
+        index[key] = slot
+        linkAtHead(slot)
+        totalCost += cost
+        listCounts[list] += 1
+        listCosts[list] += cost
+        return slot
+    }
+
+    /// Removes the entry in `slot`.
+    @inlinable
+    mutating func remove(_ slot: Int) {
+        unlink(slot)
+        release(slot)
+    }
+
+    /// Keys of `list` from most to least recently used (diagnostics; O(n)).
+    @inlinable
+    func keysByRecency(inList list: Int) -> [Key] {
+        var keys: [Key] = []
+        var slot = list == 0 ? head : otherHeads[list - 1]
         while slot >= 0 {
             if let key = slots[slot].key { keys.append(key) }
             slot = slots[slot].older
@@ -176,12 +294,26 @@ struct LRUStore<Key: Hashable, Value> {
     mutating func release(_ slot: Int) {
         if let key = slots[slot].key { index[key] = nil }
         totalCost -= slots[slot].cost
+        if !listCounts.isEmpty {
+            listCounts[slots[slot].list] -= 1
+            listCosts[slots[slot].list] -= slots[slot].cost
+        }
         slots[slot] = Slot(key: nil, value: nil, cost: 0, newer: -1, older: -1)
         freeSlots.append(slot)
     }
 
     @inlinable
     mutating func linkAtHead(_ slot: Int) {
+        let list = slots[slot].list
+        guard list == 0 else {
+            let first = otherHeads[list - 1]
+            slots[slot].newer = -1
+            slots[slot].older = first
+            if first >= 0 { slots[first].newer = slot }
+            otherHeads[list - 1] = slot
+            if otherTails[list - 1] < 0 { otherTails[list - 1] = slot }
+            return
+        }
         slots[slot].newer = -1
         slots[slot].older = head
         if head >= 0 { slots[head].newer = slot }
@@ -191,9 +323,9 @@ struct LRUStore<Key: Hashable, Value> {
 
     @inlinable
     mutating func unlink(_ slot: Int) {
-        let newer = slots[slot].newer, older = slots[slot].older
-        if newer >= 0 { slots[newer].older = older } else { head = older }
-        if older >= 0 { slots[older].newer = newer } else { tail = newer }
+        let newer = slots[slot].newer, older = slots[slot].older, list = slots[slot].list
+        if newer >= 0 { slots[newer].older = older } else if list == 0 { head = older } else { otherHeads[list - 1] = older }
+        if older >= 0 { slots[older].newer = newer } else if list == 0 { tail = newer } else { otherTails[list - 1] = newer }
         slots[slot].newer = -1
         slots[slot].older = -1
     }

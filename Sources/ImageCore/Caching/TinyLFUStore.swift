@@ -10,16 +10,21 @@
 /// window of 1% gets 25.4%, 20% gets 21.2%, 50% 16.9%, 80% 44.3% and 100% (LRU) 46.0%, so a climber starting at 1%
 /// never sees a step up (ours stayed at 22-25%).
 ///
-/// The three regions are `LRUStore`s (the one list-and-slot engine); the count and cost limits hold exactly after
-/// every call, as with the plain LRU. Not thread-safe: `MemoryCache` serialises access.
+/// The regions are lists of one `LRUStore` (the one list-and-slot engine): a lookup hashes the key once, the sketch's
+/// hash is kept in the entry's slot, and moving between regions relinks a slot. The count and cost limits hold exactly
+/// after every call, as with the plain LRU. Not thread-safe: `MemoryCache` serialises access.
 @usableFromInline
 struct TinyLFUStore<Key: Hashable, Value> {
-    @usableFromInline var window: LRUStore<Key, Value>
-    @usableFromInline var probation: LRUStore<Key, Value>
-    @usableFromInline var protected: LRUStore<Key, Value>
+    /// Every entry, in one of four lists: the window, probation, protected, and, during a trim only, candidates.
+    @usableFromInline var store: LRUStore<Key, Value>
     @usableFromInline var sketch: FrequencySketch
     @usableFromInline private(set) var countLimit: Int
     @usableFromInline private(set) var costLimit: Int
+
+    @usableFromInline static var window: Int { 0 }
+    @usableFromInline static var probation: Int { 1 }
+    @usableFromInline static var protected: Int { 2 }
+    @usableFromInline static var candidates: Int { 3 }
 
     /// The protected segment's share of the main region (Caffeine's setting).
     @usableFromInline static var protectedShare: Double { 0.8 }
@@ -35,21 +40,29 @@ struct TinyLFUStore<Key: Hashable, Value> {
         precondition(countLimit > 0 && costLimit > 0, "cache limits must be positive")
         self.countLimit = countLimit
         self.costLimit = costLimit
-        // The regions are bounded here, not by their own limits.
-        window = LRUStore(countLimit: .max, costLimit: .max)
-        probation = LRUStore(countLimit: .max, costLimit: .max)
-        protected = LRUStore(countLimit: .max, costLimit: .max)
+        // The regions are bounded here, not by the store's own limits.
+        store = LRUStore(countLimit: .max, costLimit: .max, lists: 4)
         // Sized for the count limit, or for 256 entries when only bytes limit the cache; it grows with the entries.
         sketch = FrequencySketch(expectedEntries: min(countLimit, 256))
+        updateRegionLimits()
     }
 
-    @inlinable var count: Int { window.count + probation.count + protected.count }
-    @inlinable var totalCost: Int { window.totalCost + probation.totalCost + protected.totalCost }
+    @inlinable var count: Int { store.count }
+    @inlinable var totalCost: Int { store.totalCost }
 
-    @inlinable var windowCountLimit: Int { max(1, Self.portion(windowShare, of: countLimit)) }
-    @inlinable var windowCostLimit: Int { max(1, Self.portion(windowShare, of: costLimit)) }
-    @inlinable var protectedCountLimit: Int { max(1, Self.portion(Self.protectedShare, of: countLimit - windowCountLimit)) }
-    @inlinable var protectedCostLimit: Int { max(1, Self.portion(Self.protectedShare, of: costLimit - windowCostLimit)) }
+    /// The regions' limits, worked out when the limits or the window's share change (not on every lookup).
+    @usableFromInline var windowCountLimit = 1
+    @usableFromInline var windowCostLimit = 1
+    @usableFromInline var protectedCountLimit = 1
+    @usableFromInline var protectedCostLimit = 1
+
+    @inlinable
+    mutating func updateRegionLimits() {
+        windowCountLimit = max(1, Self.portion(windowShare, of: countLimit))
+        windowCostLimit = max(1, Self.portion(windowShare, of: costLimit))
+        protectedCountLimit = max(1, Self.portion(Self.protectedShare, of: countLimit - windowCountLimit))
+        protectedCostLimit = max(1, Self.portion(Self.protectedShare, of: costLimit - windowCostLimit))
+    }
 
     /// `share` (0...1) of `limit`, rounded down; a limit of `Int.max` (none) stays out of `Double`'s rounding.
     @inlinable
@@ -58,35 +71,44 @@ struct TinyLFUStore<Key: Hashable, Value> {
     }
 
     /// The value for `key`; every lookup, hit or miss, counts in the frequency sketch and in the tuner's sample (ten
-    /// lookups per entry held). A hit in probation moves the entry to protected.
+    /// lookups per entry held). A hit in probation moves the entry to protected. A hit hashes the key once (the
+    /// sketch's hash is kept in the entry's slot).
     @inlinable
     mutating func value(forKey key: Key) -> Value? {
-        sketch.increment(key)
-        let found = lookUp(key)
-        if let share = tuner.record(hit: found != nil, sampleSize: 10 * max(1, min(countLimit, count))) {
+        let found: Value?
+        if let slot = store.slot(forKey: key) {
+            sketch.increment(hash: store.slots[slot].tag)
+            found = store.slots[slot].value
+            if store.slots[slot].list == Self.probation {
+                promote(slot)
+            } else {
+                store.touch(slot)
+            }
+        } else {
+            sketch.increment(hash: FrequencySketch.spread(key.hashValue))
+            found = nil
+        }
+        if let share = tuner.record(hit: found != nil, sampleSize: 10 * max(1, min(countLimit, count))), share != windowShare {
             windowShare = share
+            updateRegionLimits()
         }
         return found
     }
 
+    /// Moves a probation entry to protected; protected over its share gives its least recently used entries back to
+    /// probation (they are not evicted).
     @inlinable
-    mutating func lookUp(_ key: Key) -> Value? {
-        if let value = window.value(forKey: key) { return value }
-        if let value = protected.value(forKey: key) { return value }
-        guard probation.contains(key), let cost = probation.cost(forKey: key), let value = probation.removeValue(forKey: key) else {
-            return nil
+    mutating func promote(_ slot: Int) {
+        store.move(slot, toList: Self.protected)
+        while store.count(inList: Self.protected) > 1,
+              store.count(inList: Self.protected) > protectedCountLimit || store.cost(inList: Self.protected) > protectedCostLimit,
+              let demoted = store.leastRecentlyUsedSlot(inList: Self.protected) {
+            store.move(demoted, toList: Self.probation)
         }
-        protected.insert(value, forKey: key, cost: cost)
-        // Protected over its share: its least recently used entries go back to probation (they are not evicted).
-        while protected.count > protectedCountLimit || protected.totalCost > protectedCostLimit, protected.count > 1,
-              let demoted = protected.removeLeastRecentlyUsed() {
-            probation.insert(demoted.value, forKey: demoted.key, cost: demoted.cost)
-        }
-        return value
     }
 
     @inlinable
-    func contains(_ key: Key) -> Bool { window.contains(key) || probation.contains(key) || protected.contains(key) }
+    func contains(_ key: Key) -> Bool { store.contains(key) }
 
     /// Stores `value` in the window (or updates it where it is), then lets the window's overflow compete for the main
     /// region until both limits hold. Returns the number of entries evicted.
@@ -97,13 +119,7 @@ struct TinyLFUStore<Key: Hashable, Value> {
             removeValue(forKey: key)
             return 0
         }
-        if probation.contains(key) {
-            probation.insert(value, forKey: key, cost: cost)
-        } else if protected.contains(key) {
-            protected.insert(value, forKey: key, cost: cost)
-        } else {
-            window.insert(value, forKey: key, cost: cost)
-        }
+        store.insert(value, forKey: key, cost: cost, list: Self.window, tag: FrequencySketch.spread(key.hashValue))
         let evicted = trim()
         // A cache limited by bytes alone outgrew its sketch: a larger one (Caffeine also starts over when it grows).
         if count > sketch.expectedEntries, sketch.expectedEntries < Self.largestSketch {
@@ -114,16 +130,10 @@ struct TinyLFUStore<Key: Hashable, Value> {
 
     @inlinable
     @discardableResult
-    mutating func removeValue(forKey key: Key) -> Value? {
-        window.removeValue(forKey: key) ?? probation.removeValue(forKey: key) ?? protected.removeValue(forKey: key)
-    }
+    mutating func removeValue(forKey key: Key) -> Value? { store.removeValue(forKey: key) }
 
     @inlinable
-    mutating func removeAll() {
-        window.removeAll()
-        probation.removeAll()
-        protected.removeAll()
-    }
+    mutating func removeAll() { store.removeAll() }
 
     @inlinable
     @discardableResult
@@ -131,47 +141,48 @@ struct TinyLFUStore<Key: Hashable, Value> {
         precondition(countLimit > 0 && costLimit > 0, "cache limits must be positive")
         self.countLimit = countLimit
         self.costLimit = costLimit
+        updateRegionLimits()
         return trim()
     }
 
     /// Keys of the window, then probation, then protected, each from most to least recently used (diagnostics).
-    @inlinable var keysByRecency: [Key] { window.keysByRecency + probation.keysByRecency + protected.keysByRecency }
+    @inlinable var keysByRecency: [Key] {
+        store.keysByRecency(inList: Self.window) + store.keysByRecency(inList: Self.probation)
+            + store.keysByRecency(inList: Self.protected)
+    }
 
-    /// Moves the window's overflow out as candidates, then evicts until both limits hold: each round, the oldest
+    /// Moves the window's overflow to the candidates, then evicts until both limits hold: each round, the oldest
     /// candidate against the main region's eviction victim (probation's least recently used entry, else protected's);
     /// the one the sketch has seen less often goes, and on a tie the candidate goes (what is in stays). With no
     /// candidate left, the main region (then the window) gives up its least recently used entry. The candidates that
-    /// won a place enter probation.
+    /// won a place enter probation, oldest first.
     @inlinable
     mutating func trim() -> Int {
-        var candidates: [(key: Key, value: Value, cost: Int)] = []
-        var candidateCost = 0
-        while window.count > 1, window.count > windowCountLimit || window.totalCost > windowCostLimit,
-              let overflow = window.removeLeastRecentlyUsed() {
-            candidates.append(overflow)
-            candidateCost += overflow.cost
+        while store.count(inList: Self.window) > 1,
+              store.count(inList: Self.window) > windowCountLimit || store.cost(inList: Self.window) > windowCostLimit,
+              let overflow = store.leastRecentlyUsedSlot(inList: Self.window) {
+            store.move(overflow, toList: Self.candidates)
         }
         var evicted = 0
-        var next = 0
-        while count + candidates.count - next > countLimit || totalCost + candidateCost > costLimit {
-            guard next < candidates.count else {
-                guard probation.removeLeastRecentlyUsed() != nil || protected.removeLeastRecentlyUsed() != nil
-                        || window.removeLeastRecentlyUsed() != nil else { break }
+        while store.count > countLimit || store.totalCost > costLimit {
+            guard let candidate = store.leastRecentlyUsedSlot(inList: Self.candidates) else {
+                guard let victim = store.leastRecentlyUsedSlot(inList: Self.probation)
+                        ?? store.leastRecentlyUsedSlot(inList: Self.protected)
+                        ?? store.leastRecentlyUsedSlot(inList: Self.window) else { break }
+                store.remove(victim)
                 evicted += 1
                 continue
             }
-            let candidate = candidates[next]
-            if let victim = probation.leastRecentlyUsedKey ?? protected.leastRecentlyUsedKey,
-               sketch.estimate(candidate.key) > sketch.estimate(victim) {
-                if probation.removeValue(forKey: victim) == nil { protected.removeValue(forKey: victim) }
+            if let victim = store.leastRecentlyUsedSlot(inList: Self.probation) ?? store.leastRecentlyUsedSlot(inList: Self.protected),
+               sketch.estimate(hash: store.slots[candidate].tag) > sketch.estimate(hash: store.slots[victim].tag) {
+                store.remove(victim)
             } else {
-                next += 1
-                candidateCost -= candidate.cost
+                store.remove(candidate)
             }
             evicted += 1
         }
-        for candidate in candidates[next...] {
-            probation.insert(candidate.value, forKey: candidate.key, cost: candidate.cost)
+        while let candidate = store.leastRecentlyUsedSlot(inList: Self.candidates) {
+            store.move(candidate, toList: Self.probation)
         }
         return evicted
     }
@@ -294,8 +305,11 @@ struct FrequencySketch: Sendable {
 
     /// How often `key` was seen lately (0-15).
     @inlinable
-    func estimate<Key: Hashable>(_ key: Key) -> Int {
-        let hash = Self.spread(key.hashValue)
+    func estimate<Key: Hashable>(_ key: Key) -> Int { estimate(hash: Self.spread(key.hashValue)) }
+
+    /// How often the key with this spread hash was seen lately (0-15).
+    @inlinable
+    func estimate(hash: UInt64) -> Int {
         var lowest = 15
         for row in 0..<4 {
             let (word, shift) = position(hash, row)
@@ -306,8 +320,11 @@ struct FrequencySketch: Sendable {
 
     /// Counts one more sighting of `key` (counters saturate at 15); halves every counter each `sampleSize` sightings.
     @inlinable
-    mutating func increment<Key: Hashable>(_ key: Key) {
-        let hash = Self.spread(key.hashValue)
+    mutating func increment<Key: Hashable>(_ key: Key) { increment(hash: Self.spread(key.hashValue)) }
+
+    /// Counts one more sighting of the key with this spread hash.
+    @inlinable
+    mutating func increment(hash: UInt64) {
         var added = false
         for row in 0..<4 {
             let (word, shift) = position(hash, row)

@@ -43,6 +43,10 @@ extension TileCacheCommand {
                 } catch {
                     throw RuntimeError("\(error.subject): \(error.message)")
                 }
+            } else if verify {
+                // No entries directory (nothing was ever stored, or a first run was killed before storing): nothing to
+                // verify and nothing wrong, said as such rather than by leaving the report's verification out.
+                verification = DiskCache.Verification()
             }
             var summary = try CacheSummary(cacheDirectory: cacheDir, lastRuns: last)
             summary.verification = verification
