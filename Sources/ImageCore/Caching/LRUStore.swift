@@ -93,6 +93,15 @@ struct LRUStore<Key: Hashable, Value> {
     @discardableResult
     mutating func insert(_ value: Value, forKey key: Key, cost: Int) -> Int {
         let cost = max(0, cost)
+        guard listCounts.isEmpty else {
+            // Several lists: the list-aware insert keeps each list's count and cost (a new entry goes to list 0).
+            guard cost <= costLimit else {
+                removeValue(forKey: key)
+                return 0
+            }
+            insert(value, forKey: key, cost: cost, list: 0, tag: 0)
+            return trim()
+        }
         if let existing = index[key] {
             guard cost <= costLimit else {
                 unlink(existing)

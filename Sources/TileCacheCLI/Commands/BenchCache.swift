@@ -62,7 +62,7 @@ extension TileCacheCommand {
                 transform: ListArgument.init(parsing:))
         var combined = Self.defaultCombined
 
-        @Option(help: "Policies, comma-separated: lru, fifo, sieve, belady (default: all).", transform: ListArgument.init(parsing:))
+        @Option(help: "Policies, comma-separated: lru, tinylfu, fifo, sieve, belady (default: all).", transform: ListArgument.init(parsing:))
         var policies = ListArgument(CachePolicy.allCases)
 
         static let defaultCounts = ListArgument([10, 25, 50, 100, 200].map(CountLimit.init))
