@@ -104,8 +104,7 @@ struct LRUStore<Key: Hashable, Value> {
         }
         if let existing = index[key] {
             guard cost <= costLimit else {
-                unlink(existing)
-                release(existing)
+                remove(existing)
                 return 0
             }
             totalCost += cost - slots[existing].cost
@@ -122,31 +121,13 @@ struct LRUStore<Key: Hashable, Value> {
         return trim()
     }
 
-    /// The cost of the entry for `key`, without touching recency.
-    @inlinable
-    func cost(forKey key: Key) -> Int? { index[key].map { slots[$0].cost } }
-
-    /// The least recently used key, without touching recency.
-    @inlinable var leastRecentlyUsedKey: Key? { tail >= 0 ? slots[tail].key : nil }
-
-    /// Removes and returns the least recently used entry.
-    @inlinable
-    mutating func removeLeastRecentlyUsed() -> (key: Key, value: Value, cost: Int)? {
-        guard tail >= 0, let key = slots[tail].key, let value = slots[tail].value else { return nil }
-        let slot = tail, cost = slots[tail].cost
-        unlink(slot)
-        release(slot)
-        return (key, value, cost)
-    }
-
     /// Removes and returns the value for `key`.
     @inlinable
     @discardableResult
     mutating func removeValue(forKey key: Key) -> Value? {
         guard let slot = index[key] else { return nil }
         let value = slots[slot].value
-        unlink(slot)
-        release(slot)
+        remove(slot)
         return value
     }
 
@@ -211,10 +192,6 @@ struct LRUStore<Key: Hashable, Value> {
         return last >= 0 ? last : nil
     }
 
-    /// Marks the entry in `slot` most recently used in its list.
-    @inlinable
-    mutating func touch(_ slot: Int) { moveToHead(slot) }
-
     /// Moves the entry in `slot` to the most recently used end of `list`.
     @inlinable
     mutating func move(_ slot: Int, toList list: Int) {
@@ -254,13 +231,6 @@ struct LRUStore<Key: Hashable, Value> {
         return slot
     }
 
-    /// Removes the entry in `slot`.
-    @inlinable
-    mutating func remove(_ slot: Int) {
-        unlink(slot)
-        release(slot)
-    }
-
     /// Keys of `list` from most to least recently used (diagnostics; O(n)).
     @inlinable
     func keysByRecency(inList list: Int) -> [Key] {
@@ -279,9 +249,7 @@ struct LRUStore<Key: Hashable, Value> {
     mutating func trim() -> Int {
         var evicted = 0
         while index.count > countLimit || totalCost > costLimit, tail >= 0 {
-            let victim = tail
-            unlink(victim)
-            release(victim)
+            remove(tail)
             evicted += 1
         }
         return evicted
@@ -296,6 +264,13 @@ struct LRUStore<Key: Hashable, Value> {
         }
         slots.append(slot)
         return slots.count - 1
+    }
+
+    /// Removes the entry in `slot` (unlinks it, then releases the slot).
+    @inlinable
+    mutating func remove(_ slot: Int) {
+        unlink(slot)
+        release(slot)
     }
 
     /// Forgets the entry in an already unlinked slot and recycles the slot.

@@ -82,7 +82,7 @@ struct TinyLFUStore<Key: Hashable, Value> {
             if store.slots[slot].list == Self.probation {
                 promote(slot)
             } else {
-                store.touch(slot)
+                store.moveToHead(slot)
             }
         } else {
             sketch.increment(hash: FrequencySketch.spread(key.hashValue))
@@ -303,11 +303,7 @@ struct FrequencySketch: Sendable {
         return (word, counter * 4)
     }
 
-    /// How often `key` was seen lately (0-15).
-    @inlinable
-    func estimate<Key: Hashable>(_ key: Key) -> Int { estimate(hash: Self.spread(key.hashValue)) }
-
-    /// How often the key with this spread hash was seen lately (0-15).
+    /// How often the key with this spread hash (`spread(key.hashValue)`) was seen lately (0-15).
     @inlinable
     func estimate(hash: UInt64) -> Int {
         var lowest = 15
@@ -318,11 +314,8 @@ struct FrequencySketch: Sendable {
         return lowest
     }
 
-    /// Counts one more sighting of `key` (counters saturate at 15); halves every counter each `sampleSize` sightings.
-    @inlinable
-    mutating func increment<Key: Hashable>(_ key: Key) { increment(hash: Self.spread(key.hashValue)) }
-
-    /// Counts one more sighting of the key with this spread hash.
+    /// Counts one more sighting of the key with this spread hash (counters saturate at 15); halves every counter each
+    /// `sampleSize` sightings.
     @inlinable
     mutating func increment(hash: UInt64) {
         var added = false
