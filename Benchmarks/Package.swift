@@ -12,6 +12,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(path: ".."),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
@@ -37,6 +39,17 @@ let package = Package(
             name: "CacheComparison",
             dependencies: [.product(name: "ImageCore", package: rootPackage)],
             path: "CacheComparison"
+        ),
+        // The floors under the service: fixed bytes from a minimal Hummingbird route and a minimal SwiftNIO HTTP/1 server.
+        .executableTarget(
+            name: "ServeFloor",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "ServeFloor"
         ),
     ]
 )

@@ -37,7 +37,9 @@ public struct ElementCatalogue: Sendable {
 
     /// The element with this atomic number, symbol, name or other spelling of its name (case-insensitive), or nil. O(1).
     public func element(matching identifier: String) -> Element? {
-        let trimmed = identifier.trimmingCharacters(in: .whitespacesAndNewlines)
+        // Trimming through Foundation is slow enough to show when serving images; most identifiers need none.
+        let trimmed = identifier.first?.isWhitespace == true || identifier.last?.isWhitespace == true
+            ? identifier.trimmingCharacters(in: .whitespacesAndNewlines) : identifier
         if let number = Int(trimmed) { return element(number: number) }
         return index[trimmed.lowercased()].map { elements[$0] }
     }

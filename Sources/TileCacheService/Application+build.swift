@@ -76,16 +76,27 @@ public func buildRouter(_ dependencies: ServiceDependencies) -> Router<BasicRequ
     router.add(middleware: JSONErrorMiddleware())
     if let token = configuration.writeToken { router.add(middleware: WriteTokenMiddleware(token: token)) }
     let routes = AllowedMethods(router)
-    routes.addRoutes(ElementsController(catalogue: dependencies.catalogue, builder: configuration.builder, pipeline: dependencies.pipeline,
-                                        photos: dependencies.photos, metrics: dependencies.metrics, trace: dependencies.trace,
-                                        maxAgeSeconds: configuration.maxAgeSeconds, signer: configuration.signer,
-                                        allowedWidths: configuration.allowedWidths, logger: dependencies.logger).routes)
+    routes.addRoutes(ElementsController(dependencies).routes)
     routes.addRoutes(FavoritesController(store: dependencies.favorites, catalogue: dependencies.catalogue).routes)
     routes.addRoutes(OperationsController(pipeline: dependencies.pipeline, metrics: dependencies.metrics, favorites: dependencies.favorites).routes)
     routes.addRoutes(dependencies.web.routes)
     routes.answerOtherMethods()
     return router
 }
+
+extension ElementsController {
+    /// The element routes of a service.
+    init(_ dependencies: ServiceDependencies) {
+        let configuration = dependencies.configuration
+        self.init(catalogue: dependencies.catalogue, builder: configuration.builder, pipeline: dependencies.pipeline,
+                  photos: dependencies.photos, metrics: dependencies.metrics, trace: dependencies.trace,
+                  maxAgeSeconds: configuration.maxAgeSeconds, signer: configuration.signer,
+                  allowedWidths: configuration.allowedWidths, logger: dependencies.logger)
+    }
+}
+
+/// The `Server` header's value.
+let serverName = "TileCache/\(TileCacheVersion.string)"
 
 /// The application `tilecache serve` runs: the router, plus a background prefetch when configured.
 ///
@@ -109,13 +120,17 @@ public func buildApplication(_ dependencies: ServiceDependencies, logger: Logger
         // HTTPS: HTTP/2 when the client offers h2 by ALPN, HTTP/1.1 otherwise.
         server = try .http2Upgrade(tlsConfiguration: try tls.serverConfiguration(),
                                    configuration: .init(idleTimeout: configuration.idleTimeout, streamConfiguration: .init(idleTimeout: idleTimeout)))
+    } else if configuration.fastPath {
+        let fastPath = CachedImageFastPath(elements: ElementsController(dependencies), metrics: dependencies.metrics, cors: configuration.cors,
+                                           logRequests: configuration.logRequests, logger: logger, serverName: serverName)
+        server = .http1(configuration: .init(additionalChannelHandlers: [fastPath.handler()], idleTimeout: idleTimeout))
     } else {
         server = .http1(configuration: .init(idleTimeout: idleTimeout))
     }
     return Application(
         router: buildRouter(dependencies),
         server: server,
-        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "TileCache/\(TileCacheVersion.string)"),
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: serverName),
         services: services,
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
         logger: logger)

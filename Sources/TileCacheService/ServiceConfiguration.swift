@@ -41,6 +41,9 @@ public struct ServiceConfiguration: Sendable {
     public var cors = CORSPolicy.readOnlyForAll
     /// Log one line per request (method, path, status, bytes, duration, cache layer, request ID) at info.
     public var logRequests = false
+    /// Answer requests for images in the memory tier on the connection's event loop, before the router (plain HTTP/1;
+    /// see `CachedImageFastPath`). Off: every request goes through the router (`--no-fast-path`, for comparison).
+    public var fastPath = true
     /// Serve HTTPS (HTTP/1.1 and HTTP/2 by ALPN) with this certificate chain and key, both PEM files; nil: plain HTTP.
     public var tls: TLSFiles?
 

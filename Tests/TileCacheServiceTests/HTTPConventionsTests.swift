@@ -55,6 +55,12 @@ struct HTTPConventionsTests {
             let image = try await client.execute(uri: "/api/v1/elements/1/thumbnail", method: .get, headers: [.acceptEncoding: "gzip, br"])
             #expect(image.status == .ok && image.headers[.contentEncoding] == nil)
             #expect(Array(image.body.readableBytesView.prefix(2)) == [0xFF, 0xD8])
+            #expect(image.headers[.vary] == nil && image.headers[.eTag]?.hasSuffix("-gzip\"") == false)
+            // Every kind of text the service sends is compressed: HTML, CSS, YAML, Prometheus' text, JSON.
+            for uri in ["/", "/app.css", "/openapi.yaml", "/metrics", "/api/v1/elements/1"] {
+                let text = try await client.execute(uri: uri, method: .get, headers: [.acceptEncoding: "gzip"])
+                #expect(text.headers[.contentEncoding] == "gzip" && text.headers[.vary] == "Accept-Encoding", "\(uri)")
+            }
         }
     }
 

@@ -101,6 +101,26 @@ public final class ImagePipeline: Sendable {
         }
     }
 
+    /// `request`'s answer if the memory tier has it now, without waiting: nil when answering would take more than a
+    /// lookup (not in memory, a reload, pixels asked of an entry that holds bytes, or alternatives whose alias this
+    /// process has not looked up yet), and then `image(for:)` does the rest. Recorded in `statistics` as a memory hit,
+    /// as `image(for:)` records it. Safe on an event loop: it takes two locks and never blocks on I/O.
+    public func cachedImage(for request: ImageRequest) -> ImageResponse? {
+        let started = ContinuousClock.now
+        guard !request.options.contains(.reloadIgnoringCachedData) else { return nil }
+        var servedBy = request.url
+        if !request.alternatives.isEmpty {
+            let (alias, lookedUp) = aliases.withLockedValue { ($0.known[request.url], $0.lookedUp.contains(request.url)) }
+            guard alias != nil || lookedUp else { return nil }
+            servedBy = alias ?? request.url
+        }
+        guard let hit = memoryHit(request, servedBy: servedBy), hit.bytes != nil,
+              hit.image != nil || !request.options.contains(.returnPixels) else { return nil }
+        let response = response(hit, to: request, shared: false, started: started)
+        statistics.record(response)
+        return response
+    }
+
     /// The original image at `url` (a shorthand for `image(for: ImageRequest(url: url, alternatives: alternatives))`).
     public func image(for url: String, alternatives: [String] = []) async throws(ImageCoreError) -> ImageResponse {
         try await image(for: ImageRequest(url: url, alternatives: alternatives))
@@ -146,7 +166,11 @@ public final class ImagePipeline: Sendable {
     /// `request`'s entry in the memory tier as a load's result (a memory hit), or nil; nil at once for a reload.
     private func fromMemory(_ request: ImageRequest) async -> Loaded? {
         guard !request.options.contains(.reloadIgnoringCachedData) else { return nil }
-        let servedBy = await servingURL(of: request)
+        return memoryHit(request, servedBy: await servingURL(of: request))
+    }
+
+    /// The memory tier's entry for `request` served by `servedBy`, as a load's result.
+    private func memoryHit(_ request: ImageRequest, servedBy: String) -> Loaded? {
         guard let cached = memoryCache.value(forKey: request.memoryKey(servedBy: servedBy)) else { return nil }
         return Loaded(servedBy: servedBy == request.url ? nil : servedBy, bytes: cached.bytes, header: cached.header,
                       contentType: cached.contentType, validators: cached.validators, image: cached.image,

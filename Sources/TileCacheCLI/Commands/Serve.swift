@@ -92,6 +92,9 @@ extension TileCacheCommand {
         @Flag(name: .shortAndLong, help: "Log every request to stderr (method, path, status, bytes, duration, cache layer, request ID).")
         var verbose = false
 
+        @Flag(inversion: .prefixedNo, help: "Answer requests for images in memory before the router, on the connection's thread (plain HTTP/1; the same headers, metrics and log lines).")
+        var fastPath = true
+
         func validate() throws {
             _ = try database()
             guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535, got \(port)") }
@@ -193,6 +196,7 @@ extension TileCacheCommand {
             configuration.cors = try cors()
             configuration.tls = try tls()
             configuration.logRequests = verbose || logFormat == .json
+            configuration.fastPath = fastPath
             var logger = logFormat.logger(label: "tilecache.serve")
             logger.logLevel = verbose ? .debug : .info
             if configuration.signer == nil {

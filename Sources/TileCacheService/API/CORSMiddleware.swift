@@ -101,11 +101,15 @@ struct CORSMiddleware<Context: RequestContext>: RouterMiddleware {
             return Response(status: .noContent, headers: headers)
         }
         var response = try await next(request, context)
-        if let allowed {
-            response.headers[.accessControlAllowOrigin] = allowed
-            response.headers[.accessControlExposeHeaders] = Self.exposedHeaders
-            if allowed != "*" { response.headers.append(HTTPField(name: .vary, value: "Origin")) }
-        }
+        Self.allow(allowed, in: &response.headers)
         return response
+    }
+
+    /// Adds the CORS headers of an answer (not a preflight) to `headers`, for a request from an allowed origin.
+    static func allow(_ allowed: String?, in headers: inout HTTPFields) {
+        guard let allowed else { return }
+        headers[.accessControlAllowOrigin] = allowed
+        headers[.accessControlExposeHeaders] = exposedHeaders
+        if allowed != "*" { headers.append(HTTPField(name: .vary, value: "Origin")) }
     }
 }

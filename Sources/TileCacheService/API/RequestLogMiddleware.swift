@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import Synchronization
 
 /// Gives every request an ID (the client's `X-Request-ID` when it is a sensible one, else a new one), echoes it in the
 /// response, adds it to the request's logger, and, when the service logs requests (`-v`, `--log-format json`), logs one
@@ -12,24 +13,35 @@ struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
     let logRequests: Bool
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let id = request.headers[Self.header].flatMap(Self.accepted) ?? Self.newID()
+        let id = Self.requestID(request.headers)
         var context = context
         context.logger[metadataKey: "request_id"] = .string(id)
         let started = ContinuousClock.now
         var response = try await next(request, context)
         response.headers[Self.header] = id
         if logRequests {
-            let elapsed = ContinuousClock.now - started
-            var metadata: Logger.Metadata = [
-                "method": .string(request.method.rawValue), "path": .string(String(request.uri.path.prefix(512))),
-                "status": .stringConvertible(Int(response.status.code)),
-                "duration_ms": .stringConvertible(((Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15) * 1000).rounded() / 1000),
-            ]
-            if let bytes = response.body.contentLength { metadata["bytes"] = .stringConvertible(bytes) }
-            if let source = response.headers[ElementsController.sourceHeader] { metadata["cache"] = .string(source) }
-            context.logger.info("request", metadata: metadata)
+            Self.log(request.head, status: response.status, headers: response.headers, bytes: response.body.contentLength,
+                     elapsed: ContinuousClock.now - started, logger: context.logger)
         }
         return response
+    }
+
+    /// The client's ID when it is a sensible one, else a new one.
+    static func requestID(_ headers: HTTPFields) -> String {
+        headers[header].flatMap(accepted) ?? newID()
+    }
+
+    /// The request's line: method, path, status, bytes, duration and the cache layer that answered (the ID is in the
+    /// logger's metadata).
+    static func log(_ request: HTTPRequest, status: HTTPResponse.Status, headers: HTTPFields, bytes: Int?, elapsed: Duration, logger: Logger) {
+        var metadata: Logger.Metadata = [
+            "method": .string(request.method.rawValue), "path": .string(String((request.path ?? "").prefix(while: { $0 != "?" }).prefix(512))),
+            "status": .stringConvertible(Int(status.code)),
+            "duration_ms": .stringConvertible(((Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15) * 1000).rounded() / 1000),
+        ]
+        if let bytes { metadata["bytes"] = .stringConvertible(bytes) }
+        if let source = headers[ElementsController.sourceHeader] { metadata["cache"] = .string(source) }
+        logger.info("request", metadata: metadata)
     }
 
     /// A client's ID: 1 to 128 visible ASCII characters (anything else could forge log lines).
@@ -38,11 +50,33 @@ struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
         return value
     }
 
-    /// 16 random bytes in hex.
+    /// 32 hex digits, unique in this process and unlikely to repeat across processes: a random 64-bit prefix drawn
+    /// once, then a counter scrambled by splitmix64's finalizer (a bijection, so two requests never share an ID). One
+    /// atomic add and no system call per request: drawing 16 random bytes per request cost 2.5% of serving a
+    /// cached image (two getrandom calls).
     static func newID() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<2).map { _ in String(generator.next() as UInt64, radix: 16).leftPadded(to: 16) }.joined()
+        let sequence = IDSequence.next.add(1, ordering: .relaxed).newValue
+        var mixed = sequence &+ IDSequence.key
+        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
+        mixed ^= mixed >> 31
+        return String(unsafeUninitializedCapacity: 32) { buffer in
+            let digits: StaticString = "0123456789abcdef"
+            for (offset, value) in [(0, IDSequence.prefix), (16, mixed)] {
+                for index in 0..<16 {
+                    buffer[offset + index] = digits.utf8Start[Int((value >> UInt64(60 - 4 * index)) & 0xF)]
+                }
+            }
+            return 32
+        }
     }
+}
+
+/// The process's request-ID state (`RequestLogMiddleware.newID`).
+private enum IDSequence {
+    static let prefix = UInt64.random(in: .min ... .max)
+    static let key = UInt64.random(in: .min ... .max)
+    static let next = Atomic<UInt64>(0)
 }
 
 extension String {

@@ -2,6 +2,7 @@ import Catalogue
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import ImageCore
 import Logging
 import NIOCore
@@ -79,11 +80,30 @@ struct ElementsController: Sendable {
     }
 
     private func image(_ request: Request, element: Element, kind: ImageKind) async throws -> Response {
-        let query = QueryItems(request.uri.query)
-        let options = try ImageOptions(query, accept: request.headers[.accept], allowed: [URLSigner.parameter])
+        let (imageRequest, options) = try imageRequest(request.uri, headers: request.headers, element: element, kind: kind)
+        trace?.record(imageRequest.url)
+        if kind == .full, element.hasKnownMissingPhoto {
+            metrics.knownMissing()
+            throw ServiceError(.notFound, reason: .noPhoto, message: "there is no full-size photo of \(element.name)")
+        }
+        // A conditional request for a variant is answered from its source's validators: a 304 never touches pixels.
+        if !options.processing.isNone, request.headers[.ifNoneMatch] != nil {
+            let source = try await load(imageRequest.original, photoOf: kind == .full ? element : nil)
+            if let answer = Self.notModified(request.headers, variantOf: source, options: options, maxAgeSeconds: maxAgeSeconds) {
+                return answer.response
+            }
+        }
+        let served = try await load(imageRequest, photoOf: kind == .full ? element : nil)
+        return Self.answer(served, to: request.headers, options: options, maxAgeSeconds: maxAgeSeconds).response
+    }
+
+    /// The pipeline's request for an image route's request, once its options, signature and width are checked.
+    private func imageRequest(_ uri: URI, headers: HTTPFields, element: Element, kind: ImageKind) throws -> (ImageRequest, ImageOptions) {
+        let query = QueryItems(uri.query)
+        let options = try ImageOptions(query, accept: headers[.accept], allowed: [URLSigner.parameter])
         // The signature first: an unsigned request learns nothing about the service's other limits.
         if let signer, query.items.contains(where: { ImageOptions.names.contains($0.name) }) {
-            try signer.verify(path: request.uri.path, query: query)
+            try signer.verify(path: uri.path, query: query)
         }
         if let allowedWidths, let width = options.processing.width, !allowedWidths.contains(width) {
             throw ServiceError(.badRequest, reason: .widthNotAllowed, message: """
@@ -91,34 +111,105 @@ struct ElementsController: Sendable {
                 """)
         }
         let url = builder.url(for: element, kind: kind)
-        trace?.record(url)
-        if kind == .full, element.hasKnownMissingPhoto {
-            metrics.knownMissing()
-            throw ServiceError(.notFound, reason: .noPhoto, message: "there is no full-size photo of \(element.name)")
+        let request = ImageRequest(url: url, alternatives: kind == .full ? builder.otherPhotoURLs(for: element) : [],
+                                   processing: options.processing)
+        return (request, options)
+    }
+
+    /// An image route's answer: its status, headers and bytes (none for a 304).
+    struct ImageAnswer {
+        var status: HTTPResponse.Status
+        var headers: HTTPFields
+        var body: ByteBuffer?
+
+        /// As Hummingbird sends it (it adds `Content-Length` for the bytes).
+        var response: Response {
+            body.map { Response(status: status, headers: headers, body: .init(byteBuffer: $0)) } ?? Response(status: status, headers: headers)
         }
-        let imageRequest = ImageRequest(url: url, alternatives: kind == .full ? builder.otherPhotoURLs(for: element) : [],
-                                        processing: options.processing)
+    }
+
+    /// The headers every image answer has: how long to keep it, and `Vary: Accept` when the format was negotiated.
+    private static func cacheHeaders(_ options: ImageOptions, maxAgeSeconds: Int) -> HTTPFields {
         var headers: HTTPFields = [.cacheControl: "public, max-age=\(maxAgeSeconds)"]
         if options.negotiated { headers[.vary] = "Accept" }
-        // A conditional request for a variant is answered from its source's validators: a 304 never touches pixels.
-        if !options.processing.isNone, request.headers[.ifNoneMatch] != nil {
-            let source = try await load(imageRequest.original, photoOf: kind == .full ? element : nil)
-            let validators = source.validators.processed(options.processing)
-            if Self.isNotModified(request, etag: validators.etag, lastModified: validators.lastModified) {
-                headers[.eTag] = validators.etag
-                headers[.lastModified] = validators.lastModified
-                return Response(status: .notModified, headers: headers)
-            }
-        }
-        let served = try await load(imageRequest, photoOf: kind == .full ? element : nil)
+        return headers
+    }
+
+    /// A 304 for a conditional request for a variant whose source's validators, processed as the variant is, match;
+    /// nil when they do not.
+    private static func notModified(_ requestHeaders: HTTPFields, variantOf source: ImageResponse, options: ImageOptions,
+                                    maxAgeSeconds: Int) -> ImageAnswer? {
+        let validators = source.validators.processed(options.processing)
+        guard isNotModified(requestHeaders, etag: validators.etag, lastModified: validators.lastModified) else { return nil }
+        var headers = cacheHeaders(options, maxAgeSeconds: maxAgeSeconds)
+        headers[.eTag] = validators.etag
+        headers[.lastModified] = validators.lastModified
+        return ImageAnswer(status: .notModified, headers: headers)
+    }
+
+    /// The answer with `served`'s bytes, or a 304 when the request's validators match them.
+    private static func answer(_ served: ImageResponse, to requestHeaders: HTTPFields, options: ImageOptions, maxAgeSeconds: Int) -> ImageAnswer {
+        var headers = cacheHeaders(options, maxAgeSeconds: maxAgeSeconds)
         headers[.eTag] = served.validators.etag
         headers[.lastModified] = served.validators.lastModified
-        headers[Self.sourceHeader] = ServedFrom(served).rawValue
-        if Self.isNotModified(request, etag: served.validators.etag, lastModified: served.validators.lastModified) {
-            return Response(status: .notModified, headers: headers)
+        headers[sourceHeader] = ServedFrom(served).rawValue
+        if isNotModified(requestHeaders, etag: served.validators.etag, lastModified: served.validators.lastModified) {
+            return ImageAnswer(status: .notModified, headers: headers)
         }
         headers[.contentType] = served.contentType
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: served.bytes ?? ByteBuffer()))
+        return ImageAnswer(status: .ok, headers: headers, body: served.bytes ?? ByteBuffer())
+    }
+
+    // MARK: - The fast path's half (CachedImageFastPath)
+
+    /// The image route a path names, as the router would match it: the route's template (as metrics label it), the
+    /// element and the kind of image. Nil for any other path, and for paths the router treats specially (percent
+    /// escapes, empty segments), which the router then answers.
+    func imageRoute(_ path: String) -> (route: String, element: Element, kind: ImageKind)? {
+        guard path.utf8.first == UInt8(ascii: "/"), !path.utf8.contains(UInt8(ascii: "%")) else { return nil }
+        let parts = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst().map { Substring($0) }
+        guard !parts.contains(where: \.isEmpty) else { return nil }
+        func photoName(_ file: Substring) -> String? { file.hasSuffix(".jpg") && file.count > 4 ? String(file.dropLast(4)) : nil }
+        switch parts.count {
+        case 1:
+            guard let name = photoName(parts[0]), let element = try? photo(name) else { return nil }
+            return ("/{name}.jpg", element, .full)
+        case 2 where parts[0] == "images-of-elements":
+            guard let name = photoName(parts[1]), let element = try? photo(name) else { return nil }
+            return ("/images-of-elements/{name}.jpg", element, .full)
+        case 4 where parts[0] == "periodictable" && parts[1] == "Tiles" && parts[3] == "s7.JPG":
+            guard let element = try? tile(String(parts[2])) else { return nil }
+            return ("/periodictable/Tiles/{number}/s7.JPG", element, .thumbnail)
+        case 5 where parts[0] == "api" && parts[1] == "v1" && parts[2] == "elements" && (parts[4] == "thumbnail" || parts[4] == "image"):
+            guard let element = try? element(String(parts[3])) else { return nil }
+            return ("/api/v1/elements/{id}/\(parts[4])", element, parts[4] == "thumbnail" ? .thumbnail : .full)
+        default:
+            return nil
+        }
+    }
+
+    /// The answer to a request for `element`'s image while everything it needs is in the memory tier, made without
+    /// waiting; nil when it needs more (a load, an error answer), and then the route answers it. Records what the route
+    /// records for the same answer (the trace, the photo's availability; the pipeline its statistics).
+    func cachedAnswer(_ uri: URI, headers: HTTPFields, element: Element, kind: ImageKind) -> ImageAnswer? {
+        guard !(kind == .full && element.hasKnownMissingPhoto),
+              let (imageRequest, options) = try? imageRequest(uri, headers: headers, element: element, kind: kind) else { return nil }
+        var answer: ImageAnswer
+        if !options.processing.isNone, headers[.ifNoneMatch] != nil {
+            guard let source = pipeline.cachedImage(for: imageRequest.original) else { return nil }
+            if let notModified = Self.notModified(headers, variantOf: source, options: options, maxAgeSeconds: maxAgeSeconds) {
+                answer = notModified
+            } else {
+                guard let served = pipeline.cachedImage(for: imageRequest) else { return nil }
+                answer = Self.answer(served, to: headers, options: options, maxAgeSeconds: maxAgeSeconds)
+            }
+        } else {
+            guard let served = pipeline.cachedImage(for: imageRequest) else { return nil }
+            answer = Self.answer(served, to: headers, options: options, maxAgeSeconds: maxAgeSeconds)
+        }
+        trace?.record(imageRequest.url)
+        if kind == .full { photos.note(element, after: nil) }
+        return answer
     }
 
     /// What the original image is, as imgproxy's `/info` says it: format, stored size, EXIF orientation and the upright
@@ -207,13 +298,13 @@ struct ElementsController: Sendable {
     }
 
     /// If-None-Match wins over If-Modified-Since (RFC 9110 13.2.2).
-    static func isNotModified(_ request: Request, etag: String, lastModified: String) -> Bool {
-        let tags = request.headers[values: .ifNoneMatch].flatMap { $0.split(separator: ",") }
+    static func isNotModified(_ headers: HTTPFields, etag: String, lastModified: String) -> Bool {
+        let tags = headers[values: .ifNoneMatch].flatMap { $0.split(separator: ",") }
             .map { $0.trimmingCharacters(in: .whitespaces) }
         if !tags.isEmpty {
             return tags.contains { $0 == "*" || $0 == etag || $0 == "W/" + etag }
         }
-        guard let since = request.headers[.ifModifiedSince].flatMap(HTTPDate.date(from:)),
+        guard let since = headers[.ifModifiedSince].flatMap(HTTPDate.date(from:)),
               let modified = HTTPDate.date(from: lastModified) else { return false }
         return modified <= since
     }

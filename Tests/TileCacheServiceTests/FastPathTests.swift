@@ -1,0 +1,130 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import TestSupport
+import TileCacheOrigin
+import TileCacheService
+
+@Suite("Service: the fast path answers images in memory as the router does")
+struct FastPathTests {
+    /// What a client sees of an answer: status, headers in order (without `Date`, and without a generated request ID),
+    /// and the body's bytes.
+    struct Seen: Equatable, CustomStringConvertible {
+        var status: Int
+        var headers: [String]
+        var body: [UInt8]
+        var description: String { "\(status) \(headers) \(body.count) bytes" }
+    }
+
+    static func seen(_ response: TestResponse, keepRequestID: Bool) -> Seen {
+        let headers = response.headers.filter { field in
+            field.name != .date && (keepRequestID || field.name.canonicalName != "x-request-id")
+        }.map { "\($0.name.canonicalName): \($0.value)" }
+        return Seen(status: Int(response.status.code), headers: headers, body: response.bytes)
+    }
+
+    /// The second request of each pair (the first fills the memory tier, unless another route already did), every image
+    /// route, with options, HEAD, conditional requests for an original and a variant, CORS and a client's request ID;
+    /// and how many of all the requests found their image in memory.
+    static func answers(fastPath: Bool) async throws -> (seen: [Seen], fastPathAnswers: [Int], requestLines: [String]) {
+        try await withService(try await .start { $0.fastPath = fastPath; $0.cors = try! CORSPolicy(parsing: "http://app.example") }) { client, _ in
+            var seen: [Seen] = []
+            var fastPathAnswers: [Int] = []
+            let cases: [(String, HTTPRequest.Method, HTTPFields, Bool)] = [
+                ("/api/v1/elements/26/thumbnail", .get, [:], false),
+                ("/api/v1/elements/iron/image", .get, [:], false),
+                ("/periodictable/Tiles/026/s7.JPG", .get, [.origin: "http://app.example"], false),
+                ("/iron.jpg", .get, [.origin: "http://elsewhere.example"], false),
+                ("/images-of-elements/iron.jpg", .head, [:], false),
+                ("/api/v1/elements/26/thumbnail?w=64", .get, [HTTPField.Name("X-Request-ID")!: "client-7"], false),
+                ("/api/v1/elements/26/thumbnail?w=48&format=png", .get, [:], true),
+                ("/api/v1/elements/Fe/thumbnail", .get, [:], true),
+                ("/api/v1/elements/26/thumbnail?w=40", .get, [.accept: "image/webp,*/*"], false),
+            ]
+            for (uri, method, headers, conditional) in cases {
+                let first = try await client.execute(uri: uri, method: .get, headers: headers)
+                #expect(first.status == .ok, "\(uri)")
+                var again = headers
+                if conditional { again[.ifNoneMatch] = try #require(first.headers[.eTag]) }
+                let before = try await Self.fastPathCount(client)
+                let second = try await client.execute(uri: uri, method: method, headers: again)
+                fastPathAnswers.append(try await Self.fastPathCount(client) - before)
+                #expect(second.status == (conditional ? .notModified : .ok) && (conditional || second.headers[HTTPField.Name("X-TileCache-Source")!] == "memory"),
+                        "\(uri): \(second.status)")
+                seen.append(Self.seen(second, keepRequestID: headers[HTTPField.Name("X-Request-ID")!] != nil))
+            }
+            let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
+            let lines = metrics.split(separator: "\n").map(String.init)
+            let requests = lines.filter { $0.hasPrefix("tilecache_http_requests_total{") || $0.hasPrefix("tilecache_image_requests_total{") }.sorted()
+            return (seen, fastPathAnswers, requests)
+        }
+    }
+
+    @Test("the same status, headers, bytes and metrics with the fast path as through the router")
+    func sameAnswers() async throws {
+        let routed = try await Self.answers(fastPath: false)
+        let fast = try await Self.answers(fastPath: true)
+        #expect(routed.fastPathAnswers.allSatisfy { $0 == 0 })
+        #expect(fast.fastPathAnswers == Array(repeating: 1, count: routed.seen.count), "the fast path answers every second request")
+        for (index, (router, fastPath)) in zip(routed.seen, fast.seen).enumerated() {
+            #expect(router == fastPath, "case \(index)")
+        }
+        #expect(routed.requestLines == fast.requestLines)
+    }
+
+    @Test("pipelined requests are answered in order: an image in memory waits behind a request the router has")
+    func pipelinedOrder() async throws {
+        var originConfiguration = OriginServer.Configuration()
+        originConfiguration.latency = .milliseconds(300)
+        try await withService(try await .start(origin: originConfiguration)) { client, _ in
+            let port = try #require(client.port)
+            #expect(try await client.execute(uri: "/api/v1/elements/26/thumbnail", method: .get).status == .ok)
+            // The photo takes the origin's 300 ms; the thumbnail behind it is in memory.
+            let cold = try await Self.pipelined(port: port, ["/api/v1/elements/29/image", "/api/v1/elements/26/thumbnail"])
+            #expect(cold == ["200 networkFetch", "200 memory", "200 -"])
+            let before = try await Self.fastPathCount(client)
+            let warm = try await Self.pipelined(port: port, ["/api/v1/elements/29/image", "/api/v1/elements/26/thumbnail"])
+            #expect(warm == ["200 memory", "200 memory", "200 -"])
+            #expect(try await Self.fastPathCount(client) == before + 2)
+        }
+    }
+
+    /// Sends `paths` and then `/healthz` with `Connection: close` down one connection in one write (Python's socket
+    /// module, not our client); returns each answer's status and `X-TileCache-Source` in the order they came.
+    static func pipelined(port: Int, _ paths: [String]) async throws -> [String] {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let requests = paths.map { "GET \($0) HTTP/1.1\\r\\nHost: test\\r\\n\\r\\n" }.joined()
+            + "GET /healthz HTTP/1.1\\r\\nHost: test\\r\\nConnection: close\\r\\n\\r\\n"
+        let script = """
+            import socket
+            s = socket.create_connection(("127.0.0.1", \(port)), timeout=20)
+            s.sendall(b"\(requests)")
+            data = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+            open("\(directory)/out", "wb").write(data)
+            """
+        try await runProcess(["/usr/bin/python3", "-c", script], description: "python3 pipelining client")
+        let data = try Data(contentsOf: URL(fileURLWithPath: directory + "/out"))
+        // Heads only: split at each status line (bodies are JPEG bytes; Latin-1 keeps every byte).
+        let text = String(decoding: data.map { $0 < 0x80 ? $0 : UInt8(ascii: "?") }, as: UTF8.self)
+        return text.components(separatedBy: "HTTP/1.1 ").dropFirst().map { answer in
+            let status = answer.prefix(3)
+            let source = answer.components(separatedBy: "\r\n\r\n")[0].components(separatedBy: "\r\n")
+                .first { $0.lowercased().hasPrefix("x-tilecache-source: ") }.map { String($0.dropFirst(20)) } ?? "-"
+            return "\(status) \(source)"
+        }
+    }
+
+    static func fastPathCount(_ client: any TestClientProtocol) async throws -> Int {
+        let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
+        let line = try #require(metrics.split(separator: "\n").first { $0.hasPrefix("tilecache_http_fast_path_answers_total ") })
+        return try #require(Int(line.split(separator: " ")[1]))
+    }
+}
