@@ -108,8 +108,9 @@ clean:
 bench: deps
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark
 
-## Runs TileCache side by side with curl, aria2c, Pillow, ImageMagick, tjbench, NSCache, nginx and thumbor (installs them)
-## and writes docs/benchmarks.md. About 10-15 minutes.
+## Runs TileCache side by side with curl, aria2c, Pillow, ImageMagick, tjbench, djpeg, libpng, NSCache, nginx, the
+## Hummingbird and SwiftNIO floors, thumbor and vipsthumbnail (installs them) and writes docs/benchmarks.md. About 35
+## minutes with the 10-minute serve soak (SOAK_SECONDS=600; ROUNDS=5, WRK_SECONDS=6).
 bench-compare: deps
 	Benchmarks/compare/run.sh
 

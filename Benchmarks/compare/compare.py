@@ -22,6 +22,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 PYTHON = sys.executable
 WRK_SECONDS = int(os.environ.get("WRK_SECONDS", "6"))
+SOAK_SECONDS = int(os.environ.get("SOAK_SECONDS", "600"))
+SERVE_FLOOR = os.path.join(os.path.dirname(CACHE_COMPARISON), "ServeFloor")
 processes = []
 results = []        # rows for the report: (number, title, tilecache, peer, ratio text, target, met)
 sections = []       # markdown sections with the details
@@ -97,8 +99,9 @@ def table(headers, rows):
     return "\n".join(lines)
 
 
-def wrk(url):
-    output = subprocess.run(["wrk", "-t2", "-c32", f"-d{WRK_SECONDS}s", "--latency", url], capture_output=True, text=True).stdout
+def wrk(url, seconds=None, script=None):
+    output = subprocess.run(["wrk", "-t2", "-c32", f"-d{seconds or WRK_SECONDS}s", "--latency"] + (["-s", script] if script else []) + [url],
+                            capture_output=True, text=True).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
     p99_text = re.search(r"99%\s+([\d.]+)(us|ms|s)", output)
     scale = {"us": 0.001, "ms": 1, "s": 1000}[p99_text.group(2)]
@@ -139,8 +142,8 @@ try:
     ratio = medians["tilecache"] / medians["curl"]
     faster = medians["tilecache"] < medians["aria2c"] and medians["tilecache"] < medians["python-asyncio-pillow"]
     results.append((1, "Cold prefetch, concurrency 8 (TileCache also validates and decodes)", f"{medians['tilecache']:.3f} s",
-                    f"curl {medians['curl']:.3f} s", f"{ratio:.2f}× curl", "≤ 1.05× curl, faster than aria2c and Python",
-                    ratio <= 1.05 and faster))
+                    f"curl {medians['curl']:.3f} s (floor {((len(urls) + 7) // 8) * 0.02:.3f} s)", f"{ratio:.2f}× curl",
+                    "≤ 1.0× curl, faster than aria2c and Python", ratio <= 1.0 and faster))
     sections.append("### 1. Cold prefetch of every catalogue image, concurrency 8\n\n" + table(
         ["tool", "median wall time", "runs (s)"],
         [[name, f"{medians[name]:.3f} s", ", ".join(f"{v:.3f}" for v in values)] for name, values in times.items()])
@@ -166,7 +169,7 @@ try:
     ratio = medians["tilecache warm"] / medians["decode only"]
     results.append((2, "Warm prefetch from disk, new process (the cesium 404 still goes to the origin)",
                     f"{medians['tilecache warm']:.3f} s", f"decode {medians['decode only']:.3f} s", f"{ratio:.2f}× floor",
-                    "≤ 1.3× the decode floor", ratio <= 1.3))
+                    "≤ 1.1× the decode floor", ratio <= 1.1))
     sections.append("### 2. Warm prefetch from the disk cache, new process\n\n" + table(
         ["run", "median", "runs (s)"], [[n, f"{medians[n]:.3f} s", ", ".join(f"{v:.3f}" for v in values)] for n, values in times.items()])
         + f"\n\nThe floor is `tilecache inspect --full-decode` on the same {len(os.listdir(files_dir))} files (read and fully decode, same"
@@ -174,13 +177,20 @@ try:
         " 20 ms) because failures are not cached.")
     commands += ["tilecache prefetch --urls urls.txt --cache-dir <warm>   # after one cold run", "tilecache inspect --full-decode <the same files>"]
 
-    # --- 3. Validation of 1000 images.
-    log("3. validating a directory of 1000 images")
+    # --- 3. Validation of 1000 images, JPEGs and PNGs, against the floor of the decoding it must do.
+    log("3. validating a directory of 1000 JPEGs and PNGs")
+    pngs_dir = fresh(os.path.join(WORK, "pngs"))
+    subprocess.run([PYTHON, "-c", "import sys, os; from PIL import Image\n"
+                    "for name in sorted(os.listdir(sys.argv[1])):\n"
+                    "    Image.open(os.path.join(sys.argv[1], name)).save(os.path.join(sys.argv[2], name[:-4] + '.png'))",
+                    files_dir, pngs_dir], check=True)
     many = fresh(os.path.join(WORK, "thousand"))
     sources = sorted(os.listdir(files_dir))
+    valid = []
     for index in range(1000):
-        source = os.path.join(files_dir, sources[index % len(sources)])
-        target = os.path.join(many, f"{index:04d}.jpg")
+        png = index % 2 == 1
+        source = os.path.join(pngs_dir, sources[index % len(sources)][:-4] + ".png") if png else os.path.join(files_dir, sources[index % len(sources)])
+        target = os.path.join(many, f"{index:04d}." + ("png" if png else "jpg"))
         if index % 25 == 0:
             with open(source, "rb") as file:
                 data = file.read()
@@ -188,22 +198,43 @@ try:
                 file.write(data[: len(data) // 2] if index % 50 == 0 else b"<!DOCTYPE html><html><body>404</body></html>")
         else:
             shutil.copy(source, target)
+            valid.append(target)
     names = [os.path.join(many, n) for n in sorted(os.listdir(many))]
+    floor_script = ('for f; do case "$f" in *.png) pngtopnm "$f" > /dev/null 2>&1;; '
+                    '*) djpeg -scale 1/8 -outfile /dev/null "$f" 2> /dev/null;; esac; done')
+    floor_input = "".join(path + "\0" for path in valid)
+
+    def decode_floor():
+        started = time.perf_counter()
+        subprocess.run(["xargs", "-0", "-P", str(os.cpu_count()), "-n", "25", "sh", "-c", floor_script, "floor"],
+                       input=floor_input, text=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return time.perf_counter() - started
+
     runs = [("tilecache inspect", lambda: timed([TILECACHE, "inspect", many, "--format", "json"])),
+            ("djpeg + libpng floor", decode_floor),
             ("identify", lambda: timed(["identify", "-regard-warnings"] + names)),
             ("pillow", lambda: timed([PYTHON, os.path.join(HERE, "peer_pillow_inspect.py"), many]))]
     times = alternate(runs)
     medians = {name: median(values) for name, values in times.items()}
+    vs_floor = medians["tilecache inspect"] / medians["djpeg + libpng floor"]
     vs_identify = medians["identify"] / medians["tilecache inspect"]
     vs_pillow = medians["pillow"] / medians["tilecache inspect"]
-    results.append((3, "Validate 1000 images (960 valid, 20 truncated, 20 HTML)", f"{medians['tilecache inspect']:.3f} s",
-                    f"identify {medians['identify']:.3f} s, Pillow {medians['pillow']:.3f} s",
-                    f"{vs_identify:.1f}× / {vs_pillow:.1f}× faster", "≥ 10× faster than either",
-                    vs_identify >= 10 and vs_pillow >= 10))
+    valid_pngs = sum(path.endswith(".png") for path in valid)
+    results.append((3, f"Validate 1000 images ({len(valid) - valid_pngs} JPEG, {valid_pngs} PNG valid; 20 truncated, 20 HTML)", f"{medians['tilecache inspect']:.3f} s",
+                    f"floor {medians['djpeg + libpng floor']:.3f} s; identify {medians['identify']:.3f} s, Pillow {medians['pillow']:.3f} s",
+                    f"{vs_floor:.2f}× floor ({vs_identify:.1f}× / {vs_pillow:.1f}× faster than identify / Pillow)", "≤ 1.1× the floor",
+                    vs_floor <= 1.1))
     sections.append("### 3. Validating a directory of 1000 images\n\n" + table(
         ["tool", "median", "runs (s)"], [[n, f"{medians[n]:.3f} s", ", ".join(f"{v:.3f}" for v in values)] for n, values in times.items()])
-        + "\n\n`identify` reads headers (it does not decode every pixel); Pillow and TileCache decode fully.")
-    commands += ["tilecache inspect <dir> --format json", "identify -regard-warnings <1000 files>", "python peer_pillow_inspect.py <dir>"]
+        + f"\n\nHalf the files are JPEGs, half PNGs (the same images saved by Pillow); 20 JPEGs are cut in half and 20 `.png`"
+        " files are HTML."
+        " The floor is the decoding validation cannot skip, run on every core: libjpeg-turbo's entropy decoding of each valid JPEG"
+        " (`djpeg -scale 1/8 -outfile /dev/null`) and libpng's full read of each valid PNG (`pngtopnm`), 25 files per shell,"
+        f" `xargs -P {os.cpu_count()}`. `identify` reads headers (it does not decode every pixel); Pillow and TileCache decode"
+        " (TileCache's JPEG check at the smallest DCT scale, as djpeg's).")
+    commands += ["tilecache inspect <dir> --format json",
+                 f"xargs -0 -P {os.cpu_count()} -n 25 sh -c '{floor_script}' floor   # the valid files",
+                 "identify -regard-warnings <1000 files>", "python peer_pillow_inspect.py <dir>"]
 
     # --- 4. Decode throughput against tjbench.
     log("4. decode throughput against tjbench")
@@ -275,27 +306,50 @@ http {{ access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000;
 """)
     start(["nginx", "-c", nginx_conf])
     wait_http(f"http://127.0.0.1:{nginx_port}/thumb.jpg")
+    # The floors: fixed bytes from a minimal Hummingbird route and a minimal SwiftNIO server; and the service with
+    # every request through the router.
+    floors = {}
+    for kind in ["hummingbird", "nio"]:
+        _, port = start([SERVE_FLOOR, kind, "0", os.path.join(static, "thumb.jpg")], r"listening on (\d+)")
+        floors[kind] = f"http://127.0.0.1:{port}/thumb.jpg"
+    routed_port = free_port()
+    start([TILECACHE, "serve", "--port", str(routed_port), "--no-fast-path", "--cache-dir", fresh(os.path.join(WORK, "routed-cache")),
+           "--db", os.path.join(WORK, "routed.sqlite"), "--tiles-base", tiles_base, "--images-base", images_base])
+    routed = f"http://127.0.0.1:{routed_port}"
+    wait_http(routed + "/healthz")
+    for path in ["/api/v1/elements/26/thumbnail", "/api/v1/elements/26/thumbnail?w=64"]:
+        subprocess.run(["curl", "-s", "-o", "/dev/null", routed + path], check=True)
     wrk_rows = []
     for label, ours_url, theirs_url in [("cached thumbnail", "/api/v1/elements/26/thumbnail", "/thumb.jpg"),
                                         ("resized variant (w=64)", "/api/v1/elements/26/thumbnail?w=64", "/thumb-64.jpg")]:
-        ours_rps, theirs_rps, ours_p99, theirs_p99 = [], [], [], []
+        targets = [("tilecache", service + ours_url), ("nginx", f"http://127.0.0.1:{nginx_port}{theirs_url}"),
+                   ("tilecache --no-fast-path", routed + ours_url)]
+        if theirs_url == "/thumb.jpg":
+            targets += [("Hummingbird floor", floors["hummingbird"]), ("SwiftNIO floor", floors["nio"])]
+        rps, p99 = {name: [] for name, _ in targets}, {name: [] for name, _ in targets}
         for round_number in range(ROUNDS):
-            rps, p99, errors = wrk(service + ours_url)
-            ours_rps.append(rps); ours_p99.append(p99)
-            rps, p99, _ = wrk(f"http://127.0.0.1:{nginx_port}{theirs_url}")
-            theirs_rps.append(rps); theirs_p99.append(p99)
-            log(f"  {label} round {round_number + 1}/{ROUNDS}: tilecache {ours_rps[-1]:.0f} req/s, nginx {theirs_rps[-1]:.0f} req/s")
-        ratio = median(ours_rps) / median(theirs_rps)
-        results.append((6, f"Service: {label}", f"{median(ours_rps):,.0f} req/s (p99 {median(ours_p99):.2f} ms)",
-                        f"nginx {median(theirs_rps):,.0f} req/s (p99 {median(theirs_p99):.2f} ms)", f"{ratio:.2f}× nginx",
-                        "≥ 0.7× nginx", ratio >= 0.7))
-        wrk_rows.append([label, f"{median(ours_rps):,.0f}", f"{median(ours_p99):.2f}", f"{median(theirs_rps):,.0f}",
-                         f"{median(theirs_p99):.2f}", f"{ratio:.2f}"])
+            for name, url in targets:
+                measured = wrk(url)
+                rps[name].append(measured[0])
+                p99[name].append(measured[1])
+            log(f"  {label} round {round_number + 1}/{ROUNDS}: " + ", ".join(f"{name} {rps[name][-1]:.0f}" for name, _ in targets))
+        ours, theirs = median(rps["tilecache"]), median(rps["nginx"])
+        ratio, p99_ratio = ours / theirs, median(p99["tilecache"]) / median(p99["nginx"])
+        results.append((6, f"Service: {label}", f"{ours:,.0f} req/s (p99 {median(p99['tilecache']):.2f} ms)",
+                        f"nginx {theirs:,.0f} req/s (p99 {median(p99['nginx']):.2f} ms)", f"{ratio:.2f}× nginx, p99 {p99_ratio:.2f}×",
+                        "≥ 0.9× nginx, p99 ≤ 1.5×", ratio >= 0.9 and p99_ratio <= 1.5))
+        for name, _ in targets:
+            wrk_rows.append([label, name, f"{median(rps[name]):,.0f}", f"{median(p99[name]):.2f}", f"{median(rps[name]) / theirs:.2f}",
+                             ", ".join(f"{v:,.0f}" for v in rps[name])])
     sections.append(f"### 6. The service against nginx serving the same bytes as static files\n\n`wrk -t2 -c32 -d{WRK_SECONDS}s"
-                    f" --latency`, {ROUNDS} alternating rounds (medians); wrk, nginx (2 workers) and TileCache share the 2 cores.\n\n"
-                    + table(["target", "TileCache req/s", "p99 ms", "nginx req/s", "p99 ms", "ratio"], wrk_rows))
+                    f" --latency`, {ROUNDS} alternating rounds (medians); wrk, nginx (2 workers) and TileCache share the 2 cores."
+                    " The floors answer the same thumbnail's bytes: `Benchmarks/ServeFloor hummingbird` (one Hummingbird route, no"
+                    " middleware) and `ServeFloor nio` (SwiftNIO's HTTP/1 pipeline and one handler on the event loop)."
+                    " `--no-fast-path` sends every request through Hummingbird's router and the middleware, as before the fast path.\n\n"
+                    + table(["target", "server", "req/s", "p99 ms", "× nginx", "rounds (req/s)"], wrk_rows))
     commands += [f"wrk -t2 -c32 -d{WRK_SECONDS}s --latency http://127.0.0.1:PORT/api/v1/elements/26/thumbnail[?w=64]",
-                 f"wrk -t2 -c32 -d{WRK_SECONDS}s --latency http://127.0.0.1:NGINX/thumb[-64].jpg"]
+                 f"wrk -t2 -c32 -d{WRK_SECONDS}s --latency http://127.0.0.1:NGINX/thumb[-64].jpg",
+                 "Benchmarks/.build/release/ServeFloor hummingbird|nio 0 thumb.jpg"]
 
     # --- 7. Resized thumbnails against thumbor with file result storage.
     log("7. resized thumbnails against thumbor")
@@ -341,6 +395,81 @@ QUALITY = 85
     sections.append("### 8. Peak resident memory\n\n`/usr/bin/time -v tilecache prefetch` (cold, defaults): "
                     + ", ".join(f"{p:.1f}" for p in peaks) + " MiB.")
     commands += ["/usr/bin/time -v tilecache prefetch --urls urls.txt --cache-dir <fresh>"]
+
+    # --- 8b. A serve soak: many images and variants through a small memory tier; peak RSS against its limit.
+    log(f"8b. serve soak for {SOAK_SECONDS} s")
+    soak_port, soak_bytes = free_port(), 16
+    soak_process, _ = start([TILECACHE, "serve", "--port", str(soak_port), "--memory-bytes", f"{soak_bytes}MiB",
+                             "--cache-dir", fresh(os.path.join(WORK, "soak-cache")), "--db", os.path.join(WORK, "soak.sqlite"),
+                             "--tiles-base", tiles_base, "--images-base", images_base])
+    soak = f"http://127.0.0.1:{soak_port}"
+    wait_http(soak + "/healthz")
+    soak_paths = []
+    for number in range(1, 119):
+        soak_paths.append(f"/api/v1/elements/{number}/thumbnail")
+        if number < 90:
+            soak_paths.append(f"/api/v1/elements/{number}/image")
+        for width in [32, 48, 64, 96, 128, 192, 256]:
+            soak_paths.append(f"/api/v1/elements/{number}/thumbnail?w={width}")
+            if number < 90:
+                soak_paths.append(f"/api/v1/elements/{number}/image?w={width * 4}")
+    soak_script = os.path.join(WORK, "soak.lua")
+    with open(soak_script, "w") as file:
+        file.write("paths = {" + ",".join(f'"{p}"' for p in soak_paths) + "}\n"
+                   "request = function() return wrk.format(nil, paths[math.random(#paths)]) end\n")
+    soak_rps, soak_p99, soak_errors = wrk(soak, seconds=SOAK_SECONDS, script=soak_script)
+    status = open(f"/proc/{soak_process.pid}/status").read()
+    soak_peak = int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1)) / 1024
+    soak_limit = soak_bytes + 64
+    results.append((8, f"Peak RSS, {SOAK_SECONDS // 60}-minute serve soak, --memory-bytes {soak_bytes}MiB", f"{soak_peak:.1f} MiB", "-",
+                    f"{soak_peak:.1f} / {soak_limit} MiB", f"≤ {soak_limit} MiB", soak_peak <= soak_limit))
+    sections.append(f"### 8b. Serve soak\n\n`tilecache serve --memory-bytes {soak_bytes}MiB` under `wrk -t2 -c32 -d{SOAK_SECONDS}s` asking"
+                    f" for {len(soak_paths)} images and variants at random (every thumbnail and photo, seven widths of each): "
+                    f"{soak_rps:,.0f} req/s, p99 {soak_p99:.2f} ms, {soak_errors} answers that were not 2xx or 3xx; peak RSS (VmHWM)"
+                    f" {soak_peak:.1f} MiB against the memory tier's {soak_bytes} MiB + 64 MiB.")
+    commands += [f"tilecache serve --memory-bytes {soak_bytes}MiB; wrk -t2 -c32 -d{SOAK_SECONDS}s -s soak.lua   # random paths"]
+
+    # --- 9. A resized miss against vipsthumbnail on the same source.
+    log("9. resized miss against vipsthumbnail")
+    miss_port = free_port()
+    start([TILECACHE, "serve", "--port", str(miss_port), "--cache-dir", fresh(os.path.join(WORK, "miss-cache")),
+           "--db", os.path.join(WORK, "miss.sqlite"), "--tiles-base", tiles_base, "--images-base", images_base])
+    miss = f"http://127.0.0.1:{miss_port}"
+    wait_http(miss + "/healthz")
+    photos = [n for n in range(1, 90)]
+    for number in photos:  # the originals in memory: the miss is the variant's alone
+        subprocess.run(["curl", "-s", "-o", os.path.join(WORK, f"photo-{number}.jpg"), f"{miss}/api/v1/elements/{number}/image"], check=True)
+    ours_ms, vips_ms = [], []
+    for number in photos:
+        output = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{time_total}", f"{miss}/api/v1/elements/{number}/image?w=128"],
+                                capture_output=True, text=True, check=True).stdout
+        ours_ms.append(float(output) * 1000)
+        started = time.perf_counter()
+        subprocess.run(["vipsthumbnail", os.path.join(WORK, f"photo-{number}.jpg"), "-s", "128x", "-o", os.path.join(WORK, "vips-%s.jpg[Q=85]")],
+                       check=True)
+        vips_ms.append((time.perf_counter() - started) * 1000)
+    started = time.perf_counter()
+    subprocess.run(["vipsthumbnail"] + [os.path.join(WORK, f"photo-{n}.jpg") for n in photos] + ["-s", "128x", "-o", os.path.join(WORK, "vips-%s.jpg[Q=85]")],
+                   check=True)
+    vips_batch_ms = (time.perf_counter() - started) * 1000 / len(photos)
+
+    def percentile(values, fraction):
+        ordered = sorted(values)
+        return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
+
+    size_range = subprocess.run(["identify", "-format", "%wx%h\n"] + [os.path.join(WORK, f"photo-{n}.jpg") for n in photos[:1]],
+                                capture_output=True, text=True).stdout.strip()
+    results.append((9, "Resized miss (cold ?w=128 of a photo in memory), reported", f"p50 {percentile(ours_ms, 0.5):.1f} ms, p99 {percentile(ours_ms, 0.99):.1f} ms",
+                    f"vipsthumbnail p50 {percentile(vips_ms, 0.5):.1f} ms, p99 {percentile(vips_ms, 0.99):.1f} ms (batch {vips_batch_ms:.1f} ms/image)",
+                    f"{percentile(ours_ms, 0.5) / percentile(vips_ms, 0.5):.2f}× (p50)", "reported", True))
+    sections.append(f"### 9. A resized miss against vipsthumbnail\n\n{len(photos)} photos ({size_range} and similar), each already in the"
+                    " service's memory: `curl -w %{time_total}` of `/api/v1/elements/N/image?w=128` (decode shrunk on load, resample,"
+                    " encode, store, send, over loopback HTTP) against `vipsthumbnail photo.jpg -s 128x -o out.jpg[Q=85]` on the same"
+                    " file (a new process per image, its start-up included), and one `vipsthumbnail` run over all the files (per"
+                    f" image). TileCache p50 {percentile(ours_ms, 0.5):.1f} ms, p99 {percentile(ours_ms, 0.99):.1f} ms;"
+                    f" vipsthumbnail p50 {percentile(vips_ms, 0.5):.1f} ms, p99 {percentile(vips_ms, 0.99):.1f} ms; batch {vips_batch_ms:.1f} ms per image.")
+    commands += ["curl -s -o /dev/null -w '%{time_total}' http://127.0.0.1:PORT/api/v1/elements/N/image?w=128   # N = 1...89, photo in memory",
+                 "vipsthumbnail photo.jpg -s 128x -o 'vips-%s.jpg[Q=85]'"]
 finally:
     for process in reversed(processes):
         process.terminate()

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # TileCache side by side with its peers (issue 5): installs them, builds release binaries, runs compare.py.
-# Usage: make bench-compare   (ROUNDS=5 WRK_SECONDS=6 by default). Writes docs/benchmarks.md and
+# Usage: make bench-compare   (ROUNDS=5 WRK_SECONDS=6 SOAK_SECONDS=600 by default). Writes docs/benchmarks.md and
 # docs/benchmarks-thumbnails.md (with the side-by-side images in docs/images/thumbnails).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROUNDS=${ROUNDS:-5}
-packages=(curl aria2 nginx-light wrk libjpeg-turbo-progs imagemagick time libvips-tools)
+packages=(curl aria2 nginx-light wrk libjpeg-turbo-progs netpbm imagemagick time libvips-tools)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -22,7 +22,8 @@ if [ ! -x "$venv/bin/thumbor" ] || ! "$venv/bin/python" -c "import numpy" 2>/dev
     "$venv/bin/pip" install -q Pillow aiohttp thumbor numpy
 fi
 swift build -c release --static-swift-stdlib --product tilecache
-(cd Benchmarks && swift build -c release --product CacheComparison && swift build -c release --product DecodeThroughput)
+(cd Benchmarks && swift build -c release --product CacheComparison && swift build -c release --product DecodeThroughput \
+    && swift build -c release --product ServeFloor)
 work=$(mktemp -d /tmp/tilecache-compare.XXXXXX)
 chmod 755 "$work"  # nginx workers run as www-data and must read the static files
 trap 'rm -rf "$work"' EXIT

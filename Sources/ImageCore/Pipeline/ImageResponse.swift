@@ -112,6 +112,8 @@ public struct CachedImage: Sendable {
     /// written to the shared tier is fresh as long.
     var freshUntil: Date?
 
-    /// What the entry costs against the byte limit: its pixels plus its encoded bytes.
-    public var cost: Int { (image?.cost ?? 0) + (bytes?.readableBytes ?? 0) }
+    /// What the entry costs against the byte limit: its pixels plus the storage its encoded bytes hold. A `ByteBuffer`
+    /// rounds its storage up to a power of two, so counting only the readable bytes let a tier of 16 MiB hold up to
+    /// 32 MiB (issue 19's serve soak).
+    public var cost: Int { (image?.cost ?? 0) + (bytes?.storageCapacity ?? 0) }
 }

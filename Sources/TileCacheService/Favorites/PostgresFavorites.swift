@@ -2,6 +2,7 @@ import Foundation
 public import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOPosix
 import NIOSSL
 import PostgresNIO
 
@@ -185,13 +186,18 @@ public final class PostgresFavorites: FavoritesRepository {
     private func withDeadline<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T {
         let deadline = callDeadline
         let answered = NIOLockedValueBox(false)
+        // The timer is an event loop's scheduled task, cancelled with the answer: a task sleeping until the deadline
+        // would hold its memory for the whole deadline after every call (see ImagePipeline's request deadline).
+        let timer = NIOLockedValueBox<Scheduled<Void>?>(nil)
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             @Sendable func finish(_ result: Result<T, any Error>) {
                 let first = answered.withLockedValue { done in
                     defer { done = true }
                     return !done
                 }
-                if first { continuation.resume(with: result) }
+                guard first else { return }
+                timer.withLockedValue { $0?.cancel() }
+                continuation.resume(with: result)
             }
             let worker = Task {
                 do {
@@ -200,11 +206,11 @@ public final class PostgresFavorites: FavoritesRepository {
                     finish(.failure(error))
                 }
             }
-            Task {
-                try? await Task.sleep(for: deadline)
+            timer.withLockedValue { $0 = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: .nanoseconds(deadline.nanoseconds)) {
                 worker.cancel()
                 finish(.failure(PostgresFavoritesError("no answer from PostgreSQL within \(deadline)")))
-            }
+            } }
+            if answered.withLockedValue({ $0 }) { timer.withLockedValue { $0?.cancel() } }  // answered before the timer was kept
         }
     }
 
