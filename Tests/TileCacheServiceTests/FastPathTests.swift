@@ -55,6 +55,11 @@ struct FastPathTests {
                         "\(uri): \(second.status)")
                 seen.append(Self.seen(second, keepRequestID: headers[HTTPField.Name("X-Request-ID")!] != nil))
             }
+            // A conditional request for a variant not in memory whose source is: the fast path looks, then leaves it to
+            // the route, and the pipeline's counts must be the route's alone (compared below).
+            #expect(try await client.execute(uri: "/api/v1/elements/30/thumbnail", method: .get).status == .ok)
+            let other = try await client.execute(uri: "/api/v1/elements/30/thumbnail?w=50", method: .get, headers: [.ifNoneMatch: "\"other\""])
+            #expect(other.status == .ok)
             let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
             let lines = metrics.split(separator: "\n").map(String.init)
             let requests = lines.filter { $0.hasPrefix("tilecache_http_requests_total{") || $0.hasPrefix("tilecache_image_requests_total{") }.sorted()
@@ -88,6 +93,43 @@ struct FastPathTests {
             let warm = try await Self.pipelined(port: port, ["/api/v1/elements/29/image", "/api/v1/elements/26/thumbnail"])
             #expect(warm == ["200 memory", "200 memory", "200 -"])
             #expect(try await Self.fastPathCount(client) == before + 2)
+        }
+    }
+
+    @Test("the idle timeout closes idle connections, not ones busy with requests the fast path answers")
+    func idleTimeout() async throws {
+        try await withService(try await .start { $0.idleTimeout = .seconds(2) }) { client, _ in
+            let port = try #require(client.port)
+            #expect(try await client.execute(uri: "/api/v1/elements/26/thumbnail", method: .get).status == .ok)
+            let before = try await Self.fastPathCount(client)
+            // Python's socket module: one connection, a request every 0.25 s for 4 s (twice the timeout), then silence
+            // until the server closes it. Writes how many answers came on it and how long the silence lasted.
+            let directory = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let script = """
+                import socket, time
+                s = socket.create_connection(("127.0.0.1", \(port)), timeout=60)
+                answers = 0
+                for _ in range(16):
+                    s.sendall(b"GET /api/v1/elements/26/thumbnail HTTP/1.1\\r\\nHost: test\\r\\n\\r\\n")
+                    data = b""
+                    while b"\\r\\n\\r\\n" not in data or len(data) < data.index(b"\\r\\n\\r\\n") + 4 + int(data.split(b"Content-Length: ")[1].split(b"\\r\\n")[0]):
+                        chunk = s.recv(65536)
+                        if not chunk:
+                            raise SystemExit("closed after %d answers" % answers)
+                        data += chunk
+                    answers += 1
+                    time.sleep(0.25)
+                started = time.time()
+                closed = s.recv(1) == b""
+                open("\(directory)/out", "w").write("%d %s %.1f" % (answers, closed, time.time() - started))
+                """
+            try await runProcess(["/usr/bin/python3", "-c", script], description: "python3 keep-alive client")
+            let out = try String(contentsOfFile: directory + "/out", encoding: .utf8).split(separator: " ")
+            #expect(out.count == 3 && out[0] == "16" && out[1] == "True", "\(out)")
+            let silence = Double(out.last ?? "") ?? 0
+            #expect(silence >= 1 && silence < 10, "closed \(silence) s after the last answer")
+            #expect(try await Self.fastPathCount(client) == before + 16)
         }
     }
 

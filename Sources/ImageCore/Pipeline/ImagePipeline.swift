@@ -105,8 +105,9 @@ public final class ImagePipeline: Sendable {
     /// `request`'s answer if the memory tier has it now, without waiting: nil when answering would take more than a
     /// lookup (not in memory, a reload, pixels asked of an entry that holds bytes, or alternatives whose alias this
     /// process has not looked up yet), and then `image(for:)` does the rest. Recorded in `statistics` as a memory hit,
-    /// as `image(for:)` records it. Safe on an event loop: it takes two locks and never blocks on I/O.
-    public func cachedImage(for request: ImageRequest) -> ImageResponse? {
+    /// as `image(for:)` records it, unless `recording` is false (a caller that may still hand the request to
+    /// `image(for:)` records it itself once it answers). Safe on an event loop: it takes two locks and never blocks on I/O.
+    public func cachedImage(for request: ImageRequest, recording: Bool = true) -> ImageResponse? {
         let started = ContinuousClock.now
         guard !request.options.contains(.reloadIgnoringCachedData) else { return nil }
         var servedBy = request.url
@@ -118,7 +119,7 @@ public final class ImagePipeline: Sendable {
         guard let hit = memoryHit(request, servedBy: servedBy), hit.bytes != nil,
               hit.image != nil || !request.options.contains(.returnPixels) else { return nil }
         let response = response(hit, to: request, shared: false, started: started)
-        statistics.record(response)
+        if recording { statistics.record(response) }
         return response
     }
 

@@ -29,7 +29,10 @@ struct CachedImageFastPath: Sendable {
 
     /// The response head and body (nil for HEAD and 304) for `request`, or nil when the router must answer it.
     func answer(_ request: HTTPRequest) -> (head: HTTPResponse, body: ByteBuffer?)? {
-        guard request.method == .get || request.method == .head, request.headerFields[.connection] == nil,
+        // Hummingbird closes the connection after a request with `Connection: close`; such requests (and upgrades) are
+        // its to answer. Browsers send `Connection: keep-alive`, which changes nothing.
+        guard request.method == .get || request.method == .head,
+              request.headerFields[values: .connection].allSatisfy({ $0.lowercased() == "keep-alive" }),
               let target = request.path else { return nil }
         let started = ContinuousClock.now
         let uri = URI(target)
@@ -47,20 +50,27 @@ struct CachedImageFastPath: Sendable {
         metrics.answeredByFastPath()
         if logRequests {
             var logger = logger
+            logger[metadataKey: "hb.request.id"] = .stringConvertible(RequestID())
             logger[metadataKey: "request_id"] = .string(id)
             RequestLogMiddleware<BasicRequestContext>.log(request, status: response.status, headers: response.headers,
-                                                          bytes: answer.body?.readableBytes, elapsed: elapsed, logger: logger)
+                                                          bytes: response.body.contentLength, elapsed: elapsed, logger: logger)
         }
         response.headers[.date] = date.now()
         response.headers[.server] = serverName
         return (response.head, request.method == .head ? nil : answer.body)
     }
 
-    /// The channel handler that puts `answer` before Hummingbird's own handling of each connection.
-    func handler() -> Handler { Handler(fastPath: self) }
+    /// The channel handlers that put `answer` before Hummingbird's own handling of each connection: the connection's
+    /// idle timeout and graceful close (Hummingbird's `HTTPConnectionStateHandler`, which must see every request and
+    /// answer, so it goes before the fast path; give Hummingbird's own one no timeout), then the fast path.
+    func handlers(idleTimeout: Duration?, logger: Logger) -> [any RemovableChannelHandler] {
+        [HTTPConnectionStateHandler(idleTimeout: idleTimeout, logger: logger), Handler(fastPath: self)]
+    }
 
     /// Sits after the HTTP/1 codec: answers what `CachedImageFastPath` can and passes everything else on. Responses
-    /// keep the order of requests: while a request passed on is unanswered, later ones are passed on too.
+    /// keep the order of requests: while a request passed on is unanswered, later ones are passed on too. While the
+    /// connection cannot take more writes (a client that sends requests and does not read the answers), requests are
+    /// passed on, so Hummingbird's backpressure holds them.
     final class Handler: ChannelDuplexHandler, RemovableChannelHandler {
         typealias InboundIn = HTTPRequestPart
         typealias InboundOut = HTTPRequestPart
@@ -78,7 +88,7 @@ struct CachedImageFastPath: Sendable {
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             switch unwrapInboundIn(data) {
             case .head(let request):
-                if passedOn == 0, let answer = fastPath.answer(request) {
+                if passedOn == 0, context.channel.isWritable, let answer = fastPath.answer(request) {
                     self.answer = answer
                     return
                 }
@@ -98,7 +108,8 @@ struct CachedImageFastPath: Sendable {
         }
 
         func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-            if case .end = unwrapOutboundIn(data) { passedOn -= 1 }
+            // (Hummingbird's 400 for a request it could not parse answers no request passed on: never below zero.)
+            if case .end = unwrapOutboundIn(data) { passedOn = max(0, passedOn - 1) }
             context.write(data, promise: promise)
         }
     }

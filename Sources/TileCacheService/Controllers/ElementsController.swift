@@ -196,13 +196,16 @@ struct ElementsController: Sendable {
               let (imageRequest, options) = try? imageRequest(uri, headers: headers, element: element, kind: kind) else { return nil }
         var answer: ImageAnswer
         if !options.processing.isNone, headers[.ifNoneMatch] != nil {
-            guard let source = pipeline.cachedImage(for: imageRequest.original) else { return nil }
+            // The route asks for the source, then (unless its validators match) the variant: both are recorded, and
+            // only once the fast path is sure to answer, so a request it hands to the route is not counted twice.
+            guard let source = pipeline.cachedImage(for: imageRequest.original, recording: false) else { return nil }
             if let notModified = Self.notModified(headers, variantOf: source, options: options, maxAgeSeconds: maxAgeSeconds) {
                 answer = notModified
             } else {
                 guard let served = pipeline.cachedImage(for: imageRequest) else { return nil }
                 answer = Self.answer(served, to: headers, options: options, maxAgeSeconds: maxAgeSeconds)
             }
+            pipeline.statistics.record(source)
         } else {
             guard let served = pipeline.cachedImage(for: imageRequest) else { return nil }
             answer = Self.answer(served, to: headers, options: options, maxAgeSeconds: maxAgeSeconds)
