@@ -120,6 +120,10 @@ struct ElementsEndpointTests {
         try await withService(try await .start()) { client, _ in
             let resized = try await client.execute(uri: "/api/v1/elements/79/image?w=128", method: .get)
             #expect(resized.status == .ok && resized.headers[.contentType] == "image/jpeg")
+            #expect(resized.headers[HTTPField.Name("X-TileCache-Source")!] == "resized")
+            // Made from an original already in memory, a new variant is still `resized`, not `memory`.
+            let fromMemory = try await client.execute(uri: "/api/v1/elements/79/image?w=96", method: .get)
+            #expect(fromMemory.headers[HTTPField.Name("X-TileCache-Source")!] == "resized")
             let header = try ImageInspector().inspectHeader(resized.bytes, subject: "resized")
             #expect(header.width == 128)
             let again = try await client.execute(uri: "/api/v1/elements/79/image?w=128", method: .get)

@@ -59,7 +59,7 @@ struct FastPathTests {
             // the route, and the pipeline's counts must be the route's alone (compared below).
             #expect(try await client.execute(uri: "/api/v1/elements/30/thumbnail", method: .get).status == .ok)
             let other = try await client.execute(uri: "/api/v1/elements/30/thumbnail?w=50", method: .get, headers: [.ifNoneMatch: "\"other\""])
-            #expect(other.status == .ok)
+            #expect(other.status == .ok && other.headers[HTTPField.Name("X-TileCache-Source")!] == "resized")
             let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
             let lines = metrics.split(separator: "\n").map(String.init)
             let requests = lines.filter { $0.hasPrefix("tilecache_http_requests_total{") || $0.hasPrefix("tilecache_image_requests_total{") }.sorted()

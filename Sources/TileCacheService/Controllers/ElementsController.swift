@@ -289,9 +289,11 @@ struct ElementsController: Sendable {
         case resized
 
         init(_ response: ImageResponse) {
+            // A variant made for this request is `resized` whichever layer had its source (its source's outcome is a
+            // memory hit when the original was in memory).
             switch response.outcome {
-            case .memoryHit: self = .memory
             case _ where response.processed: self = .resized
+            case .memoryHit: self = .memory
             case .diskHit: self = .diskHit
             case .revalidated: self = .revalidated
             case .sharedHit: self = .sharedHit
