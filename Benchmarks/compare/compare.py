@@ -109,6 +109,17 @@ def wrk(url, seconds=None, script=None):
     return rps, float(p99_text.group(1)) * scale, int(errors.group(1)) if errors else 0
 
 
+def serve(name, *options):
+    """Starts `tilecache serve` against the origin with a fresh cache and database named `name`; returns (process, URL)
+    once it answers /healthz."""
+    port = free_port()
+    process, _ = start([TILECACHE, "serve", "--port", str(port), *options, "--cache-dir", fresh(os.path.join(WORK, f"{name}-cache")),
+                        "--db", os.path.join(WORK, f"{name}.sqlite"), "--tiles-base", tiles_base, "--images-base", images_base])
+    url = f"http://127.0.0.1:{port}"
+    wait_http(url + "/healthz")
+    return process, url
+
+
 try:
     # --- The origin, warmed so its own image generation is never measured.
     origin, tiles_base = start([TILECACHE, "origin", "--port", "0", "--latency-ms", "20"], r"--tiles-base (\S+)")
@@ -287,11 +298,7 @@ try:
 
     # --- 6. The service against nginx serving the same bytes.
     log("6. the service against nginx")
-    service_port = free_port()
-    start([TILECACHE, "serve", "--port", str(service_port), "--cache-dir", fresh(os.path.join(WORK, "service-cache")),
-           "--db", os.path.join(WORK, "favorites.sqlite"), "--tiles-base", tiles_base, "--images-base", images_base])
-    service = f"http://127.0.0.1:{service_port}"
-    wait_http(service + "/healthz")
+    _, service = serve("service")
     static = fresh(os.path.join(WORK, "static"))
     subprocess.run(["curl", "-s", "-o", os.path.join(static, "thumb.jpg"), service + "/api/v1/elements/26/thumbnail"], check=True)
     subprocess.run(["curl", "-s", "-o", os.path.join(static, "thumb-64.jpg"), service + "/api/v1/elements/26/thumbnail?w=64"], check=True)
@@ -312,11 +319,7 @@ http {{ access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000;
     for kind in ["hummingbird", "nio"]:
         _, port = start([SERVE_FLOOR, kind, "0", os.path.join(static, "thumb.jpg")], r"listening on (\d+)")
         floors[kind] = f"http://127.0.0.1:{port}/thumb.jpg"
-    routed_port = free_port()
-    start([TILECACHE, "serve", "--port", str(routed_port), "--no-fast-path", "--cache-dir", fresh(os.path.join(WORK, "routed-cache")),
-           "--db", os.path.join(WORK, "routed.sqlite"), "--tiles-base", tiles_base, "--images-base", images_base])
-    routed = f"http://127.0.0.1:{routed_port}"
-    wait_http(routed + "/healthz")
+    _, routed = serve("routed", "--no-fast-path")
     for path in ["/api/v1/elements/26/thumbnail", "/api/v1/elements/26/thumbnail?w=64"]:
         subprocess.run(["curl", "-s", "-o", "/dev/null", routed + path], check=True)
     wrk_rows = []
@@ -398,12 +401,8 @@ QUALITY = 85
 
     # --- 8b. A serve soak: many images and variants through a small memory tier; peak RSS against its limit.
     log(f"8b. serve soak for {SOAK_SECONDS} s")
-    soak_port, soak_bytes = free_port(), 16
-    soak_process, _ = start([TILECACHE, "serve", "--port", str(soak_port), "--memory-bytes", f"{soak_bytes}MiB",
-                             "--cache-dir", fresh(os.path.join(WORK, "soak-cache")), "--db", os.path.join(WORK, "soak.sqlite"),
-                             "--tiles-base", tiles_base, "--images-base", images_base])
-    soak = f"http://127.0.0.1:{soak_port}"
-    wait_http(soak + "/healthz")
+    soak_bytes = 16
+    soak_process, soak = serve("soak", "--memory-bytes", f"{soak_bytes}MiB")
     soak_paths = []
     for number in range(1, 119):
         soak_paths.append(f"/api/v1/elements/{number}/thumbnail")
@@ -431,11 +430,7 @@ QUALITY = 85
 
     # --- 9. A resized miss against vipsthumbnail on the same source.
     log("9. resized miss against vipsthumbnail")
-    miss_port = free_port()
-    start([TILECACHE, "serve", "--port", str(miss_port), "--cache-dir", fresh(os.path.join(WORK, "miss-cache")),
-           "--db", os.path.join(WORK, "miss.sqlite"), "--tiles-base", tiles_base, "--images-base", images_base])
-    miss = f"http://127.0.0.1:{miss_port}"
-    wait_http(miss + "/healthz")
+    _, miss = serve("miss")
     photos = [n for n in range(1, 90)]
     for number in photos:  # the originals in memory: the miss is the variant's alone
         subprocess.run(["curl", "-s", "-o", os.path.join(WORK, f"photo-{number}.jpg"), f"{miss}/api/v1/elements/{number}/image"], check=True)

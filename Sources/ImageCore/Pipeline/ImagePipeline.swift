@@ -2,7 +2,6 @@ import Foundation
 public import Logging
 import NIOConcurrencyHelpers
 import NIOCore
-import NIOPosix
 
 /// Loads images through memory, then disk, then network, validating everything it downloads, and makes the variants
 /// a request's processing asks for.
@@ -112,9 +111,8 @@ public final class ImagePipeline: Sendable {
         guard !request.options.contains(.reloadIgnoringCachedData) else { return nil }
         var servedBy = request.url
         if !request.alternatives.isEmpty {
-            let (alias, lookedUp) = aliases.withLockedValue { ($0.known[request.url], $0.lookedUp.contains(request.url)) }
-            guard alias != nil || lookedUp else { return nil }
-            servedBy = alias ?? request.url
+            guard let known = aliasInMemory(of: request.url) else { return nil }
+            servedBy = known ?? request.url
         }
         guard let hit = memoryHit(request, servedBy: servedBy), hit.bytes != nil,
               hit.image != nil || !request.options.contains(.returnPixels) else { return nil }
@@ -208,7 +206,7 @@ public final class ImagePipeline: Sendable {
             guard let deadline, let expired else { return try await loads.run(key, operation: operation) }
             let waiting = Task { [loads] in try await loads.run(key, operation: operation) }
             return try await withTaskCancellationHandler {
-                try await Self.first(of: waiting, or: expired, at: deadline)
+                try await Deadline.first(of: waiting, orThrow: { expired }, at: deadline)
             } onCancel: {
                 waiting.cancel()
             }
@@ -219,34 +217,6 @@ public final class ImagePipeline: Sendable {
         } catch {
             throw Failure(error: ImageCoreError(.cancelled, subject: request.url, message: "the request was cancelled"),
                           shared: !led.withLockedValue { $0 })
-        }
-    }
-
-    /// `waiting`'s result, or `expired` thrown at `deadline` if it has none by then (`waiting` is left running).
-    ///
-    /// The deadline is an event loop's scheduled task, cancelled when the result comes first. Not a task sleeping until
-    /// it: on Linux a cancelled `Task.sleep` keeps its task and its dispatch timer until the deadline passes, so every
-    /// request past the memory tier held about 600 bytes for the whole request timeout (60 s when serving): a serve
-    /// soak at 15,000 disk hits a second grew by 4 MB/s (issue 19).
-    private static func first<Value: Sendable>(of waiting: Task<Value, any Error>, or expired: ImageCoreError,
-                                               at deadline: ContinuousClock.Instant) async throws -> Value {
-        let resumed = NIOLockedValueBox(false)
-        let timer = NIOLockedValueBox<Scheduled<Void>?>(nil)
-        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
-            func resume(_ result: Result<Value, any Error>) {
-                let first = resumed.withLockedValue { done in
-                    defer { done = true }
-                    return !done
-                }
-                guard first else { return }
-                timer.withLockedValue { $0?.cancel() }
-                continuation.resume(with: result)
-            }
-            let remaining = ContinuousClock.now.duration(to: deadline).components
-            let nanoseconds = max(0, remaining.seconds * 1_000_000_000 + remaining.attoseconds / 1_000_000_000)
-            timer.withLockedValue { $0 = MultiThreadedEventLoopGroup.singleton.any()
-                .scheduleTask(in: .nanoseconds(nanoseconds)) { resume(.failure(expired)) } }
-            Task { resume(await waiting.result) }
         }
     }
 
@@ -542,8 +512,7 @@ public final class ImagePipeline: Sendable {
 
     /// The URL remembered as serving `url`'s image, by this process or (read once) by the disk cache.
     private func knownAlias(of url: String) async -> String? {
-        let (alias, lookedUp) = aliases.withLockedValue { ($0.known[url], $0.lookedUp.contains(url)) }
-        if alias != nil || lookedUp { return alias }
+        if let known = aliasInMemory(of: url) { return known }
         var stored: String?
         if let disk = diskCache { stored = await BlockingWork.run { disk.alias(for: url) } }
         aliases.withLockedValue {
@@ -551,6 +520,15 @@ public final class ImagePipeline: Sendable {
             if $0.known[url] == nil { $0.known[url] = stored }
         }
         return stored
+    }
+
+    /// What this process knows of `url`'s alias without reading the disk: `.some(alias)` (nil: none) once it is known,
+    /// nil when the disk cache's entry has not been read yet.
+    private func aliasInMemory(of url: String) -> String?? {
+        aliases.withLockedValue { aliases in
+            if let alias = aliases.known[url] { return .some(alias) }
+            return aliases.lookedUp.contains(url) ? .some(nil) : nil
+        }
     }
 
     /// Remembers (or, with nil, forgets) an alias in this process, and in the disk cache when `persist`.

@@ -1,8 +1,7 @@
 import Foundation
+import ImageCore
 public import Logging
-import NIOConcurrencyHelpers
 import NIOCore
-import NIOPosix
 import NIOSSL
 import PostgresNIO
 
@@ -185,33 +184,9 @@ public final class PostgresFavorites: FavoritesRepository {
     /// died may not answer cancellation, and a task group would wait for it, so the bound would not hold.
     private func withDeadline<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T {
         let deadline = callDeadline
-        let answered = NIOLockedValueBox(false)
-        // The timer is an event loop's scheduled task, cancelled with the answer: a task sleeping until the deadline
-        // would hold its memory for the whole deadline after every call (see ImagePipeline's request deadline).
-        let timer = NIOLockedValueBox<Scheduled<Void>?>(nil)
-        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            @Sendable func finish(_ result: Result<T, any Error>) {
-                let first = answered.withLockedValue { done in
-                    defer { done = true }
-                    return !done
-                }
-                guard first else { return }
-                timer.withLockedValue { $0?.cancel() }
-                continuation.resume(with: result)
-            }
-            let worker = Task {
-                do {
-                    finish(.success(try await work()))
-                } catch {
-                    finish(.failure(error))
-                }
-            }
-            timer.withLockedValue { $0 = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: .nanoseconds(deadline.nanoseconds)) {
-                worker.cancel()
-                finish(.failure(PostgresFavoritesError("no answer from PostgreSQL within \(deadline)")))
-            } }
-            if answered.withLockedValue({ $0 }) { timer.withLockedValue { $0?.cancel() } }  // answered before the timer was kept
-        }
+        let worker = Task { try await work() }
+        return try await Deadline.first(of: worker, orThrow: { PostgresFavoritesError("no answer from PostgreSQL within \(deadline)") },
+                                        at: .now + deadline, onExpiry: { worker.cancel() })
     }
 
     // MARK: - Errors

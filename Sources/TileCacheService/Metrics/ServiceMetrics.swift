@@ -186,8 +186,3 @@ public final class ServiceMetrics: Sendable {
         return text
     }
 }
-
-extension Duration {
-    /// Whole nanoseconds.
-    var nanoseconds: Int64 { components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000 }
-}
