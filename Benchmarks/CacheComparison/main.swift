@@ -1,5 +1,6 @@
 // MemoryCache (LRU, and its W-TinyLFU policy) against Foundation's NSCache with the same limits (count 100, cost
-// 10 MiB): get and set throughput with 1 and 2 threads, 5 alternating rounds, medians. Prints one JSON object. Used by Benchmarks/compare/run.sh.
+// 10 MiB): get and set throughput with 1 and 2 threads, 5 alternating rounds, medians. Prints one JSON object;
+// arguments naming operations (get-tinylfu, set-ours, ...) measure only those, for a profiler. Used by Benchmarks/compare/run.sh.
 import Foundation
 import ImageCore
 
@@ -8,7 +9,8 @@ final class Box: @unchecked Sendable {  // immutable after init; only its identi
     init(_ value: Int) { self.value = value }
 }
 
-let operations = 1_000_000
+/// Operations per measurement (environment OPERATIONS; 1,000,000 by default).
+let operations = Int(ProcessInfo.processInfo.environment["OPERATIONS"] ?? "") ?? 1_000_000
 let urls = (0..<1000).map { "http://www.theodoregray.com/periodictable/Tiles/\($0)/s7.JPG" }
 // Immutable after this line and only read afterwards, so sharing it across threads is safe.
 nonisolated(unsafe) let nsKeys = urls.map { $0 as NSString }
@@ -64,6 +66,19 @@ func measure(_ name: String, threads: Int, caches: Caches) -> Double {
 }
 
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+
+// `CacheComparison get-tinylfu [get-ours ...]`: those operations only (cases of `measure`), 1 thread, 20 alternating
+// rounds (environment ROUNDS), medians: for a profiler, or a quick ratio. Instructions per operation, repeatable on a
+// noisy machine: Benchmarks/compare/instructions.sh (callgrind).
+let named = CommandLine.arguments.dropFirst()
+if !named.isEmpty {
+    var rounds = [String: [Double]]()
+    for _ in 0..<(Int(ProcessInfo.processInfo.environment["ROUNDS"] ?? "") ?? 20) {
+        for name in named { rounds[name, default: []].append(measure(name, threads: 1, caches: Caches())) }
+    }
+    for name in named { print("\(name): median \(Int(median(rounds[name]!))) operations/s") }
+    exit(0)
+}
 
 var results: [String: Double] = [:]
 for threads in [1, 2] {

@@ -35,14 +35,19 @@ struct LRUStore<Key: Hashable, Value> {
     @usableFromInline var slots: [Slot] = []
     @usableFromInline var freeSlots: [Int] = []
     @usableFromInline var index: [Key: Int] = [:]
-    @usableFromInline var head = -1  // most recently used (list 0)
-    @usableFromInline var tail = -1  // least recently used (list 0)
-    /// Ends, entry counts and costs of lists 1 and up (empty in a store of one list); counts and costs index every
-    /// list, 0 included, when there are several.
-    @usableFromInline var otherHeads: [Int] = []
-    @usableFromInline var otherTails: [Int] = []
-    @usableFromInline var listCounts: [Int] = []
-    @usableFromInline var listCosts: [Int] = []
+    /// The most and least recently used slot of each list (-1: empty), and each list's entry count and cost (kept
+    /// only when there are several lists). Inline arrays: no copy-on-write check on the paths every lookup takes.
+    @usableFromInline var heads = InlineArray<4, Int>(repeating: -1)
+    @usableFromInline var tails = InlineArray<4, Int>(repeating: -1)
+    @usableFromInline var listCounts = InlineArray<4, Int>(repeating: 0)
+    @usableFromInline var listCosts = InlineArray<4, Int>(repeating: 0)
+    /// How many lists (1 for a plain LRU; at most 4, W-TinyLFU's number).
+    @usableFromInline private(set) var lists = 1
+
+    /// The most recently used slot of list 0 (-1: empty).
+    @inlinable var head: Int { heads[0] }
+    /// The least recently used slot of list 0 (-1: empty).
+    @inlinable var tail: Int { tails[0] }
 
     /// Maximum number of entries (> 0).
     @usableFromInline private(set) var countLimit: Int
@@ -63,11 +68,8 @@ struct LRUStore<Key: Hashable, Value> {
     @usableFromInline
     init(countLimit: Int, costLimit: Int, lists: Int) {
         self.init(countLimit: countLimit, costLimit: costLimit)
-        precondition(lists > 1, "a store of one list needs no list numbers")
-        otherHeads = [Int](repeating: -1, count: lists - 1)
-        otherTails = [Int](repeating: -1, count: lists - 1)
-        listCounts = [Int](repeating: 0, count: lists)
-        listCosts = [Int](repeating: 0, count: lists)
+        precondition(lists > 1 && lists <= heads.count, "a store of several lists keeps 2 to \(heads.count)")
+        self.lists = lists
     }
 
     /// Number of entries held.
@@ -93,7 +95,7 @@ struct LRUStore<Key: Hashable, Value> {
     @discardableResult
     mutating func insert(_ value: Value, forKey key: Key, cost: Int) -> Int {
         let cost = max(0, cost)
-        guard listCounts.isEmpty else {
+        guard lists == 1 else {
             // Several lists: the list-aware insert keeps each list's count and cost (a new entry goes to list 0).
             guard cost <= costLimit else {
                 removeValue(forKey: key)
@@ -137,14 +139,10 @@ struct LRUStore<Key: Hashable, Value> {
         slots.removeAll()
         freeSlots.removeAll()
         index.removeAll()
-        head = -1
-        tail = -1
         totalCost = 0
-        for list in otherHeads.indices {
-            otherHeads[list] = -1
-            otherTails[list] = -1
-        }
-        for list in listCounts.indices {
+        for list in heads.indices {
+            heads[list] = -1
+            tails[list] = -1
             listCounts[list] = 0
             listCosts[list] = 0
         }
@@ -185,24 +183,30 @@ struct LRUStore<Key: Hashable, Value> {
     @inlinable
     func cost(inList list: Int) -> Int { listCosts[list] }
 
+    /// The tag kept with the entry in `slot`, read in place (copying the slot out would retain its key and value).
+    @inlinable
+    func tag(ofSlot slot: Int) -> UInt64 { slots.withUnsafeBufferPointer { $0[checked: slot].tag } }
+
+    /// The list holding the entry in `slot`, read in place.
+    @inlinable
+    func list(ofSlot slot: Int) -> Int { slots.withUnsafeBufferPointer { $0[checked: slot].list } }
+
     /// The least recently used slot of `list`.
     @inlinable
     func leastRecentlyUsedSlot(inList list: Int) -> Int? {
-        let last = list == 0 ? tail : otherTails[list - 1]
+        let last = tails[list]
         return last >= 0 ? last : nil
     }
 
     /// Moves the entry in `slot` to the most recently used end of `list`.
     @inlinable
     mutating func move(_ slot: Int, toList list: Int) {
-        unlink(slot)
         let from = slots[slot].list, cost = slots[slot].cost
         listCounts[from] -= 1
         listCosts[from] -= cost
         listCounts[list] += 1
         listCosts[list] += cost
-        slots[slot].list = list
-        linkAtHead(slot)
+        relink(slot, toList: list)
     }
 
     /// Stores `value` as the most recently used entry of `list` (with `tag`), or, when `key` is held, replaces its
@@ -235,7 +239,7 @@ struct LRUStore<Key: Hashable, Value> {
     @inlinable
     func keysByRecency(inList list: Int) -> [Key] {
         var keys: [Key] = []
-        var slot = list == 0 ? head : otherHeads[list - 1]
+        var slot = heads[list]
         while slot >= 0 {
             if let key = slots[slot].key { keys.append(key) }
             slot = slots[slot].older
@@ -278,7 +282,7 @@ struct LRUStore<Key: Hashable, Value> {
     mutating func release(_ slot: Int) {
         if let key = slots[slot].key { index[key] = nil }
         totalCost -= slots[slot].cost
-        if !listCounts.isEmpty {
+        if lists > 1 {
             listCounts[slots[slot].list] -= 1
             listCosts[slots[slot].list] -= slots[slot].cost
         }
@@ -289,36 +293,71 @@ struct LRUStore<Key: Hashable, Value> {
     @inlinable
     mutating func linkAtHead(_ slot: Int) {
         let list = slots[slot].list
-        guard list == 0 else {
-            let first = otherHeads[list - 1]
-            slots[slot].newer = -1
-            slots[slot].older = first
-            if first >= 0 { slots[first].newer = slot }
-            otherHeads[list - 1] = slot
-            if otherTails[list - 1] < 0 { otherTails[list - 1] = slot }
-            return
-        }
+        let first = heads[list]
         slots[slot].newer = -1
-        slots[slot].older = head
-        if head >= 0 { slots[head].newer = slot }
-        head = slot
-        if tail < 0 { tail = slot }
+        slots[slot].older = first
+        if first >= 0 { slots[first].newer = slot }
+        heads[list] = slot
+        if tails[list] < 0 { tails[list] = slot }
     }
 
     @inlinable
     mutating func unlink(_ slot: Int) {
         let newer = slots[slot].newer, older = slots[slot].older, list = slots[slot].list
-        if newer >= 0 { slots[newer].older = older } else if list == 0 { head = older } else { otherHeads[list - 1] = older }
-        if older >= 0 { slots[older].newer = newer } else if list == 0 { tail = newer } else { otherTails[list - 1] = newer }
+        if newer >= 0 { slots[newer].older = older } else { heads[list] = older }
+        if older >= 0 { slots[older].newer = newer } else { tails[list] = newer }
         slots[slot].newer = -1
         slots[slot].older = -1
     }
 
     @inlinable
     mutating func moveToHead(_ slot: Int) {
-        guard head != slot else { return }
-        unlink(slot)
-        linkAtHead(slot)
+        let list = slots[slot].list
+        guard heads[list] != slot else { return }
+        relink(slot, toList: list)
+    }
+
+    /// `unlink` then `linkAtHead` into `list`, on every hit (W-TinyLFU's promotions take two): the slot array is
+    /// reached through one buffer pointer, so the four slots touched cost one uniqueness check, not eight. Each index
+    /// is checked against the array's count (a broken link traps, as the array would).
+    @inlinable
+    mutating func relink(_ slot: Int, toList list: Int) {
+        slots.withUnsafeMutableBufferPointer { slots in
+            let newer = slots[checked: slot].newer, older = slots[slot].older, from = slots[slot].list
+            if newer >= 0 { slots[checked: newer].older = older } else { heads[from] = older }
+            if older >= 0 { slots[checked: older].newer = newer } else { tails[from] = newer }
+            let first = heads[list]
+            slots[slot].newer = -1
+            slots[slot].older = first
+            slots[slot].list = list
+            if first >= 0 { slots[checked: first].newer = slot }
+            heads[list] = slot
+            if tails[list] < 0 { tails[list] = slot }
+        }
+    }
+}
+
+extension UnsafeBufferPointer {
+    /// The element at `index`, which must be in bounds in release builds too (a plain subscript checks only in debug).
+    @inlinable
+    subscript(checked index: Int) -> Element {
+        precondition(index >= 0 && index < count, "slot out of range")
+        return self[index]
+    }
+}
+
+extension UnsafeMutableBufferPointer {
+    /// The element at `index`, which must be in bounds in release builds too (a plain subscript checks only in debug).
+    @inlinable
+    subscript(checked index: Int) -> Element {
+        get {
+            precondition(index >= 0 && index < count, "slot out of range")
+            return self[index]
+        }
+        nonmutating _modify {
+            precondition(index >= 0 && index < count, "slot out of range")
+            yield &self[index]
+        }
     }
 }
 

@@ -75,24 +75,28 @@ struct TinyLFUStore<Key: Hashable, Value> {
     /// sketch's hash is kept in the entry's slot).
     @inlinable
     mutating func value(forKey key: Key) -> Value? {
-        let found: Value?
-        if let slot = store.slot(forKey: key) {
-            sketch.increment(hash: store.slots[slot].tag)
-            found = store.slots[slot].value
-            if store.slots[slot].list == Self.probation {
-                promote(slot)
-            } else {
-                store.moveToHead(slot)
-            }
-        } else {
+        guard let slot = store.slot(forKey: key) else {
             sketch.increment(hash: FrequencySketch.spread(key.hashValue))
-            found = nil
+            tune(hit: false)
+            return nil
         }
-        if let share = tuner.record(hit: found != nil, sampleSize: 10 * max(1, min(countLimit, count))), share != windowShare {
+        sketch.increment(hash: store.tag(ofSlot: slot))
+        if store.list(ofSlot: slot) == Self.probation {
+            promote(slot)
+        } else {
+            store.moveToHead(slot)
+        }
+        tune(hit: true)
+        return store.slots[slot].value
+    }
+
+    /// Counts a lookup in the tuner's sample; at the end of a sample, takes the window's share it decides on.
+    @inlinable
+    mutating func tune(hit: Bool) {
+        if let share = tuner.record(hit: hit, sampleSize: 10 * max(1, min(countLimit, count))), share != windowShare {
             windowShare = share
             updateRegionLimits()
         }
-        return found
     }
 
     /// Moves a probation entry to protected; protected over its share gives its least recently used entries back to
@@ -174,7 +178,7 @@ struct TinyLFUStore<Key: Hashable, Value> {
                 continue
             }
             if let victim = store.leastRecentlyUsedSlot(inList: Self.probation) ?? store.leastRecentlyUsedSlot(inList: Self.protected),
-               sketch.estimate(hash: store.slots[candidate].tag) > sketch.estimate(hash: store.slots[victim].tag) {
+               sketch.estimate(hash: store.tag(ofSlot: candidate)) > sketch.estimate(hash: store.tag(ofSlot: victim)) {
                 store.remove(victim)
             } else {
                 store.remove(candidate)
@@ -294,7 +298,7 @@ struct FrequencySketch: Sendable {
     }
 
     @inlinable
-    func position(_ hash: UInt64, _ row: Int) -> (word: Int, shift: UInt64) {
+    static func position(_ hash: UInt64, _ row: Int, mask: Int) -> (word: Int, shift: UInt64) {
         let h = hash &+ UInt64(row) &* 0x9E37_79B9_7F4A_7C15
         let mixed = (h ^ (h >> 32)) &* 0xD6E8_FEB8_6659_FD93
         let word = Int(truncatingIfNeeded: mixed >> 8) & mask
@@ -308,23 +312,28 @@ struct FrequencySketch: Sendable {
     func estimate(hash: UInt64) -> Int {
         var lowest = 15
         for row in 0..<4 {
-            let (word, shift) = position(hash, row)
+            let (word, shift) = Self.position(hash, row, mask: mask)
             lowest = min(lowest, Int((table[word] >> shift) & 0xF))
         }
         return lowest
     }
 
     /// Counts one more sighting of the key with this spread hash (counters saturate at 15); halves every counter each
-    /// `sampleSize` sightings.
+    /// `sampleSize` sightings. (Every lookup comes here: the words are reached through one buffer pointer, without a
+    /// uniqueness and a bounds check per counter; `mask` keeps each index in the table.)
     @inlinable
     mutating func increment(hash: UInt64) {
-        var added = false
-        for row in 0..<4 {
-            let (word, shift) = position(hash, row)
-            if (table[word] >> shift) & 0xF < 15 {
-                table[word] &+= 1 << shift
-                added = true
+        let mask = mask
+        let added = table.withUnsafeMutableBufferPointer { words in
+            var added = false
+            for row in 0..<4 {
+                let (word, shift) = Self.position(hash, row, mask: mask)
+                if (words[word] >> shift) & 0xF < 15 {
+                    words[word] &+= 1 << shift
+                    added = true
+                }
             }
+            return added
         }
         guard added else { return }
         additions += 1
