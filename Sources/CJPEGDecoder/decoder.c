@@ -230,7 +230,8 @@ int tcj_decode(tcj_decoder *decoder, int scale_num, int scale_denom, tcj_pixel_f
     jpeg_start_decompress(info);
     size_t stride = (size_t)info->output_width * (size_t)info->output_components;
     if (info->output_components != (int)format) stop(decoder, TCJ_ERROR_MISUSE, "output components differ from the format");
-    if (stride * info->output_height > capacity) stop(decoder, TCJ_ERROR_MISUSE, "pixel buffer too small for the output size");
+    // Exactly the output's size: the caller counts on every byte being written.
+    if (stride * info->output_height != capacity) stop(decoder, TCJ_ERROR_MISUSE, "pixel buffer size differs from the output size");
     decoder->rows = malloc(sizeof(JSAMPROW) * info->output_height);
     if (!decoder->rows) stop(decoder, TCJ_ERROR_OUT_OF_MEMORY, "Insufficient memory for row pointers");
     for (JDIMENSION row = 0; row < info->output_height; row++) decoder->rows[row] = pixels + row * stride;

@@ -99,8 +99,9 @@ int tcj_read_header(tcj_decoder *decoder, tcj_header *header);
 /// Returns 0, or -1 when the header has not been read.
 int tcj_output_size(tcj_decoder *decoder, int scale_num, int scale_denom, int *width, int *height);
 
-/// Decodes every scan into `pixels` (rows of width*format bytes, packed), scaled as tcj_output_size says.
-/// Returns 0 when libjpeg delivered every row (warnings may have been recorded), or -1 on a fatal error.
+/// Decodes every scan into `pixels` (rows of width*format bytes, packed), scaled as tcj_output_size says; `capacity`
+/// must be exactly that size (a misuse error otherwise). Returns 0 when libjpeg delivered every row, so every byte
+/// of `pixels` is written (warnings may have been recorded), or -1 on a fatal error.
 /// Call once, after tcj_read_header.
 int tcj_decode(tcj_decoder *decoder, int scale_num, int scale_denom, tcj_pixel_format format,
                uint8_t *pixels, size_t capacity);
