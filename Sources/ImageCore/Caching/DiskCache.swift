@@ -177,6 +177,14 @@ public final class DiskCache: Sendable {
     /// The path of the entry file for `url`.
     public func path(for url: String) -> String { entriesDirectory + "/" + Self.sha256Hex(Array(url.utf8)) + ".tce" }
 
+    /// Whether the index holds an entry file for `url`, without reading it (another process may have changed the
+    /// directory since the last scan, and the entry is not verified): for ordering work, never for deciding what to
+    /// serve.
+    public func hasEntry(for url: String) -> Bool {
+        let name = Self.sha256Hex(Array(url.utf8)) + ".tce"
+        return state.withLockedValue { $0.index[name] != nil }
+    }
+
     /// The verified entry for `url`, or nil. A damaged entry is removed and counted; the read refreshes its access time.
     /// A file that exists but cannot be read is a miss too, logged with the system's reason.
     public func entry(for url: String) -> DiskCacheEntry? {

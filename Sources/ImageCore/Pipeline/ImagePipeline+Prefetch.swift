@@ -36,7 +36,9 @@ public struct PrefetchProgress: Sendable {
 
 /// The results and statistics of one prefetch.
 public struct PrefetchRun: Sendable {
-    /// One result per URL started, in the order given (a URL whose load was cancelled fails with `.cancelled`).
+    /// One result per URL started, in the order given (a URL whose load was cancelled fails with `.cancelled`). Loads
+    /// do not start in that order (disk-cache misses go first), so after a cancellation the URLs never started may be
+    /// missing from anywhere in the list: match results by `url`, not by position.
     public var results: [PrefetchResult]
     /// URLs never started because the prefetch was cancelled first (they are not in `results`).
     public var notStarted: Int
@@ -63,6 +65,10 @@ extension ImagePipeline {
     /// collected, never thrown. When the calling task is cancelled, no further request is started, loads in flight end
     /// with `.cancelled`, and the run returns what finished. Results keep no pixels or bytes.
     ///
+    /// Loads of images the disk cache does not hold start first (see `startOrder`): each waits on the network, and
+    /// the disk hits decode meanwhile, instead of a late miss adding its round trip after the last decode. Results are
+    /// in the order given all the same.
+    ///
     /// - Parameter progress: called after each request finishes, from the collecting task.
     public func prefetch(_ requests: [ImageRequest], concurrency: Int? = nil,
                          progress: (@Sendable (PrefetchProgress) -> Void)? = nil) async -> PrefetchRun {
@@ -72,11 +78,12 @@ extension ImagePipeline {
         let started = ContinuousClock.now
         var results = [PrefetchResult?](repeating: nil, count: requests.count)
         var hits = 0, failures = 0, done = 0
+        let order = startOrder(requests)
         await withTaskGroup(of: (Int, PrefetchResult).self) { group in
             var next = 0
             func addNext() {
                 guard next < requests.count, !Task.isCancelled else { return }
-                let index = next, request = requests[index]
+                let index = order[next], request = requests[index]
                 next += 1
                 group.addTask {
                     let begun = ContinuousClock.now
@@ -108,5 +115,18 @@ extension ImagePipeline {
         return PrefetchRun(results: finished, notStarted: requests.count - finished.count, report: runStatistics.snapshot,
                            disk: diskBefore.flatMap { before in diskCache?.statistics.since(before) },
                            duration: ContinuousClock.now - started)
+    }
+
+    /// The order in which `prefetch` starts `requests` (indices): first those whose URL has no entry in the disk
+    /// cache's index (they go to the network, or to an alternative URL), then the rest, each group in the order given.
+    /// Without a disk cache, the order given. A guess from the index alone, no file read: a stale entry that must be
+    /// revalidated counts as held, an alias as not; either way only the order changes.
+    func startOrder(_ requests: [ImageRequest]) -> [Int] {
+        guard let disk = diskCache else { return Array(requests.indices) }
+        var network: [Int] = [], held: [Int] = []
+        for (index, request) in requests.enumerated() {
+            if disk.hasEntry(for: ImageRequest.diskKey(servedBy: request.url)) { held.append(index) } else { network.append(index) }
+        }
+        return network + held
     }
 }

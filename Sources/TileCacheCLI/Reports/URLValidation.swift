@@ -103,7 +103,9 @@ public struct URLValidator: Sendable {
         }
         let run = await pipeline.prefetch(requests, concurrency: concurrency, progress: progress)
         let interrupted = Task.isCancelled
-        var checked = run.results.makeIterator()
+        // Results are in the order given but loads may start in another (see `ImagePipeline.prefetch`), so an interrupted
+        // run's missing results can be anywhere: each image takes the next result for its URL.
+        var checked = Dictionary(grouping: run.results, by: \.url).mapValues { $0[...] }
         var all: [URLValidationResult] = []
         for image in images {
             if let problem = image.invalidInput {
@@ -112,7 +114,7 @@ public struct URLValidator: Sendable {
                                                warnings: [], expectedMissing: image.isKnownMissing))
                 continue
             }
-            guard let result = checked.next() else { break }
+            guard let result = checked[image.url]?.popFirst() else { continue }
             if interrupted, result.error?.reason == .cancelled { continue }
             all.append(Self.result(of: result, for: image))
         }

@@ -1,6 +1,7 @@
 import Catalogue
 import Foundation
-import ImageCore
+@testable import ImageCore
+import Synchronization
 import Testing
 import TestSupport
 import TileCacheOrigin
@@ -48,6 +49,27 @@ struct ImagePipelineTests {
                 #expect(lifetime.networkFetches == urls.count && lifetime.memoryHits == urls.count)
                 #expect(lifetime.latencyMilliseconds["networkFetch"]?.count == urls.count)
                 #expect(lifetime.latencyMilliseconds["memoryHit"].map { $0.p50 <= $0.p99 && $0.p99 <= $0.max } == true)
+            }
+        }
+    }
+
+    @Test("a prefetch starts the images the disk cache lacks first; results stay in the order given")
+    func missesStartFirst() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withOrigin { origin in
+                let urls = urls(origin, count: 4)  // a thumbnail and a photo each: eight URLs
+                let held = [urls[0], urls[2], urls[3], urls[6]]
+                _ = await pipeline(directory).prefetch(held)
+                // A new process: empty memory, the disk holds four of the eight. One load at a time, so each finishes
+                // before the next starts and the progress calls see the start order: the four misses, then four hits.
+                let restarted = pipeline(directory)
+                #expect(restarted.startOrder(urls.map { ImageRequest(url: $0) }) == [1, 4, 5, 7, 0, 2, 3, 6])
+                #expect(pipeline(nil).startOrder(urls.map { ImageRequest(url: $0) }) == Array(0..<8))
+                let hitsSeen = Mutex<[Int]>([])
+                let run = await restarted.prefetch(urls, concurrency: 1) { progress in hitsSeen.withLock { $0.append(progress.hits) } }
+                #expect(hitsSeen.withLock { $0 } == [0, 0, 0, 0, 1, 2, 3, 4])
+                #expect(run.results.map(\.url) == urls)
+                #expect(run.results.map { held.contains($0.url) ? $0.outcome == .diskHit : $0.outcome == .networkFetch } == Array(repeating: true, count: 8))
             }
         }
     }
