@@ -4,6 +4,7 @@
 # 400,000 operations minus the count at 200,000, over 200,000 (what start-up and filling the cache cost cancels out),
 # with the standard library's hashing seeded the same in every run (SWIFT_DETERMINISTIC_HASHING).
 #   Benchmarks/compare/instructions.sh Benchmarks/.build/release/CacheComparison get-ours get-tinylfu
+# Needs valgrind and objcopy (Debian: apt-get install valgrind binutils).
 set -euo pipefail
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
