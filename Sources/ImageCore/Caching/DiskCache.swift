@@ -175,13 +175,16 @@ public final class DiskCache: Sendable {
     public var writeRefusal: String? { state.withLockedValue { $0.refusal?.reason } }
 
     /// The path of the entry file for `url`.
-    public func path(for url: String) -> String { entriesDirectory + "/" + Self.sha256Hex(Array(url.utf8)) + ".tce" }
+    public func path(for url: String) -> String { entriesDirectory + "/" + Self.entryName(for: url) }
+
+    /// The name of the entry file for `url`: the SHA-256 of the URL, in hex, and `.tce`.
+    static func entryName(for url: String) -> String { sha256Hex(Array(url.utf8)) + ".tce" }
 
     /// Whether the index holds an entry file for `url`, without reading it (another process may have changed the
     /// directory since the last scan, and the entry is not verified): for ordering work, never for deciding what to
     /// serve.
     public func hasEntry(for url: String) -> Bool {
-        let name = Self.sha256Hex(Array(url.utf8)) + ".tce"
+        let name = Self.entryName(for: url)
         return state.withLockedValue { $0.index[name] != nil }
     }
 
