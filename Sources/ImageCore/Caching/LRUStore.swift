@@ -292,22 +292,12 @@ struct LRUStore<Key: Hashable, Value> {
 
     @inlinable
     mutating func linkAtHead(_ slot: Int) {
-        let list = slots[slot].list
-        let first = heads[list]
-        slots[slot].newer = -1
-        slots[slot].older = first
-        if first >= 0 { slots[first].newer = slot }
-        heads[list] = slot
-        if tails[list] < 0 { tails[list] = slot }
+        slots.withUnsafeMutableBufferPointer { Self.linkAtHead(slot, in: $0, heads: &heads, tails: &tails) }
     }
 
     @inlinable
     mutating func unlink(_ slot: Int) {
-        let newer = slots[slot].newer, older = slots[slot].older, list = slots[slot].list
-        if newer >= 0 { slots[newer].older = older } else { heads[list] = older }
-        if older >= 0 { slots[older].newer = newer } else { tails[list] = newer }
-        slots[slot].newer = -1
-        slots[slot].older = -1
+        slots.withUnsafeMutableBufferPointer { Self.unlink(slot, in: $0, heads: &heads, tails: &tails) }
     }
 
     @inlinable
@@ -317,23 +307,39 @@ struct LRUStore<Key: Hashable, Value> {
         relink(slot, toList: list)
     }
 
-    /// `unlink` then `linkAtHead` into `list`, on every hit (W-TinyLFU's promotions take two): the slot array is
-    /// reached through one buffer pointer, so the four slots touched cost one uniqueness check, not eight. Each index
-    /// is checked against the array's count (a broken link traps, as the array would).
+    /// `unlink` then `linkAtHead` into `list`, on every hit (W-TinyLFU's promotions take two), through one buffer
+    /// pointer: the four slots touched cost one uniqueness check of the slot array, not eight.
     @inlinable
     mutating func relink(_ slot: Int, toList list: Int) {
         slots.withUnsafeMutableBufferPointer { slots in
-            let newer = slots[checked: slot].newer, older = slots[slot].older, from = slots[slot].list
-            if newer >= 0 { slots[checked: newer].older = older } else { heads[from] = older }
-            if older >= 0 { slots[checked: older].newer = newer } else { tails[from] = newer }
-            let first = heads[list]
-            slots[slot].newer = -1
-            slots[slot].older = first
-            slots[slot].list = list
-            if first >= 0 { slots[checked: first].newer = slot }
-            heads[list] = slot
-            if tails[list] < 0 { tails[list] = slot }
+            Self.unlink(slot, in: slots, heads: &heads, tails: &tails)
+            slots[checked: slot].list = list
+            Self.linkAtHead(slot, in: slots, heads: &heads, tails: &tails)
         }
+    }
+
+    /// Puts the unlinked `slot` at the most recently used end of its list. Each index is checked against the slot
+    /// count (a broken link traps, as the array's subscript would).
+    @inlinable
+    static func linkAtHead(_ slot: Int, in slots: UnsafeMutableBufferPointer<Slot>, heads: inout InlineArray<4, Int>,
+                           tails: inout InlineArray<4, Int>) {
+        let list = slots[checked: slot].list, first = heads[list]
+        slots[slot].newer = -1
+        slots[slot].older = first
+        if first >= 0 { slots[checked: first].newer = slot }
+        heads[list] = slot
+        if tails[list] < 0 { tails[list] = slot }
+    }
+
+    /// Takes `slot` out of its list, joining its neighbours (or moving the list's ends).
+    @inlinable
+    static func unlink(_ slot: Int, in slots: UnsafeMutableBufferPointer<Slot>, heads: inout InlineArray<4, Int>,
+                       tails: inout InlineArray<4, Int>) {
+        let newer = slots[checked: slot].newer, older = slots[slot].older, list = slots[slot].list
+        if newer >= 0 { slots[checked: newer].older = older } else { heads[list] = older }
+        if older >= 0 { slots[checked: older].newer = newer } else { tails[list] = newer }
+        slots[slot].newer = -1
+        slots[slot].older = -1
     }
 }
 
