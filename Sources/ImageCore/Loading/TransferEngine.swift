@@ -398,9 +398,12 @@ enum CurlGlobal {
 }
 
 extension Duration {
-    /// Whole milliseconds, rounded down.
+    /// Whole milliseconds, a part of one rounded up: a timeout handed to libcurl never ends before the time it stands
+    /// for. (Rounded down, a transfer cut to a request's deadline timed out up to a millisecond before it, and the
+    /// request failed as a plain timeout instead of deadline-exceeded.)
     var milliseconds: Int {
         let (seconds, attoseconds) = components
-        return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
+        let (whole, part) = attoseconds.quotientAndRemainder(dividingBy: 1_000_000_000_000_000)
+        return Int(seconds) * 1000 + Int(whole) + (part > 0 ? 1 : 0)
     }
 }

@@ -243,6 +243,22 @@ struct ImagePipelineTests {
         }
     }
 
+    @Test("a transfer cut to a deadline gets libcurl a timeout in whole milliseconds rounded up: it never ends before the deadline")
+    func fittedTimeoutRoundsUp() throws {
+        #expect(Duration.nanoseconds(299_000_001).milliseconds == 300)
+        #expect(Duration.milliseconds(300).milliseconds == 300)
+        #expect(Duration.seconds(10).milliseconds == 10_000)
+        #expect(Duration.zero.milliseconds == 0)
+        let request = TransferRequest(url: "http://127.0.0.1:1/periodictable/Tiles/001/s7.JPG")
+        for left in [Duration.microseconds(1_500), .microseconds(299_400), .microseconds(399_999), .milliseconds(400)] {
+            let deadline = ContinuousClock.now + left
+            let fitted = try Downloader.fitting(request, before: deadline)
+            // What libcurl is given (CURLOPT_TIMEOUT_MS), counted from the transfer's start, which is after `fitting`.
+            #expect(Duration.milliseconds(fitted.options.totalTimeout.milliseconds) >= fitted.options.totalTimeout, "\(left)")
+            #expect(fitted.options.totalTimeout <= left)
+        }
+    }
+
     @Test("past maxPendingLoads a request fails at once as overloaded; memory hits are never refused")
     func admission() async throws {
         try await withOrigin({ $0.latency = .milliseconds(300) }) { origin in
