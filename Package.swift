@@ -172,10 +172,12 @@ let package = Package(
         ),
         // What the test suites share: real photos (with their licences), PngSuite and the verdict corpus; temporary
         // directories, the origin's lifetime, test-time scaling, and the service harness.
+        // posix_spawn's close-every-other-descriptor action, for the tests' child processes (Swift's Glibc lacks it).
+        .target(name: "CSpawn", path: "Tests/CSpawn"),
         .target(
             name: "TestSupport",
             dependencies: [
-                "ImageCore", "Catalogue", "TileCacheOrigin", "TileCacheService",
+                "ImageCore", "Catalogue", "TileCacheOrigin", "TileCacheService", "CSpawn",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),

@@ -26,7 +26,8 @@ public func withOrigin<T>(_ configuration: OriginServer.Configuration, _ body: (
 /// Renders the thumbnails of the fault matrix's elements into the origin's process-wide image cache, once per test
 /// process, through a plain origin. A matrix origin then renders (almost) nothing while it serves: rendering runs on
 /// the origin's one thread, and on a loaded machine a cut-off body's close waited behind renders until the client's
-/// timeout came first (a `truncated` case reported as `timeout`).
+/// timeout came first (a `truncated` case reported as `timeout`; the other cause of that, a child process holding the
+/// origin's socket open, is gone with `spawnProcess`'s closing of inherited descriptors).
 public func prerenderFaultMatrixImages() async throws {
     try await prerendered.value {
         try await withOrigin { origin in

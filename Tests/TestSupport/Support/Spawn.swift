@@ -1,3 +1,4 @@
+import CSpawn
 public import Foundation
 import NIOConcurrencyHelpers
 
@@ -11,23 +12,32 @@ public import Glibc
 /// `posix_spawn`, because Foundation's `Process` leaks itself on Linux. The child gets the default disposition and an
 /// empty mask for every signal, whatever this process was doing with them: a test runner's threads block most
 /// signals, and a child that inherited that mask would ignore the SIGTERM that stops it.
+///
+/// The child gets no other file descriptor of this process. SwiftNIO accepts connections without `SOCK_CLOEXEC`, so
+/// every child started while a test's server had a connection open kept that socket open: the server's close sent
+/// no FIN until the child exited, and clients waited for bodies cut off on purpose until their timeouts (a truncated
+/// or reset origin answer reported as `timeout`, an idle connection closed 11 s late).
 public func spawnProcess(_ arguments: [String], environment: [String: String] = [:], stdout: String,
-                         stderr: String) throws -> pid_t {
+                         stderr: String) throws -> Glibc.pid_t {
+    func check(_ status: Int32, _ call: String) throws {
+        guard status == 0 else { throw TestFailure("\(call) for \(arguments[0]): \(String(cString: strerror(status)))") }
+    }
     var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
+    try check(posix_spawn_file_actions_init(&actions), "posix_spawn_file_actions_init")
     defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-    posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    try check(posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0), "posix_spawn_file_actions_addopen")
+    try check(posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o644), "posix_spawn_file_actions_addopen")
+    try check(posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o644), "posix_spawn_file_actions_addopen")
+    try check(tc_spawn_file_actions_addclosefrom(&actions, 3), "posix_spawn_file_actions_addclosefrom_np")
     var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
+    try check(posix_spawnattr_init(&attributes), "posix_spawnattr_init")
     defer { posix_spawnattr_destroy(&attributes) }
     var all = sigset_t(), none = sigset_t()
     sigfillset(&all)
     sigemptyset(&none)
-    posix_spawnattr_setsigdefault(&attributes, &all)
-    posix_spawnattr_setsigmask(&attributes, &none)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+    try check(posix_spawnattr_setsigdefault(&attributes, &all), "posix_spawnattr_setsigdefault")
+    try check(posix_spawnattr_setsigmask(&attributes, &none), "posix_spawnattr_setsigmask")
+    try check(posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK)), "posix_spawnattr_setflags")
 
     let variables = ProcessInfo.processInfo.environment.merging(environment) { $1 }.map { "\($0.key)=\($0.value)" }
     let argv = arguments.map { strdup($0) } + [nil]
