@@ -140,6 +140,23 @@ struct ElementsEndpointTests {
         }
     }
 
+    @Test("options may be percent-encoded, in names and values alike, and mean what they spell; '+' is a space")
+    func encodedOptions() async throws {
+        try await withService(try await .start()) { client, _ in
+            let plain = try await client.execute(uri: "/api/v1/elements/1/thumbnail?w=64", method: .get)
+            #expect(plain.status == .ok)
+            for query in ["w=%36%34", "%77=6%34", "w=64&"] {
+                let encoded = try await client.execute(uri: "/api/v1/elements/1/thumbnail?\(query)", method: .get)
+                #expect(encoded.status == .ok && encoded.headers[.eTag] == plain.headers[.eTag], "\(query)")
+                #expect(encoded.headers[HTTPField.Name("X-TileCache-Source")!] == "memory", "\(query)")
+            }
+            for query in ["w=+64", "w=6+4", "w=%3G4", "w%3D64"] {
+                let bad = try await client.execute(uri: "/api/v1/elements/1/thumbnail?\(query)", method: .get)
+                #expect(bad.status == .badRequest, "\(query)")
+            }
+        }
+    }
+
     @Test("no photo for 90 and up, and upstream 404s, are 404 JSON errors; has_image follows what is served")
     func notFound() async throws {
         var origin = OriginServer.Configuration()
