@@ -170,10 +170,10 @@ let package = Package(
             dependencies: ["TileCacheCLI"],
             swiftSettings: swiftSettings
         ),
-        // What the test suites share: real photos (with their licences), PngSuite and the verdict corpus; temporary
-        // directories, the origin's lifetime, test-time scaling, and the service harness.
         // posix_spawn's close-every-other-descriptor action, for the tests' child processes (Swift's Glibc lacks it).
         .target(name: "CSpawn", path: "Tests/CSpawn"),
+        // What the test suites share: real photos (with their licences), PngSuite and the verdict corpus; temporary
+        // directories, the origin's lifetime, test-time scaling, and the service harness.
         .target(
             name: "TestSupport",
             dependencies: [
