@@ -177,7 +177,8 @@ public final class PostgresFavorites: FavoritesRepository {
     /// extended query protocol its rows and CommandComplete come before its implicit transaction commits (at Sync),
     /// and a server stopped in between (`pg_ctl stop -m immediate`, a crash) still sends them, flushed with its last
     /// notice to the client. PostgresNIO ends the rows at CommandComplete, so the service answered 201 for a favourite
-    /// that was never stored (the outage test, about one run in six). A `COMMIT` is answered only after it is durable.
+    /// that was never stored (the outage test, about one run in six). A `COMMIT` is answered only once it has committed
+    /// (and, with `synchronous_commit` on, PostgreSQL's default, once its WAL is flushed).
     private func written(_ query: PostgresQuery) async throws -> [Favorite] {
         try await withDeadline { [client, logger] in
             do {

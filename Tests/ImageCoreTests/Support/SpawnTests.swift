@@ -12,7 +12,7 @@ struct SpawnTests {
     func noInheritedDescriptors() async throws {
         // A connected pair without close-on-exec, as SwiftNIO's accepted connections are.
         var pair: [Int32] = [-1, -1]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0, "socketpair: \(String(cString: strerror(errno)))")
         defer { close(pair[1]) }
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
