@@ -175,8 +175,8 @@ public final class PostgresFavorites: FavoritesRepository {
     /// Runs `query`, a statement that writes, in a transaction of its own, and decodes the rows it returns, within
     /// `callDeadline`; returns once PostgreSQL has answered the `COMMIT`. A statement alone is not enough: in the
     /// extended query protocol its rows and CommandComplete come before its implicit transaction commits (at Sync),
-    /// and a server stopped in between (`pg_ctl stop -m immediate`, a crash) still sends them, flushed with its last
-    /// notice to the client. PostgresNIO ends the rows at CommandComplete, so the service answered 201 for a favourite
+    /// and a server stopped in between (`pg_ctl stop -m immediate`, a crash) evidently still sends them (most likely
+    /// flushed with the notice it sends the client as it quits). PostgresNIO ends the rows at CommandComplete, so the service answered 201 for a favourite
     /// that was never stored (the outage test, about one run in six). A `COMMIT` is answered only once it has committed
     /// (and, with `synchronous_commit` on, PostgreSQL's default, once its WAL is flushed).
     private func written(_ query: PostgresQuery) async throws -> [Favorite] {
