@@ -63,7 +63,7 @@ demo: deps
 ## At most this many tests run at once (swift-testing's own limit). All tests share the process's two-core pools; with
 ## all 271 at once, live-socket tests went ten seconds without an answer in most full runs (2026-11-24: 7 failing runs
 ## of 7 in the development tree, 2 passing of 2 at 8, in 77-101 s). Part of that was sockets inherited by tests' child
-## processes, fixed since (docs/architecture.md); with no limit 1 full run of 2 still failed, so the limit stays.
+## processes, fixed since (docs/architecture.md); with no limit 4 full runs of 6 still failed, so the limit stays.
 TEST_WIDTH ?= 8
 
 ## Checks the web front end in headless Chromium (installed if missing), kills prefetches at random and verifies the

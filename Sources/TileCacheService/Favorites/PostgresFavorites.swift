@@ -176,9 +176,10 @@ public final class PostgresFavorites: FavoritesRepository {
     /// `callDeadline`; returns once PostgreSQL has answered the `COMMIT`. A statement alone is not enough: in the
     /// extended query protocol its rows and CommandComplete come before its implicit transaction commits (at Sync),
     /// and a server stopped in between (`pg_ctl stop -m immediate`, a crash) evidently still sends them (most likely
-    /// flushed with the notice it sends the client as it quits). PostgresNIO ends the rows at CommandComplete, so the service answered 201 for a favourite
-    /// that was never stored (the outage test, about one run in six). A `COMMIT` is answered only once it has committed
-    /// (and, with `synchronous_commit` on, PostgreSQL's default, once its WAL is flushed).
+    /// flushed with the notice it sends the client as it quits). PostgresNIO ends the rows at CommandComplete, so the
+    /// service answered 201 for a favourite that was never stored (the outage test, about one run in six). A `COMMIT`
+    /// is answered only once it has committed (and, with `synchronous_commit` on, PostgreSQL's default, once its WAL is
+    /// flushed).
     private func written(_ query: PostgresQuery) async throws -> [Favorite] {
         try await withDeadline { [client, logger] in
             do {
@@ -191,6 +192,7 @@ public final class PostgresFavorites: FavoritesRepository {
         }
     }
 
+    /// The rows of a statement that returns `columns`, as favourites.
     private static func favorites(in rows: PostgresRowSequence) async throws -> [Favorite] {
         var favorites: [Favorite] = []
         for try await (id, favoritedBy, elementNumber, body, createdAt) in rows.decode((Int64, String, Int, String, String).self) {
