@@ -76,7 +76,7 @@ TEST_WIDTH ?= 8
 ## against the running service; curl, Python's gzip and brotli decode its compressed answers).
 test: deps
 	scripts/install-fleet-deps.sh
-	scripts/apt-install.sh test-deps libgs-common openssl curl  # ICC profiles of the colour tests (SWOP CMYK); the TLS test's certificate and client
+	scripts/apt-install.sh test-deps libgs-common openssl curl strace  # ICC profiles of the colour tests (SWOP CMYK); the TLS test's certificate and client; system-call counts of the disk cache's scaling test
 	$(RELEASE_BUILD)
 	.build/release/tilecache demo --latency-ms 0 --format json > /dev/null
 	scripts/install-check.sh

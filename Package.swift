@@ -86,6 +86,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "DequeModule", package: "swift-collections"),  // the shared tier's write queue
+                .product(name: "GRDB", package: "GRDB.swift"),  // the disk cache's index (SQLite)
             ],
             swiftSettings: swiftSettings
         ),

@@ -25,8 +25,10 @@ final class ChildProcess: Sendable {
     private let directory: String
     private let output = NIOLockedValueBox<(out: String, err: String)>(("", ""))
 
-    /// Starts `tilecache arguments...`, with `environment` added to this process's.
-    init(_ arguments: [String], environment: [String: String] = [:], directory workingDirectory: String? = nil) throws {
+    /// Starts `tilecache arguments...`, with `environment` added to this process's; with `wrapper`, as its last
+    /// arguments (`strace -c -o FILE tilecache ...`).
+    init(_ arguments: [String], environment: [String: String] = [:], directory workingDirectory: String? = nil,
+         wrappedIn wrapper: [String] = []) throws {
         guard FileManager.default.isExecutableFile(atPath: Self.binary) else {
             throw TestFailure("no tilecache binary at \(Self.binary): build it first (swift build --product tilecache)")
         }
@@ -36,7 +38,7 @@ final class ChildProcess: Sendable {
         // In another working directory, through the shell: glibc's posix_spawn_file_actions_addchdir_np is not
         // visible to Swift.
         let command = workingDirectory.map { ["/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", $0, Self.binary] } ?? [Self.binary]
-        let pid = try spawnProcess(command + arguments, environment: environment, stdout: directory + "/out",
+        let pid = try spawnProcess(wrapper + command + arguments, environment: environment, stdout: directory + "/out",
                                    stderr: directory + "/err")
         self.pid = pid
     }
@@ -85,9 +87,9 @@ final class ChildProcess: Sendable {
     var err: String { output.withLockedValue { $0.err } }
 
     /// Runs `tilecache arguments...` to the end: exit code, stdout, stderr.
-    static func run(_ arguments: [String], environment: [String: String] = [:], directory: String? = nil) async throws
-        -> (code: Int32, out: String, err: String) {
-        let child = try ChildProcess(arguments, environment: environment, directory: directory)
+    static func run(_ arguments: [String], environment: [String: String] = [:], directory: String? = nil,
+                    wrappedIn wrapper: [String] = []) async throws -> (code: Int32, out: String, err: String) {
+        let child = try ChildProcess(arguments, environment: environment, directory: directory, wrappedIn: wrapper)
         let code = try await child.wait()
         return (code, child.out, child.err)
     }

@@ -13,14 +13,18 @@ import Glibc
 /// - Writes go to a temp file in the same directory, then `rename`: a reader never sees a partial entry; a crash
 ///   leaves only a temp file, removed at the next start once its writing process is gone.
 /// - Every read verifies the SHA-256 checksum; a damaged entry is removed, counted, and reported as a miss.
-/// - The byte limit holds after every write: least recently used entries (by access time, which reads update) are
-///   evicted under an exclusive `flock` on `.lock`, after re-reading the directory if another process changed it,
-///   so two processes sharing a directory keep it consistent.
+/// - The byte limit holds after every write: least recently used entries are evicted. Sizes and access times live in
+///   an index (`DiskCacheIndex`, SQLite, shared by every process using the directory), so a store, a hit and an
+///   eviction cost the same at 100 entries and at 100,000; the index is checked against the directory once, when a
+///   cache is opened for writing. Only moving files into place and removing them happens under the index's lock
+///   between processes; the entry file is written before, outside it.
+/// - A hit's access time is recorded in this process at once and in the index with the next write, or after
+///   `touchBatch` hits: eviction here always sees it; another process sees it a little later.
 /// - When the file system refuses a write (full, over quota, read-only, no permission), writing stops with one
 ///   warning; entries already stored are still read. A write is tried again every `writeRetryInterval`, and once such
 ///   a retry succeeds writing resumes.
 ///
-/// Thread-safety: every method may be called from any thread; I/O runs on the caller's thread.
+/// Thread-safety: every method may be called from any thread; I/O runs on the caller's thread (blocking).
 public final class DiskCache: Sendable {
     /// Counters since creation.
     public struct Statistics: Sendable, Hashable, Codable {
@@ -75,18 +79,25 @@ public final class DiskCache: Sendable {
         ProcessInfo.processInfo.environment[directoryVariable].flatMap { $0.isEmpty ? nil : $0 } ?? "cache"
     }
 
-    private struct IndexEntry { var size: Int; var lastAccess: Double }
-    private struct State {
-        var index: [String: IndexEntry] = [:]
-        var totalBytes = 0
-        var directoryStamp: timespec?
+    /// The name of the index file in a cache directory.
+    public static let indexFileName = "index.sqlite"
+
+    /// Hits whose access times are kept in this process before they are written to the index (a write writes them
+    /// sooner).
+    static let touchBatch = 128
+
+    struct State {
         var statistics = Statistics()
         /// Why the file system refused the last write, and when to try writing again.
         var refusal: (reason: String, retryAt: ContinuousClock.Instant)?
+        /// Access times of hits not yet written to the index, by entry name.
+        var touches: [String: Int64] = [:]
+        /// A read-only cache's view of the directory (entry name to size), taken when it was opened.
+        var snapshot: [String: Int] = [:]
     }
 
     /// How a write failed: the file system refuses writes to the whole directory, or just this one failed.
-    private enum WriteFailure: Error {
+    enum WriteFailure: Error {
         case refused(String)
         case failed(ImageCoreError)
     }
@@ -99,16 +110,19 @@ public final class DiskCache: Sendable {
     public let writeRetryInterval: Duration
     /// Whether the cache was opened with `init(readingOnly:)`: it reads and reports, and changes nothing on disk.
     public let isReadOnly: Bool
-    private let entriesDirectory: String
-    private let lockPath: String
-    private let state = NIOLockedValueBox(State())
-    private let logger: Logger
+    let entriesDirectory: String
+    let lockPath: String
+    /// The shared index; nil when opened read-only (`State.snapshot` instead).
+    let index: DiskCacheIndex?
+    let state = NIOLockedValueBox(State())
+    let logger: Logger
 
-    /// Opens (creating if needed) the cache at `directory`, removes temp files left by crashed writers, and indexes
-    /// the entries.
+    /// Opens (creating if needed) the cache at `directory`, removes temp files left by crashed writers, checks the
+    /// index against the entries directory (adding files it lacks, dropping rows whose file is gone: O(n), once) and
+    /// evicts down to `sizeLimit`.
     ///
     /// - Throws: `.io` naming the directory when it is empty or blank (which would put the cache in the file system's
-    ///   root), or cannot be created, read or written.
+    ///   root), or cannot be created, read or written, or naming the index file when it cannot be opened.
     public init(directory: String = DiskCache.defaultDirectory, sizeLimit: Int = DiskCache.defaultSizeLimit,
                 writeRetryInterval: Duration = .seconds(60),
                 logger: Logger = Logger(label: "tilecache.disk-cache")) throws(ImageCoreError) {
@@ -130,15 +144,24 @@ public final class DiskCache: Sendable {
         guard access(entriesDirectory, W_OK) == 0 else {
             throw ImageCoreError(.io, subject: directory, message: "cache directory is not writable: \(String(cString: strerror(errno)))")
         }
-        removeAbandonedTempFiles()
-        try withLock { () throws(ImageCoreError) in
-            self.state.withLockedValue { self.rescan(&$0) }
-            self.state.withLockedValue { self.evict(&$0) }
+        let indexPath = directory + "/" + Self.indexFileName
+        index = try DiskCacheIndex(path: indexPath) { reason in
+            logger.warning("the cache index is damaged: set aside and rebuilt from the entries",
+                           metadata: ["path": "\(indexPath)", "reason": "\(reason)"])
         }
+        let names: [String]
+        do {
+            names = try LocalDirectory.names(in: entriesDirectory)
+        } catch {
+            throw ImageCoreError(.io, subject: directory, message: "cannot read the cache directory: \(error.message)")
+        }
+        removeAbandonedTempFiles(names)
+        try reconcile(names)
     }
 
     /// Opens an existing cache to read it (`tilecache stats`): nothing is created, locked, cleaned, evicted, touched or
-    /// removed, so it works on a read-only copy and leaves a cache in use exactly as it was. Writes are refused.
+    /// removed, so it works on a read-only copy and leaves a cache in use exactly as it was. Writes are refused. The
+    /// entries are listed from the directory (the index is not opened: SQLite's WAL needs to write beside it).
     ///
     /// - Throws: `.io` naming the directory when it holds no cache or its entries cannot be read.
     public init(readingOnly directory: String, logger: Logger = Logger(label: "tilecache.disk-cache")) throws(ImageCoreError) {
@@ -149,6 +172,7 @@ public final class DiskCache: Sendable {
         isReadOnly = true
         entriesDirectory = directory + "/entries"
         lockPath = directory + "/.lock"
+        index = nil
         var info = stat()
         guard stat(entriesDirectory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
             throw ImageCoreError(.io, subject: directory, message: "no disk cache here (no entries directory)")
@@ -156,11 +180,20 @@ public final class DiskCache: Sendable {
         guard access(entriesDirectory, R_OK | X_OK) == 0 else {
             throw ImageCoreError(.io, subject: directory, message: "cannot read the cache directory: \(String(cString: strerror(errno)))")
         }
-        state.withLockedValue { rescan(&$0) }
+        var snapshot: [String: Int] = [:]
+        for name in try LocalDirectory.names(in: entriesDirectory) where name.hasSuffix(".tce") {
+            guard stat(entriesDirectory + "/" + name, &info) == 0 else { continue }  // removed meanwhile
+            snapshot[name] = Int(info.st_size)
+        }
+        state.withLockedValue { $0.snapshot = snapshot }
+    }
+
+    deinit {
+        writeTouches()
     }
 
     /// The refusal of a write to a cache opened read-only.
-    private func refuseIfReadOnly(_ subject: String) throws(ImageCoreError) {
+    func refuseIfReadOnly(_ subject: String) throws(ImageCoreError) {
         guard isReadOnly else { return }
         throw ImageCoreError(.io, subject: subject, message: "the disk cache \(directory) was opened to read only")
     }
@@ -168,11 +201,22 @@ public final class DiskCache: Sendable {
     /// A snapshot of the counters.
     public var statistics: Statistics { state.withLockedValue { $0.statistics } }
     /// Entries indexed.
-    public var count: Int { state.withLockedValue { $0.index.count } }
+    public var count: Int { totals.count }
     /// Total size of the indexed entry files.
-    public var totalBytes: Int { state.withLockedValue { $0.totalBytes } }
+    public var totalBytes: Int { totals.bytes }
     /// While writing is off because the file system refused a write: why (for example "No space left on device").
     public var writeRefusal: String? { state.withLockedValue { $0.refusal?.reason } }
+
+    /// The index's count and total size (zero, logged, when the index cannot be read).
+    private var totals: (count: Int, bytes: Int) {
+        guard let index else { return state.withLockedValue { ($0.snapshot.count, $0.snapshot.values.reduce(0, +)) } }
+        do {
+            return try index.totals()
+        } catch {
+            logger.warning("cannot read the cache index", metadata: ["path": "\(index.path)", "reason": "\(DiskCacheIndex.describe(error))"])
+            return (0, 0)
+        }
+    }
 
     /// The path of the entry file for `url`.
     public func path(for url: String) -> String { entriesDirectory + "/" + Self.entryName(for: url) }
@@ -180,19 +224,19 @@ public final class DiskCache: Sendable {
     /// The name of the entry file for `url`: the SHA-256 of the URL, in hex, and `.tce`.
     static func entryName(for url: String) -> String { sha256Hex(Array(url.utf8)) + ".tce" }
 
-    /// Whether the index holds an entry file for `url`, without reading it (another process may have changed the
-    /// directory since the last scan, and the entry is not verified): for ordering work, never for deciding what to
-    /// serve.
+    /// Whether the index holds an entry file for `url`, without reading it (the entry is not verified): for ordering
+    /// work, never for deciding what to serve.
     public func hasEntry(for url: String) -> Bool {
         let name = Self.entryName(for: url)
-        return state.withLockedValue { $0.index[name] != nil }
+        guard let index else { return state.withLockedValue { $0.snapshot[name] != nil } }
+        return (try? index.contains(name)) ?? false  // only an ordering hint: unknown is "no"
     }
 
     /// The verified entry for `url`, or nil. A damaged entry is removed and counted; the read refreshes its access time.
     /// A file that exists but cannot be read is a miss too, logged with the system's reason.
     public func entry(for url: String) -> DiskCacheEntry? {
-        let path = path(for: url)
-        let name = (path as NSString).lastPathComponent
+        let name = Self.entryName(for: url)
+        let path = entriesDirectory + "/" + name
         let file: [UInt8]?
         do {
             file = try LocalFile.read(path, upTo: .max)
@@ -201,34 +245,29 @@ public final class DiskCache: Sendable {
             file = nil
         }
         guard let file else {
-            state.withLockedValue { state in
-                state.statistics.misses += 1
-                if let gone = state.index.removeValue(forKey: name) { state.totalBytes -= gone.size }
-            }
+            state.withLockedValue { $0.statistics.misses += 1 }
+            forgetMissing(name)
             return nil
         }
         switch DiskCacheFile.decode(file, expectedURL: url) {
         case .success(let entry):
-            if !isReadOnly { touch(path) }
-            state.withLockedValue { state in
+            let batchFull = state.withLockedValue { state in
                 state.statistics.hits += 1
-                state.index[name]?.lastAccess = Date().timeIntervalSince1970
+                guard !isReadOnly else { return false }
+                state.touches[name] = Self.now()
+                return state.touches.count >= Self.touchBatch
             }
+            if batchFull { writeTouches() }
             return entry
         case .failure(.otherURL):
             state.withLockedValue { $0.statistics.misses += 1 }
             return nil
         case .failure(.damaged(let why)):
-            guard !isReadOnly else {
-                state.withLockedValue { $0.statistics.misses += 1 }
-                return nil
-            }
+            state.withLockedValue { $0.statistics.misses += 1 }
+            guard !isReadOnly else { return nil }
             logger.warning("removing damaged cache entry", metadata: ["url": "\(url)", "path": "\(path)", "reason": "\(why)"])
             removeFile(named: name)
-            state.withLockedValue { state in
-                state.statistics.misses += 1
-                state.statistics.damagedRemoved += 1
-            }
+            state.withLockedValue { $0.statistics.damagedRemoved += 1 }
             return nil
         }
     }
@@ -241,6 +280,7 @@ public final class DiskCache: Sendable {
     @discardableResult
     public func store(_ bytes: [UInt8], metadata: DiskCacheMetadata) throws(ImageCoreError) -> Bool {
         try refuseIfReadOnly(metadata.url)
+        guard let index else { return false }
         let file: [UInt8]
         do {
             file = try DiskCacheFile.encode(metadata, bytes: bytes)
@@ -262,8 +302,9 @@ public final class DiskCache: Sendable {
             return (true, false)
         }
         if skip { return false }
-        let path = path(for: metadata.url)
-        let temp = entriesDirectory + "/.tmp-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+        let name = Self.entryName(for: metadata.url)
+        let path = entriesDirectory + "/" + name
+        let temp = newTempPath()
         do {
             try write(file, to: temp)
         } catch {
@@ -275,30 +316,46 @@ public final class DiskCache: Sendable {
                 throw failure
             }
         }
+        // Into place, and into the index, under the index's lock; this process's pending access times go with it, so
+        // the eviction sees them.
+        let touches = state.withLockedValue { state in
+            defer { state.touches = [:] }
+            return state.touches
+        }
+        var moved = false
+        let evicted: [DiskCacheIndex.Row]
+        do {
+            evicted = try index.write { transaction in
+                for (touched, time) in touches { try transaction.touch(touched, lastAccess: time) }
+                guard rename(temp, path) == 0 else {
+                    throw ImageCoreError(.io, subject: path, message: "cannot move the cache entry into place: \(String(cString: strerror(errno)))")
+                }
+                moved = true
+                try transaction.upsert(name, size: file.count, lastAccess: Self.now())
+                let evicted = try transaction.evict(downTo: sizeLimit)
+                for row in evicted { unlinkLogging(entriesDirectory + "/" + row.name) }
+                return evicted
+            }
+        } catch {
+            // Rolled back: the entry must not stay without its row (nor the temp file). Evicted files already removed
+            // keep their rows until a read or the next open finds them gone.
+            unlink(moved ? path : temp)
+            if let failure = error as? ImageCoreError { throw failure }
+            if DiskCacheIndex.refusesWrites(error) {
+                refuseWrites(DiskCacheIndex.describe(error))
+                return false
+            }
+            throw ImageCoreError(.io, subject: index.path, message: "cannot record the cache entry: \(DiskCacheIndex.describe(error))")
+        }
         // Only a retry turns writing back on: a write that began before another was refused may still fit (a small
         // file on a nearly full disk), which says nothing about the next one.
-        let resumed = retrying && state.withLockedValue { state in
-            defer { state.refusal = nil }
-            return state.refusal != nil
+        let resumed = state.withLockedValue { state in
+            state.statistics.writes += 1
+            state.statistics.evictions += evicted.count
+            defer { if retrying { state.refusal = nil } }
+            return retrying && state.refusal != nil
         }
         if resumed { logger.info("the disk cache is writable again", metadata: ["directory": "\(directory)"]) }
-        try withLock { () throws(ImageCoreError) in
-            try self.state.withLockedValueTyped { state throws(ImageCoreError) in
-                if self.directoryChanged(since: state.directoryStamp) { self.rescan(&state) }
-                guard rename(temp, path) == 0 else {
-                    let reason = String(cString: strerror(errno))
-                    unlink(temp)
-                    throw ImageCoreError(.io, subject: path, message: "cannot move the cache entry into place: \(reason)")
-                }
-                let name = (path as NSString).lastPathComponent
-                if let previous = state.index[name] { state.totalBytes -= previous.size }
-                state.index[name] = IndexEntry(size: file.count, lastAccess: Date().timeIntervalSince1970)
-                state.totalBytes += file.count
-                state.statistics.writes += 1
-                self.evict(&state)
-                state.directoryStamp = self.directoryStamp()
-            }
-        }
         return true
     }
 
@@ -310,13 +367,23 @@ public final class DiskCache: Sendable {
     /// Removes `url`'s entry, if any.
     public func remove(_ url: String) {
         guard !isReadOnly else { return }
-        removeFile(named: (path(for: url) as NSString).lastPathComponent)
+        removeFile(named: Self.entryName(for: url))
     }
 
     /// The metadata of every entry, read from each file's header (the bytes are not read or verified). An entry
     /// removed meanwhile is skipped; one that cannot be read, or whose header is damaged, is skipped with a warning.
     public func allMetadata() -> [DiskCacheMetadata] {
-        let names = state.withLockedValue { Array($0.index.keys) }
+        let names: [String]
+        if let index {
+            do {
+                names = try index.allNames()
+            } catch {
+                logger.warning("cannot read the cache index", metadata: ["path": "\(index.path)", "reason": "\(DiskCacheIndex.describe(error))"])
+                return []
+            }
+        } else {
+            names = state.withLockedValue { Array($0.snapshot.keys) }
+        }
         return names.compactMap { name -> DiskCacheMetadata? in
             let path = entriesDirectory + "/" + name
             do throws(ImageCoreError) {
@@ -335,178 +402,118 @@ public final class DiskCache: Sendable {
         }
     }
 
-    /// The outcome of `verifyAll`.
-    public struct Verification: Sendable, Hashable, Codable {
-        /// Entries whose checksum matched and whose bytes decoded.
-        public var valid = 0
-        /// Entries whose file was damaged or whose bytes no longer decode: removed (kept when opened read-only).
-        public var removed = 0
-        /// Temp files left in the entries directory (a writer is running, or one crashed).
-        public var tempFiles = 0
-        /// Total size of the entries after verification.
-        public var totalBytes = 0
-
-        /// Nothing verified yet (a cache with no entries directory has nothing else to report).
-        public init() {}
-    }
-
-    /// Reads every entry file, verifies its checksum and decodes it with `inspector` (WebP variants: the checksum only);
-    /// removes what fails.
-    ///
-    /// - Throws: `.io` when the entries directory cannot be listed or an entry file cannot be read (not for files
-    ///   removed meanwhile).
-    public func verifyAll(inspector: ImageInspector = ImageInspector()) throws(ImageCoreError) -> Verification {
-        var verification = Verification()
-        let names = try LocalDirectory.names(in: entriesDirectory)
-        verification.tempFiles = names.filter { $0.hasPrefix(".tmp-") }.count
-        for name in names where name.hasSuffix(".tce") {
-            let path = entriesDirectory + "/" + name
-            guard let file = try LocalFile.read(path, upTo: .max) else { continue }  // removed meanwhile
-            // A variant in a format the inspector does not decode (WebP) is checked by its SHA-256 alone.
-            guard case .success(let entry) = DiskCacheFile.decode(file, expectedURL: nil),
-                  !entry.metadata.format.isDecodable
-                    || (try? inspector.validate(entry.bytes, subject: entry.metadata.url, contentType: entry.metadata.contentType)) != nil else {
-                if !isReadOnly { removeFile(named: name) }
-                verification.removed += 1
-                continue
-            }
-            verification.valid += 1
-        }
-        verification.totalBytes = totalBytes
-        return verification
-    }
-
-    // MARK: - Aliases
-
-    /// The file remembering which URL serves an image under another spelling (`aliases.json`: URL to URL).
-    private var aliasesPath: String { directory + "/aliases.json" }
-
-    /// The URL that served `url`'s image under another spelling (see `rememberAlias`), or nil.
-    public func alias(for url: String) -> String? { readAliases()[url] }
-
-    /// Remembers that `url`'s image is served by `target` (nil forgets it), for every process using this directory.
-    ///
-    /// - Throws: `.io` naming the file when it cannot be written; the previous file is left intact.
-    public func rememberAlias(_ target: String?, for url: String) throws(ImageCoreError) {
-        try refuseIfReadOnly(aliasesPath)
-        try withLock { () throws(ImageCoreError) in
-            var aliases = self.readAliases()
-            guard aliases[url] != target else { return }
-            aliases[url] = target
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-            let bytes: [UInt8]
-            do {
-                bytes = [UInt8](try encoder.encode(aliases))
-            } catch {
-                throw ImageCoreError(.io, subject: self.aliasesPath, message: "cannot encode the aliases: \(error)")
-            }
-            let temp = self.entriesDirectory + "/.tmp-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
-            do throws(WriteFailure) {
-                try self.write(bytes, to: temp)
-            } catch {
-                switch error {
-                case .refused(let reason): throw ImageCoreError(.io, subject: self.aliasesPath, message: reason)
-                case .failed(let failure): throw failure
-                }
-            }
-            guard rename(temp, self.aliasesPath) == 0 else {
-                let reason = String(cString: strerror(errno))
-                unlink(temp)
-                throw ImageCoreError(.io, subject: self.aliasesPath, message: "cannot move the alias file into place: \(reason)")
-            }
-        }
-    }
-
-    /// The remembered aliases; empty when the file is missing, and (with a warning) when it cannot be read or parsed:
-    /// it is a cache, and a lost alias is found again.
-    private func readAliases() -> [String: String] {
-        do {
-            guard let bytes = try LocalFile.read(aliasesPath, upTo: .max), !bytes.isEmpty else { return [:] }
-            return try JSONDecoder().decode([String: String].self, from: Data(bytes))
-        } catch let error as ImageCoreError {
-            logger.warning("cannot read the aliases file", metadata: ["path": "\(aliasesPath)", "reason": "\(error.message)"])
-        } catch {
-            logger.warning("the aliases file is not a JSON object of URLs", metadata: ["path": "\(aliasesPath)", "reason": "\(error)"])
-        }
-        return [:]
-    }
-
     /// Removes every entry.
     public func removeAll() throws(ImageCoreError) {
         try refuseIfReadOnly(directory)
-        try withLock { () throws(ImageCoreError) in
-            self.state.withLockedValue { state in
-                self.rescan(&state)
-                for name in state.index.keys { unlink(self.entriesDirectory + "/" + name) }
-                unlink(self.aliasesPath)
-                state.index.removeAll()
-                state.totalBytes = 0
-                state.directoryStamp = self.directoryStamp()
+        guard let index else { return }
+        do {
+            try index.write { transaction in
+                try transaction.deleteAll()
+                for name in try LocalDirectory.names(in: entriesDirectory) where name.hasSuffix(".tce") {
+                    unlinkLogging(entriesDirectory + "/" + name)
+                }
             }
+        } catch let error as ImageCoreError {
+            throw error
+        } catch {
+            throw ImageCoreError(.io, subject: index.path, message: "cannot clear the cache index: \(DiskCacheIndex.describe(error))")
         }
+        state.withLockedValue { $0.touches = [:] }
+        try removeAliases()
     }
 
     // MARK: - Internals
 
-    private func removeFile(named name: String) {
-        unlinkLogging(entriesDirectory + "/" + name)
-        state.withLockedValue { state in
-            if let gone = state.index.removeValue(forKey: name) { state.totalBytes -= gone.size }
-        }
+    /// Now, for access times: nanoseconds since 1970 (wall clock, so processes agree).
+    static func now() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
     }
 
-    /// Evicts least recently used entries until the total fits (caller holds the file lock and the state lock).
-    private func evict(_ state: inout State) {
-        guard state.totalBytes > sizeLimit else { return }
-        let oldestFirst = state.index.sorted { $0.value.lastAccess < $1.value.lastAccess }
-        for (name, entry) in oldestFirst where state.totalBytes > sizeLimit {
+    /// A new temp file's path in the entries directory: `.tmp-PID-RANDOM`.
+    func newTempPath() -> String {
+        entriesDirectory + "/.tmp-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+    }
+
+    /// Removes the entry file `name` and its row.
+    func removeFile(named name: String) {
+        guard let index else { return }
+        do {
+            try index.write { transaction in
+                try transaction.delete(name)
+                unlinkLogging(entriesDirectory + "/" + name)
+            }
+        } catch {
+            // The row stays (the index refuses writes): remove the file anyway, and the next open drops the row.
             unlinkLogging(entriesDirectory + "/" + name)
-            state.index[name] = nil
-            state.totalBytes -= entry.size
-            state.statistics.evictions += 1
+            logger.warning("cannot remove a cache entry from the index", metadata: ["path": "\(index.path)", "reason": "\(DiskCacheIndex.describe(error))"])
+        }
+        state.withLockedValue { _ = $0.touches.removeValue(forKey: name) }
+    }
+
+    /// A read found no file for `name`: drops its row if the index has one (removed by hand, or a crash between an
+    /// eviction's unlink and its commit), so the totals stay true.
+    private func forgetMissing(_ name: String) {
+        guard let index, (try? index.contains(name)) == true else {
+            if isReadOnly { state.withLockedValue { _ = $0.snapshot.removeValue(forKey: name) } }
+            return
+        }
+        removeFile(named: name)
+    }
+
+    /// Writes the access times of hits kept in this process to the index. A failure costs only eviction order: logged
+    /// at debug level.
+    func writeTouches() {
+        guard let index else { return }
+        let touches = state.withLockedValue { state in
+            defer { state.touches = [:] }
+            return state.touches
+        }
+        guard !touches.isEmpty else { return }
+        do {
+            try index.write { transaction in
+                for (name, time) in touches { try transaction.touch(name, lastAccess: time) }
+            }
+        } catch {
+            logger.debug("cannot record cache access times", metadata: ["path": "\(index.path)", "reason": "\(DiskCacheIndex.describe(error))"])
         }
     }
 
-    /// Re-reads the directory (caller holds the state lock; the file lock too when it will write).
-    private func rescan(_ state: inout State) {
-        state.index.removeAll()
-        state.totalBytes = 0
-        guard let names = entryNames(else: "cannot list the disk cache: it is taken to be empty") else { return }
-        for name in names where name.hasSuffix(".tce") {
-            var info = stat()
-            guard stat(entriesDirectory + "/" + name, &info) == 0 else { continue }
-            let access = Double(info.st_atim.tv_sec) + Double(info.st_atim.tv_nsec) / 1e9
-            state.index[name] = IndexEntry(size: Int(info.st_size), lastAccess: access)
-            state.totalBytes += Int(info.st_size)
+    /// Makes the index and the entries directory agree (caller: the writable initialiser): files the index lacks are
+    /// added with their size and access time (a crash between a rename and its commit, a cache from before the index),
+    /// rows whose file is gone are dropped; then evicts down to the limit. O(n) in the entries, once per open.
+    ///
+    /// - Parameter names: the entries directory's names, listed before (the transaction waits for other writers, so a
+    ///   file one of them moves into place meanwhile may be missing from the list: its row stays, and its file is
+    ///   found at the next open if it is missing then).
+    private func reconcile(_ names: [String]) throws(ImageCoreError) {
+        guard let index else { return }
+        let evicted: Int
+        do {
+            evicted = try index.write { transaction in
+                var indexed = Set(try transaction.allNames())
+                for name in names where name.hasSuffix(".tce") {
+                    guard indexed.remove(name) == nil else { continue }
+                    var info = stat()
+                    guard stat(entriesDirectory + "/" + name, &info) == 0 else { continue }
+                    let access = Int64(info.st_atim.tv_sec) * 1_000_000_000 + Int64(info.st_atim.tv_nsec)
+                    try transaction.upsert(name, size: Int(info.st_size), lastAccess: access)
+                }
+                for name in indexed where access(entriesDirectory + "/" + name, F_OK) != 0 { try transaction.delete(name) }
+                let evicted = try transaction.evict(downTo: sizeLimit)
+                for row in evicted { unlinkLogging(entriesDirectory + "/" + row.name) }
+                return evicted.count
+            }
+        } catch {
+            throw ImageCoreError(.io, subject: index.path, message: "cannot update the cache index: \(DiskCacheIndex.describe(error))")
         }
-        state.directoryStamp = directoryStamp()
+        state.withLockedValue { $0.statistics.evictions += evicted }
     }
 
-    private func directoryStamp() -> timespec? {
-        var info = stat()
-        guard stat(entriesDirectory, &info) == 0 else { return nil }
-        return info.st_mtim
-    }
-
-    private func directoryChanged(since stamp: timespec?) -> Bool {
-        guard let stamp, let now = directoryStamp() else { return true }
-        return stamp.tv_sec != now.tv_sec || stamp.tv_nsec != now.tv_nsec
-    }
-
-    /// Marks an entry as just used: sets its access time (explicitly, whatever the mount's atime policy). A failure
-    /// only costs eviction order; it is logged at debug level (an entry removed meanwhile is not a failure).
-    private func touch(_ path: String) {
-        // UTIME_NOW for the access time, UTIME_OMIT for the modification time (macros Swift cannot import).
-        var times = [timespec(tv_sec: 0, tv_nsec: (1 << 30) - 1), timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2)]
-        if utimensat(AT_FDCWD, path, &times, 0) != 0, errno != ENOENT {
-            logger.debug("cannot set a cache entry's access time", metadata: ["path": "\(path)", "reason": "\(String(cString: strerror(errno)))"])
-        }
-    }
-
-    /// Removes the file at `path`; a failure other than "already gone" is logged (the file stays, and is counted again
-    /// at the next rescan).
-    private func unlinkLogging(_ path: String) {
+    /// Removes the file at `path`; a failure other than "already gone" is logged (the file stays, and is indexed again
+    /// at the next open).
+    func unlinkLogging(_ path: String) {
         if unlink(path) != 0, errno != ENOENT {
             logger.warning("cannot remove a cache file", metadata: ["path": "\(path)", "reason": "\(String(cString: strerror(errno)))"])
         }
@@ -531,7 +538,7 @@ public final class DiskCache: Sendable {
         [ENOSPC, EDQUOT, EROFS, EACCES, EPERM].contains(code)
     }
 
-    private func write(_ bytes: [UInt8], to path: String) throws(WriteFailure) {
+    func write(_ bytes: [UInt8], to path: String) throws(WriteFailure) {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
             let code = errno
@@ -560,8 +567,9 @@ public final class DiskCache: Sendable {
         }
     }
 
-    /// Runs `body` holding an exclusive `flock` on the directory's lock file (shared by every process).
-    private func withLock(_ body: () throws(ImageCoreError) -> Void) throws(ImageCoreError) {
+    /// Runs `body` holding an exclusive `flock` on the directory's lock file (shared by every process): for the alias
+    /// file's read-modify-write.
+    func withLock(_ body: () throws(ImageCoreError) -> Void) throws(ImageCoreError) {
         let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
             throw ImageCoreError(.io, subject: lockPath, message: "cannot open the cache lock file: \(String(cString: strerror(errno)))")
@@ -576,19 +584,8 @@ public final class DiskCache: Sendable {
         try body()
     }
 
-    /// The names in the entries directory, or nil after logging `warning` with the system's reason.
-    private func entryNames(else warning: Logger.Message) -> [String]? {
-        do {
-            return try LocalDirectory.names(in: entriesDirectory)
-        } catch {
-            logger.warning(warning, metadata: ["reason": "\(error.message)"])
-            return nil
-        }
-    }
-
-    /// Deletes `.tmp-PID-*` files whose writing process no longer exists.
-    private func removeAbandonedTempFiles() {
-        guard let names = entryNames(else: "cannot list the disk cache to remove abandoned temp files") else { return }
+    /// Deletes the `.tmp-PID-*` files among `names` whose writing process no longer exists.
+    private func removeAbandonedTempFiles(_ names: [String]) {
         for name in names where name.hasPrefix(".tmp-") {
             let pidText = name.dropFirst(5).prefix { $0 != "-" }
             guard let pid = Int32(pidText) else { unlinkLogging(entriesDirectory + "/" + name); continue }

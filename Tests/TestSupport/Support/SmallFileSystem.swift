@@ -41,4 +41,18 @@ public enum SmallFileSystem {
             throw Failure(description: "cannot remount \(path): \(String(cString: strerror(errno)))")
         }
     }
+
+    /// Mounts `path` read-only over itself (a bind mount) and runs `body`, then unmounts it: the directory turns
+    /// read-only while files elsewhere on the file system (a database a process holds open for writing, which keeps
+    /// the whole file system from being remounted read-only) stay writable.
+    public static func withReadOnly<T>(_ path: String, _ body: () async throws -> T) async throws -> T {
+        guard mount(path, path, nil, UInt(MS_BIND), nil) == 0 else {
+            throw Failure(description: "cannot bind-mount \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { umount2(path, Int32(MNT_DETACH)) }
+        guard mount(nil, path, nil, UInt(MS_REMOUNT) | UInt(MS_BIND) | UInt(MS_RDONLY), nil) == 0 else {
+            throw Failure(description: "cannot make \(path) read-only: \(String(cString: strerror(errno)))")
+        }
+        return try await body()
+    }
 }
