@@ -11,7 +11,7 @@ BASH_COMPLETIONS = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 ZSH_COMPLETIONS = $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions
 FISH_COMPLETIONS = $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 
-.PHONY: deps build release man install uninstall demo test fleet verdicts test-sanitize fuzz soak clean catalogue bench bench-compare
+.PHONY: deps build release man install uninstall demo test fleet verdicts test-sanitize fuzz soak clean catalogue bench bench-compare bench-disk-scale
 
 deps:
 	@scripts/install-deps.sh
@@ -114,6 +114,14 @@ bench: deps
 ## minutes with the 10-minute serve soak (SOAK_SECONDS=600; ROUNDS=5, WRK_SECONDS=6).
 bench-compare: deps
 	Benchmarks/compare/run.sh
+
+## The disk cache at 1,000, 10,000 and 100,000 entries: cold and warm prefetches, `stats --verify` and an evicting
+## prefetch, time per image and peak RSS (docs/benchmarks-disk-scale.md and its section of docs/benchmarks.md). About
+## 15 minutes (ROUNDS=3 for the smaller sizes, LARGE_ROUNDS=1 at 100,000; about 1.3 GB of disk at 100,000).
+bench-disk-scale: deps
+	$(RELEASE_BUILD)
+	work=$$(mktemp -d /tmp/tilecache-disk-scale.XXXXXX) && trap 'rm -rf "$$work"' EXIT && \
+	    python3 Benchmarks/compare/disk_scale.py .build/release/tilecache "$$work"
 
 ## Runs the Swift test suite under ThreadSanitizer, then AddressSanitizer with LeakSanitizer (separate build folders;
 ## a first run builds everything twice, about 10-15 minutes on 2 cores). One test at a time, with deadlines stretched

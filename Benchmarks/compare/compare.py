@@ -504,6 +504,9 @@ versions = {
     "ImageMagick": subprocess.run(["identify", "--version"], capture_output=True, text=True).stdout.split("\n")[0],
     "Python": platform.python_version(),
 }
+# The disk cache at scale (disk_scale.py, run before this script by run.sh), kept between its markers.
+disk_scale_path = os.path.join(ROOT, "docs", "benchmarks-disk-scale.md")
+disk_scale = open(disk_scale_path).read() + "\n" if os.path.exists(disk_scale_path) else ""
 report = f"""# Benchmarks
 
 Performance targets are checked here, never by timed unit tests. This file is written by `make bench-compare`
@@ -525,7 +528,7 @@ Versions: {'; '.join(f'{k} {v}' for k, v in versions.items())}.
 
 ## Details
 
-""" + "\n\n".join(sections) + "\n\n" + open(os.path.join(HERE, "notes.md")).read() + """
+""" + "\n\n".join(sections) + "\n\n" + disk_scale + open(os.path.join(HERE, "notes.md")).read() + """
 
 ## Commands
 

@@ -27,6 +27,8 @@ swift build -c release --static-swift-stdlib --product tilecache
 work=$(mktemp -d /tmp/tilecache-compare.XXXXXX)
 chmod 755 "$work"  # nginx workers run as www-data and must read the static files
 trap 'rm -rf "$work"' EXIT
+# The disk cache at 1,000, 10,000 and 100,000 entries (docs/benchmarks-disk-scale.md, embedded by compare.py).
+python3 Benchmarks/compare/disk_scale.py "$(swift build -c release --show-bin-path)/tilecache" "$work/disk-scale"
 "$venv/bin/python" Benchmarks/compare/compare.py "$(swift build -c release --show-bin-path)/tilecache" \
     "$(cd Benchmarks && swift build -c release --show-bin-path)/CacheComparison" "$work" "$ROUNDS"
 # Thumbnails: quality (PSNR/SSIM against Pillow's LANCZOS), speed and size beside vipsthumbnail and Pillow.
