@@ -1,3 +1,4 @@
+import Catalogue
 import Foundation
 import ImageCore
 import Testing
@@ -67,6 +68,84 @@ struct CacheCommandsTests {
                 _ = await Console.$current.withValue(console) { await TileCacheCommand.run(arguments: ["clear", "--cache-dir", cache]) }
                 let left = try DiskCache(directory: cache).count
                 #expect(left == 0)
+            }
+        }
+    }
+
+    /// The part of `stats --format json` these tests read, decoded as a client would.
+    struct StatsReport: Decodable {
+        var entries: Int
+        var verification: DiskCache.Verification?
+    }
+
+    @Test("stats refuses a cache directory that does not exist or is a file, naming it: a typo is not an empty cache")
+    func statsMissingDirectory() async throws {
+        try await withTemporaryDirectory { directory in
+            let missing = await tilecache("stats", "--cache-dir", directory + "/no/such/dir")
+            #expect(missing.code == 1 && missing.out.isEmpty)
+            #expect(missing.err.contains("\(directory)/no/such/dir: No such file or directory: no disk cache there"), "\(missing.err)")
+            let file = directory + "/a-file"
+            try Data("x".utf8).write(to: URL(fileURLWithPath: file))
+            for arguments in [["stats"], ["stats", "--verify"]] {
+                let run = await tilecache(arguments + ["--cache-dir", file])
+                #expect(run.code == 1 && run.err.contains("\(file) is not a directory"), "\(arguments): \(run.err)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: directory + "/no"), "nothing is created")
+        }
+    }
+
+    @Test("stats --last 0 shows no runs and does not claim none were logged")
+    func statsLastZero() async throws {
+        try await withTemporaryDirectory { cache in
+            try await withOrigin { origin in
+                _ = await tilecache(["prefetch", "--tiles-base", origin.tilesBase, "--elements", "1", "--kind", "thumbnails", "--cache-dir", cache])
+                let none = await tilecache("stats", "--cache-dir", cache, "--last", "0")
+                #expect(none.code == 0 && !none.out.contains("no runs logged yet") && !none.out.contains("last runs"), "\(none.out)")
+                let one = await tilecache("stats", "--cache-dir", cache, "--last", "1")
+                #expect(one.out.contains("last runs:"))
+            }
+        }
+    }
+
+    @Test("stats --verify names each damaged entry it removed: path, URL and reason")
+    func verifyNamesDamage() async throws {
+        try await withTemporaryDirectory { cache in
+            try await withOrigin { origin in
+                _ = await tilecache(["prefetch", "--tiles-base", origin.tilesBase, "--elements", "1-3", "--kind", "thumbnails", "--cache-dir", cache])
+                let disk = try DiskCache(directory: cache)
+                let url = origin.urlBuilder.thumbnailURL(for: ElementCatalogue.standard.element(number: 2)!)
+                let path = disk.path(for: url)
+                var file = try Data(contentsOf: URL(fileURLWithPath: path))
+                file[file.count - 10] ^= 0xFF
+                try file.write(to: URL(fileURLWithPath: path))
+
+                let text = await tilecache("stats", "--verify", "--cache-dir", cache)
+                #expect(text.code == 2)
+                #expect(text.out.contains("1 damaged and removed"))
+                #expect(text.out.contains("removed \(path) (\(url)): checksum mismatch"), "\(text.out)")
+
+                try file.write(to: URL(fileURLWithPath: path))
+                let json = await tilecache("stats", "--verify", "--cache-dir", cache, "--format", "json")
+                let report = try JSONDecoder().decode(StatsReport.self, from: Data(json.out.utf8))
+                let failure = try #require(report.verification?.failures.first)
+                #expect(report.verification?.removed == 1 && report.verification?.valid == 2 && report.entries == 2)
+                #expect(failure.path == path && failure.url == url && failure.reason == "checksum mismatch")
+            }
+        }
+    }
+
+    @Test("clear off a terminal removes nothing without --yes, and says to add it")
+    func clearNeedsYesOffTerminal() async throws {
+        try await withTemporaryDirectory { cache in
+            try await withOrigin { origin in
+                _ = await tilecache(["prefetch", "--tiles-base", origin.tilesBase, "--elements", "1", "--kind", "thumbnails", "--cache-dir", cache])
+                let refused = await tilecache("clear", "--cache-dir", cache)
+                #expect(refused.code == 1 && refused.err.contains("there is no terminal to ask on: add --yes"), "\(refused.err)")
+                let kept = try DiskCache(directory: cache).count
+                #expect(kept == 1)
+                let cleared = await tilecache("clear", "--cache-dir", cache, "--yes")
+                let left = try DiskCache(directory: cache).count
+                #expect(cleared.code == 0 && left == 0)
             }
         }
     }

@@ -64,6 +64,7 @@ struct InterruptTests {
     @Test("stats --verify on a cache that has no entries yet (a first run killed early) reports zero entries verified")
     func verifyEmptyCache() async throws {
         try await withTemporaryDirectory { directory in
+            try FileManager.default.createDirectory(atPath: directory + "/never-written", withIntermediateDirectories: true)
             let verify = await tilecache("stats", "--verify", "--cache-dir", directory + "/never-written", "--format", "json")
             #expect(verify.code == 0, "\(verify.out)")
             let verification = (try verify.json() as? [String: Any])?["verification"] as? [String: Any]

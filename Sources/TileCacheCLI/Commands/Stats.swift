@@ -36,6 +36,7 @@ extension TileCacheCommand {
 
         func run() async throws {
             let cacheDir = cacheDirectory.path
+            try CacheSummary.requireDirectory(cacheDir)
             var verification: DiskCache.Verification?
             if verify, FileManager.default.fileExists(atPath: cacheDir + "/entries") {
                 do {
@@ -61,9 +62,10 @@ extension TileCacheCommand {
     /// `tilecache clear`: empties the disk cache.
     struct Clear: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Empty the disk cache (asks first on a terminal unless --yes).",
+            abstract: "Empty the disk cache (asks first unless --yes; off a terminal, --yes is required).",
             discussion: """
-                Removes every cached image; the run log is kept.
+                Removes every cached image; the run log is kept. Without --yes it asks on the terminal; with no terminal \
+                (a script, a pipe) it removes nothing and exits 1 unless --yes is given.
 
                 Example:
                   tilecache clear --cache-dir cache --yes
@@ -88,7 +90,14 @@ extension TileCacheCommand {
                 throw RuntimeError("\(error.subject): \(error.message)")
             }
             let count = cache.count, bytes = cache.totalBytes
-            if !yes, console.errIsTerminal {
+            if !yes {
+                // Off a terminal nobody sees the question: a script must say --yes.
+                guard console.errIsTerminal else {
+                    throw InputError("""
+                        not removing \(count) cached images (\(ByteSize.format(bytes))) from \(cacheDir) without asking, and \
+                        there is no terminal to ask on: add --yes
+                        """)
+                }
                 console.err("Remove \(count) cached images (\(ByteSize.format(bytes))) from \(cacheDir)? [y/N] ")
                 guard let answer = console.readLine()?.lowercased(), answer == "y" || answer == "yes" else {
                     console.err("nothing removed\n")

@@ -2,6 +2,10 @@ import Catalogue
 public import Foundation
 public import ImageCore
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// What a disk cache holds and its latest runs: the report of `tilecache stats`.
 public struct CacheSummary: Sendable, Encodable {
     /// Entries and bytes of one kind of image.
@@ -46,14 +50,36 @@ public struct CacheSummary: Sendable, Encodable {
     public var newest: Date?
     /// The latest runs, oldest first.
     public var runs: [RunLine]
+    /// How many runs were asked for (`--last`); 0 leaves the runs out of the text report.
+    public var runsAsked: Int
     /// The result of `--verify`, when asked for.
     public var verification: DiskCache.Verification?
     /// What the `--shared-store` holds, when asked for.
     public var sharedStore: SharedStoreSummary?
 
+    /// Refuses a cache directory that does not exist or is not a directory: a mistyped `--cache-dir` must not read
+    /// as an empty cache. (A directory without entries is a cache nothing was stored in yet.)
+    ///
+    /// - Throws: `InputError` naming the path and the reason.
+    public static func requireDirectory(_ path: String) throws(InputError) {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            let reason = String(cString: strerror(errno))
+            throw InputError("\(path): \(reason): no disk cache there (check --cache-dir; a prefetch creates one)")
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR else {
+            throw InputError("\(path) is not a directory: --cache-dir names the disk cache's directory")
+        }
+    }
+
     /// Reads the cache at `cacheDirectory` and its run log, changing nothing (creating nothing when there is none).
+    ///
+    /// - Throws: `InputError` when `cacheDirectory` is missing or not a directory (`requireDirectory`), or its
+    ///   entries cannot be read.
     public init(cacheDirectory: String, lastRuns: Int) throws {
+        try Self.requireDirectory(cacheDirectory)
         directory = cacheDirectory
+        runsAsked = lastRuns
         var metadata: [DiskCacheMetadata] = []
         if FileManager.default.fileExists(atPath: cacheDirectory + "/entries") {
             do {
@@ -93,6 +119,9 @@ public struct CacheSummary: Sendable, Encodable {
         var text = "disk cache \(directory): \(entries) entries, \(ByteSize.format(bytes))\n"
         if let verification {
             text += "verified: \(verification.valid) valid, \(verification.removed) damaged and removed, \(verification.tempFiles) temp files\n"
+            for failure in verification.failures {
+                text += "  removed \(failure.path)\(failure.url.map { " (\($0))" } ?? ""): \(failure.reason)\n"
+            }
         }
         if let oldest, let newest {
             text += "oldest \(dateFormatter.string(from: oldest)), newest \(dateFormatter.string(from: newest))\n"
@@ -105,7 +134,9 @@ public struct CacheSummary: Sendable, Encodable {
         if let sharedStore {
             text += "shared store \(sharedStore.store) at \(sharedStore.endpoint): \(sharedStore.objects) objects, \(ByteSize.format(sharedStore.bytes))\n"
         }
-        if runs.isEmpty {
+        if runsAsked == 0 {
+            // --last 0: the runs were not asked for.
+        } else if runs.isEmpty {
             text += "\nno runs logged yet\n"
         } else {
             var table = TextTable(headers: ["date", "command", "requested", "hit rate", "network", "failed", "wall time"],
