@@ -147,6 +147,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),  // Data(buffer:)
+                .product(name: "NIOPosix", package: "swift-nio"),  // NIOConnectionError: why PostgreSQL could not be reached
                 .product(name: "Logging", package: "swift-log"),
             ],
             // The web front end's source files; they are compiled in (WebAssets+Embedded.swift, scripts/embed-web.py).

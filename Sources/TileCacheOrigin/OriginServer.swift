@@ -89,7 +89,7 @@ public final class OriginServer: Sendable {
     }
 
     /// `http://host:port`.
-    public var baseURL: String { "http://\(configuration.host):\(port)" }
+    public var baseURL: String { "http://" + URLAuthority.string(host: configuration.host, port: port) }
     /// The thumbnail base URL to give an `ImageURLBuilder`.
     public var tilesBase: String { baseURL + "/periodictable" }
     /// The photo base URL to give an `ImageURLBuilder`.

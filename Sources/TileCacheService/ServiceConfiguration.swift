@@ -71,7 +71,7 @@ public struct ServiceConfiguration: Sendable {
 
     /// `favorites.sqlite` in the cache directory's parent (beside the cache, never inside it).
     public static func defaultDatabasePath(cacheDirectory: String) -> String {
-        let parent = (cacheDirectory as NSString).deletingLastPathComponent
+        let parent = LocalDirectory.parent(of: cacheDirectory)
         return (parent.isEmpty ? "" : parent + "/") + "favorites.sqlite"
     }
 }

@@ -28,6 +28,18 @@ public enum LocalDirectory {
         }
     }
 
+    /// The directory part of `path`: "a/b" gives "a", "/a" gives "/", "a" gives "" (trailing slashes ignored). What
+    /// `NSString.deletingLastPathComponent` answers, which crashes on a one-character name ("c") in the Foundation of
+    /// Swift 6.3 on Linux.
+    public static func parent(of path: String) -> String {
+        var trimmed = Substring(path)
+        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        guard let slash = trimmed.lastIndex(of: "/") else { return "" }
+        var parent = trimmed[..<slash]
+        while parent.hasSuffix("/") { parent = parent.dropLast() }
+        return parent.isEmpty ? "/" : String(parent)
+    }
+
     /// The names in the directory at `path` (not `.` or `..`), in no particular order.
     ///
     /// - Throws: `.io` about `path` with the system's reason.

@@ -49,3 +49,14 @@ struct RequestURL: Hashable, Sendable {
         self.port = port
     }
 }
+
+/// How a URL writes a host and a port: the one place an address becomes the authority of a URL that is printed or
+/// sent.
+public enum URLAuthority {
+    /// `host:port`, with an IPv6 literal in brackets as RFC 3986 writes it (`[::1]:8080`; `127.0.0.1:8080`,
+    /// `example.com:80`). A host already in brackets is kept as it is.
+    public static func string(host: String, port: Int) -> String {
+        let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+        return "\(bracketed):\(port)"
+    }
+}

@@ -224,10 +224,11 @@ extension TileCacheCommand {
             let scheme = configuration.tls == nil ? "http" : "https"
             do {
                 let app = try buildApplication(dependencies, logger: logger) { port in
-                    console.out("serving on \(scheme)://\(boundHost):\(port) (favourites in \(database))\n")
+                    console.out("serving on \(scheme)://\(URLAuthority.string(host: boundHost, port: port)) (favourites in \(database))\n")
                 }
                 try await app.runService()
                 await dependencies.close()
+                logger.info("stopped")
             } catch let error as ServiceConfigurationError {
                 await dependencies.close()
                 throw RuntimeError(error.description)

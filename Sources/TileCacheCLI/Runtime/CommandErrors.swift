@@ -1,4 +1,5 @@
 import Foundation
+import ImageCore
 import NIOCore
 
 #if canImport(Glibc)
@@ -27,8 +28,15 @@ public struct RuntimeError: Error, Sendable, Equatable, CustomStringConvertible 
     /// Why listening on `host:port` failed, in words ("127.0.0.1:8080 is already in use", rather than the socket
     /// call's own text); nil when `error` is not a socket error.
     public init?(listeningOn host: String, port: Int, _ error: any Error) {
+        let address = URLAuthority.string(host: host, port: port)
+        if error is SocketAddressError.UnknownHost || (error as? SocketAddressError).map({ if case .unknown = $0 { true } else { false } }) == true {
+            self.init("""
+                cannot listen on \(address): '\(host)' is neither an IP address nor a host name that resolves: give --host \
+                an address of this machine, such as 127.0.0.1, 0.0.0.0 or ::1
+                """)
+            return
+        }
         guard let socketError = error as? IOError else { return nil }
-        let address = "\(host):\(port)"
         switch socketError.errnoCode {
         case EADDRINUSE:
             self.init("\(address) is already in use (another server is listening there): choose another --port, or stop it")

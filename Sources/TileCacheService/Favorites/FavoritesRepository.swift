@@ -121,7 +121,7 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
 
     /// `postgres://USER:***@HOST:PORT/DB`: never the password.
     public var description: String {
-        "postgres://\(username)\(password == nil ? "" : ":***")@\(host):\(port)/\(database)"
+        "postgres://\(username)\(password == nil ? "" : ":***")@\(URLAuthority.string(host: host, port: port))/\(database)"
     }
 
     /// `url` with whatever stands between `://USER:` and `@` replaced by `***`, for errors about unparseable URLs.

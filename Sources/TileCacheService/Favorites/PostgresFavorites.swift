@@ -2,6 +2,7 @@ import Foundation
 import ImageCore
 public import Logging
 import NIOCore
+import NIOPosix
 import NIOSSL
 import PostgresNIO
 
@@ -217,9 +218,21 @@ public final class PostgresFavorites: FavoritesRepository {
     static func message(_ error: any Error) -> String {
         if let error = error as? PSQLError {
             if let message = error.serverInfo?[.message] { return message }
-            if let underlying = error.underlying { return "\(underlying)" }
+            if let underlying = error.underlying { return message(underlying) }
             return "\(error.code)"
         }
+        if let connection = error as? NIOConnectionError {
+            // Each address tried, with the system's reason: "127.0.0.1:5432: Connection refused".
+            if connection.connectionErrors.isEmpty, let resolution = connection.dnsAError ?? connection.dnsAAAAError {
+                return "cannot resolve \(connection.host): \(message(resolution))"  // "Name or service not known"
+            }
+            let failures = connection.connectionErrors.map { failure in
+                "\(URLAuthority.string(host: failure.target.ipAddress ?? connection.host, port: failure.target.port ?? connection.port)): \(message(failure.error))"
+            }
+            return failures.isEmpty ? "cannot connect to \(URLAuthority.string(host: connection.host, port: connection.port))" : failures.joined(separator: "; ")
+        }
+        if let system = error as? IOError { return String(cString: strerror(system.errnoCode)) }
+        if let unknown = error as? SocketAddressError.UnknownHost { return unknown.errorDescription }
         return "\(error)"
     }
 

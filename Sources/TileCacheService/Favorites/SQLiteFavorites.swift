@@ -26,7 +26,7 @@ public final class SQLiteFavorites: FavoritesRepository {
     }
 
     private static func open(_ path: String, catalogue: ElementCatalogue) throws -> DatabasePool {
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = LocalDirectory.parent(of: path)
         if !directory.isEmpty { try LocalDirectory.create(directory) }
         let database = try DatabasePool(path: path)
         var migrator = DatabaseMigrator()

@@ -199,4 +199,11 @@ struct DiskCacheTests {
                                         contentType: nil, etag: nil, lastModified: nil, cacheControl: "no-cache")
         #expect(noCache.maxAgeSeconds == 0 && noCache.isStale(defaultLifetime: .seconds(3600)))
     }
+
+    @Test("a path's parent directory, as deletingLastPathComponent gives it, also for one-character names")
+    func parentDirectory() {
+        let cases = [("a/b", "a"), ("/a", "/"), ("a", ""), ("c", ""), ("", ""), ("/", "/"), ("a/b/", "a"), ("/x/y/z", "/x/y"),
+                     ("a//b", "a"), ("./c", ".")]
+        for (path, parent) in cases { #expect(LocalDirectory.parent(of: path) == parent, "\(path)") }
+    }
 }

@@ -1,0 +1,78 @@
+import Foundation
+import ImageCore
+import Testing
+import TestSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What `tilecache serve` says about where it listens, why it cannot start, and that it stops: in words a person can
+/// act on, never a Swift type's description.
+@Suite("serve's messages")
+struct ServeMessagesTests {
+    @Test("an IPv6 host is printed in brackets, and SIGTERM is answered with 'shutting down' and 'stopped' in the log")
+    func ipv6AndShutdown() async throws {
+        try await withTemporaryDirectory { directory in
+            let child = try ChildProcess(["serve", "--host", "::1", "--port", "0", "--cache-dir", directory + "/cache"])
+            let out = try await child.waitForOutput(containing: "serving on http://[::1]:")
+            let port = try #require(out.split(separator: "]:").dropFirst().first.flatMap { Int($0.prefix { $0.isNumber }) })
+            let health = try await TransferEngine().perform(TransferRequest(url: "http://[::1]:\(port)/healthz"))
+            #expect(health.status == 200, "the printed URL works")
+            child.send(SIGTERM)
+            #expect(try await child.wait() == 0)
+            #expect(child.err.contains("shutting down: finishing the requests in flight"), "\(child.err)")
+            #expect(child.err.split(separator: "\n").last?.hasSuffix("stopped") == true, "\(child.err)")
+        }
+    }
+
+    @Test("a --host that is no address and does not resolve is named, with what to give instead")
+    func unknownHost() async throws {
+        try await withTemporaryDirectory { directory in
+            let run = await tilecache("serve", "--host", "999.1.1.1", "--port", "0", "--cache-dir", directory + "/cache")
+            #expect(run.code == 1)
+            #expect(run.err.contains("cannot listen on 999.1.1.1:0: '999.1.1.1' is neither an IP address nor a host name that resolves"),
+                    "\(run.err)")
+            #expect(!run.err.contains("SocketAddressError"), "\(run.err)")
+        }
+    }
+
+    @Test("a PostgreSQL that refuses the connection is named with the address and the system's reason")
+    func databaseRefused() async throws {
+        try await withTemporaryDirectory { directory in
+            // A port nothing listens on: bound, then closed.
+            let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in(sin_family: sa_family_t(AF_INET), sin_port: 0, sin_addr: in_addr(s_addr: inet_addr("127.0.0.1")),
+                                      sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let port = withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw -> Int in
+                    guard bind(socket, raw, length) == 0, getsockname(socket, raw, &length) == 0 else { return 0 }
+                    return Int(UInt16(bigEndian: pointer.pointee.sin_port))
+                }
+            }
+            close(socket)
+            try #require(port > 0)
+            let url = "postgres://tilecache:secret@127.0.0.1:\(port)/tilecache?sslmode=disable"
+            let run = await tilecache("serve", "--port", "0", "--cache-dir", directory + "/cache", "--db", url)
+            #expect(run.code == 1)
+            #expect(run.err.contains("cannot open the favourites database postgres://tilecache:***@127.0.0.1:\(port)/tilecache: "
+                                     + "127.0.0.1:\(port): Connection refused"), "\(run.err)")
+            #expect(!run.err.contains("SingleConnectionFailure") && !run.err.contains("secret"), "\(run.err)")
+        }
+    }
+
+    @Test("one-character paths (--cache-dir c, --db f) start the service: Foundation's deletingLastPathComponent crashed on them")
+    func oneCharacterPaths() async throws {
+        try await withTemporaryDirectory { directory in
+            for arguments in [["--cache-dir", "c"], ["--cache-dir", "c", "--db", "f"]] {
+                let child = try ChildProcess(["serve", "--port", "0"] + arguments, directory: directory)
+                _ = try await child.waitForOutput(containing: "serving on http://127.0.0.1:")
+                child.send(SIGTERM)
+                #expect(try await child.wait() == 0, "\(arguments): \(child.err)")
+            }
+            #expect(FileManager.default.fileExists(atPath: directory + "/favorites.sqlite"))
+            #expect(FileManager.default.fileExists(atPath: directory + "/f"))
+        }
+    }
+}
