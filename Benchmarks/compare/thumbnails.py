@@ -93,7 +93,7 @@ def vips_thumbnail(path, width, out, threads=None):
 
 def tilecache_thumbnail(tilecache, path, width, directory, fmt="jpeg"):
     subprocess.run([tilecache, "thumbnail", path, "-w", str(width), "-o", directory, "--image-format", fmt, "-j", "1",
-                    "--format", "json"], check=True, capture_output=True)
+                    "--overwrite", "--format", "json"], check=True, capture_output=True)
     stem = os.path.splitext(os.path.basename(path))[0]
     return os.path.join(directory, stem + (".jpg" if fmt == "jpeg" else "." + fmt))
 
@@ -102,7 +102,7 @@ def tilecache_thumbnail(tilecache, path, width, directory, fmt="jpeg"):
 
 def time_tilecache(tilecache, photos, width, copies, jobs, work):
     args = [tilecache, "thumbnail", *photos, "-w", str(width), "-o", work, "-j", str(jobs), "--repeat", str(copies),
-            "--format", "json"]
+            "--overwrite", "--format", "json"]
     report = json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)
     return report["perSecond"]
 

@@ -2,7 +2,7 @@ import Foundation
 import ImageCore
 import Testing
 import TestSupport
-import TileCacheCLI
+@testable import TileCacheCLI
 
 @Suite("tilecache thumbnail and orientation in inspect")
 struct ThumbnailCommandTests {
@@ -57,6 +57,173 @@ struct ThumbnailCommandTests {
             #expect(usage.code == 1 && usage.err.contains("--width, --height"))
             let tooWide = await tilecache("thumbnail", camera, "-w", "5000", "-o", directory + "/out3")
             #expect(tooWide.code == 1 && tooWide.err.contains("--width must be 1...4096"))
+        }
+    }
+
+    /// The real photo rocket.jpg (640x427, 112,525 bytes).
+    static func rocket() throws -> [UInt8] {
+        try TestImages.bytes(try #require(try TestImages.photoFiles().first { $0.lastPathComponent == "rocket.jpg" }))
+    }
+
+    /// A PngSuite image: `basn6a08` is 32x32 RGBA (its thumbnail is a PNG), `basn2c08` 32x32 RGB (its thumbnail a JPEG).
+    static func pngSuite(_ name: String) throws -> [UInt8] {
+        try TestImages.bytes(TestImages.pngSuiteDirectory.appendingPathComponent(name + ".png"))
+    }
+
+    /// Writes `bytes` to `path`, creating its folders.
+    static func put(_ bytes: [UInt8], at path: String) throws {
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+    }
+
+    /// The bytes of the file at `path`, nil when there is none.
+    static func contents(_ path: String) -> [UInt8]? {
+        (try? Data(contentsOf: URL(fileURLWithPath: path))).map { [UInt8]($0) }
+    }
+
+    @Test("an output that is an input is refused, however spelled or linked, even with --overwrite; the input keeps its bytes")
+    func neverOverwritesAnInput() async throws {
+        try await withTemporaryDirectory { directory in
+            let original = try Self.rocket()
+            let input = directory + "/ow/rocket.jpg"
+            try Self.put(original, at: input)
+            try FileManager.default.createSymbolicLink(atPath: directory + "/link", withDestinationPath: directory + "/ow")
+            let cases: [(input: String, output: String, extra: [String], refused: String)] = [
+                (input, directory + "/ow", [], directory + "/ow/rocket.jpg"),
+                (directory + "/./ow/rocket.jpg", directory + "/ow", ["--overwrite"], directory + "/ow/rocket.jpg"),
+                (input, directory + "/link", ["--overwrite"], directory + "/link/rocket.jpg"),
+                (directory + "/link/rocket.jpg", directory + "/ow/%s.%e", [], directory + "/ow/rocket.jpg"),
+            ]
+            for (given, output, extra, refused) in cases {
+                let run = await tilecache(["thumbnail", given, "-w", "64", "-o", output] + extra)
+                #expect(run.code == 1, "\(given) -o \(output): \(run.out)")
+                #expect(run.err.contains("refusing to write \(refused): it is the input \(given) itself"), "\(run.err)")
+                #expect(run.err.contains("nothing was written") && run.out.isEmpty)
+                #expect(Self.contents(input) == original, "\(given) -o \(output) replaced the input")
+            }
+        }
+    }
+
+    @Test("two inputs that map to one output are refused, naming both and the output, and nothing at all is written")
+    func refusesDuplicateOutputs() async throws {
+        try await withTemporaryDirectory { directory in
+            let (a, b, png) = (directory + "/dup/a/x.jpg", directory + "/dup/b/x.jpg", directory + "/dup/a/x.png")
+            try Self.put(try Self.rocket(), at: a)
+            try Self.put(try Self.rocket(), at: b)
+            try Self.put(try Self.pngSuite("basn2c08"), at: png)  // opaque: its thumbnail is a JPEG too
+            for output in [directory + "/th4", directory + "/th4/%s-64.%e"] {
+                let run = await tilecache("thumbnail", a, b, png, "-w", "64", "-o", output)
+                let target = output.hasSuffix("%e") ? directory + "/th4/x-64.jpg" : directory + "/th4/x.jpg"
+                #expect(run.code == 1 && run.out.isEmpty, "\(run.out)")
+                #expect(run.err.contains("nothing was written: 2 outputs refused"), "\(run.err)")
+                #expect(run.err.contains("refusing to write \(target) twice: the inputs \(a) and \(b) both map to it"), "\(run.err)")
+                #expect(run.err.contains("refusing to write \(target) twice: the inputs \(a) and \(png) both map to it"), "\(run.err)")
+                #expect(!FileManager.default.fileExists(atPath: directory + "/th4"), "a refused run created its output folder")
+            }
+            // Walking the folder keeps a/ and b/ apart, but a/x.jpg and a/x.png still meet at a/x.jpg.
+            let walk = await tilecache("thumbnail", directory + "/dup", "-w", "64", "-o", directory + "/th5")
+            #expect(walk.code == 1, "\(walk.out)")
+            #expect(walk.err.contains("refusing to write \(directory)/th5/a/x.jpg twice: the inputs \(a) and \(png)"), "\(walk.err)")
+            #expect(!FileManager.default.fileExists(atPath: directory + "/th5"))
+        }
+    }
+
+    @Test("-o takes a pattern: %s the input's name, %e the output's extension, %% a %; a pattern's extension chooses the format")
+    func outputPattern() async throws {
+        try await withTemporaryDirectory { directory in
+            try Self.put(try Self.rocket(), at: directory + "/in/rocket.jpg")
+            try Self.put(try Self.pngSuite("basn6a08"), at: directory + "/in/clear.png")
+            let run = await tilecache("thumbnail", directory + "/in/rocket.jpg", directory + "/in/clear.png", "-w", "64",
+                                      "-o", directory + "/thumbs/%s-64.%e", "--format", "json")
+            #expect(run.code == 0, "\(run.err)")
+            let report = try run.decoded(as: ThumbnailSummary.self)
+            #expect(report.files.map(\.output) == [directory + "/thumbs/rocket-64.jpg", directory + "/thumbs/clear-64.png"])
+            #expect(ImageFormat.sniff(Self.contents(directory + "/thumbs/rocket-64.jpg") ?? []) == .jpeg)
+            #expect(ImageFormat.sniff(Self.contents(directory + "/thumbs/clear-64.png") ?? []) == .png)
+
+            let webp = await tilecache("thumbnail", directory + "/in/rocket.jpg", "-w", "64", "-o", directory + "/w/%s-100%%.webp")
+            #expect(webp.code == 0, "\(webp.err)")
+            #expect(ImageFormat.sniff(Self.contents(directory + "/w/rocket-100%.webp") ?? []) == .webp)
+
+            let mistakes: [(pattern: String, extra: [String], message: String)] = [
+                ("/bad/%s-%q.%e", [], "unknown %q"),
+                ("/bad/%s", [], "a pattern ends in .%e"),
+                ("/bad/%s.webp", ["--image-format", "png"], "ends in a webp extension but --image-format is png"),
+            ]
+            for (pattern, extra, message) in mistakes {
+                let bad = await tilecache(["thumbnail", directory + "/in/rocket.jpg", "-w", "64", "-o", directory + pattern] + extra)
+                #expect(bad.code == 1 && bad.err.contains(message), "\(pattern): \(bad.err)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: directory + "/bad"))
+        }
+    }
+
+    @Test("an existing output is refused without --overwrite and replaced with it; --overwrite never replaces an input")
+    func overwriteOnlyWhatIsNotAnInput() async throws {
+        try await withTemporaryDirectory { directory in
+            let original = try Self.rocket()
+            let (input, existing) = (directory + "/in/rocket.jpg", directory + "/out/rocket.jpg")
+            try Self.put(original, at: input)
+            try Self.put(Array("an older thumbnail".utf8), at: existing)
+
+            let refused = await tilecache("thumbnail", input, "-w", "64", "-o", directory + "/out")
+            #expect(refused.code == 1, "\(refused.out)")
+            #expect(refused.err.contains("\(existing) already exists (the thumbnail of \(input) would replace it); pass --overwrite"),
+                    "\(refused.err)")
+            #expect(Self.contents(existing) == Array("an older thumbnail".utf8))
+
+            let replaced = await tilecache("thumbnail", input, "-w", "64", "-o", directory + "/out", "--overwrite", "--format", "json")
+            #expect(replaced.code == 0, "\(replaced.err)")
+            let file = try #require(try replaced.decoded(as: ThumbnailSummary.self).files.first)
+            let written = try #require(Self.contents(existing))
+            #expect(file.output == existing && ImageFormat.sniff(written) == .jpeg && written.count == file.bytes)
+
+            let input2 = await tilecache("thumbnail", input, "-w", "64", "-o", directory + "/in", "--overwrite")
+            #expect(input2.code == 1 && input2.err.contains("it is the input \(input) itself"), "\(input2.err)")
+            #expect(Self.contents(input) == original)
+        }
+    }
+
+    @Test("a folder is walked as inspect walks it: its images become thumbnails in their subfolders, other files are skipped")
+    func walksFolders() async throws {
+        try await withTemporaryDirectory { directory in
+            let photos = directory + "/photos"
+            try Self.put(try Self.rocket(), at: photos + "/rocket.jpg")
+            try Self.put(try Self.rocket(), at: photos + "/sub/rocket.jpg")
+            try Self.put(try Self.pngSuite("basn6a08"), at: photos + "/sub/deeper/clear.png")
+            try Self.put(Array("not a picture".utf8), at: photos + "/notes.jpg")
+            try Self.put(try Self.rocket(), at: photos + "/.hidden.jpg")
+            let run = await tilecache("thumbnail", photos + "/", "-w", "64", "-o", directory + "/out", "--format", "json")
+            #expect(run.code == 0, "\(run.err)")
+            let report = try run.decoded(as: ThumbnailSummary.self)
+            #expect(report.files.map(\.path) == [photos + "/rocket.jpg", photos + "/sub/deeper/clear.png", photos + "/sub/rocket.jpg"])
+            #expect(report.files.map(\.output) == ["/out/rocket.jpg", "/out/sub/deeper/clear.png", "/out/sub/rocket.jpg"].map { directory + $0 })
+            for output in report.files.compactMap(\.output) { #expect(FileManager.default.fileExists(atPath: output), "\(output)") }
+            #expect(run.err.contains(photos + "/notes.jpg: not an image") && run.err.contains(photos + "/.hidden.jpg: hidden"), "\(run.err)")
+            let made = try FileManager.default.subpathsOfDirectory(atPath: directory + "/out").filter { $0.contains(".") }.sorted()
+            #expect(made == ["rocket.jpg", "sub/deeper/clear.png", "sub/rocket.jpg"])
+
+            try FileManager.default.createDirectory(atPath: directory + "/empty", withIntermediateDirectories: true)
+            let empty = await tilecache("thumbnail", directory + "/empty", "-w", "64", "-o", directory + "/out2")
+            #expect(empty.code == 1 && empty.err.contains("nothing to thumbnail: no image files in \(directory)/empty"), "\(empty.err)")
+        }
+    }
+
+    @Test("-h is help, as in every command; the height is --height only")
+    func dashHIsHelp() async throws {
+        let help = await tilecache("thumbnail", "-h")
+        #expect(help.code == 0 && help.out.contains("USAGE: tilecache thumbnail"), "\(help.err)")
+        #expect(help.out.contains("--height <height>") && !help.out.contains("-h, --height"))
+        #expect(help.out == (await tilecache("thumbnail", "--help")).out)
+        try await withTemporaryDirectory { directory in
+            try Self.put(try Self.rocket(), at: directory + "/rocket.jpg")
+            let run = await tilecache("thumbnail", directory + "/rocket.jpg", "--height", "64", "-o", directory + "/out", "--format", "json")
+            #expect(run.code == 0, "\(run.err)")
+            #expect(try run.decoded(as: ThumbnailSummary.self).files.first?.height == 64)
+            // -h with a number was the height once: an error naming --height, not help and a success with nothing made.
+            let old = await tilecache("thumbnail", directory + "/rocket.jpg", "-w", "64", "-h", "64", "-o", directory + "/old")
+            #expect(old.code == 1 && old.err.contains("-h is help, as in every command; give the height as --height 64"), "\(old.err)")
+            #expect(!FileManager.default.fileExists(atPath: directory + "/old"))
         }
     }
 

@@ -3,31 +3,44 @@ import Foundation
 import ImageCore
 
 extension TileCacheCommand {
-    /// `tilecache thumbnail FILE... --output DIR`: the service's processing on local files, as `vipsthumbnail` does.
+    /// `tilecache thumbnail FILE|DIR... --output DIR|PATTERN`: the service's processing on local files, as
+    /// `vipsthumbnail` does.
+    ///
+    /// Every output is planned and checked before any is written (`ThumbnailOutputPlan`): a run never writes over one
+    /// of its inputs or writes one file twice, and replaces an existing file only with `--overwrite`.
     struct Thumbnail: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Make thumbnails of local image files with the service's processing (no HTTP, no caches).",
             discussion: """
                 Each FILE becomes OUTPUT/<name>.<jpg|png|webp>: upright (EXIF orientation applied), shrunk on load, \
                 resized with Lanczos-3, encoded at the asked quality, exactly as `tilecache serve` makes `?w=` \
-                variants. --repeat runs the whole set that many times and reports thumbnails per second, for \
-                comparisons with vipsthumbnail and Pillow (docs/benchmarks.md).
-                Exit codes: 0 every file made; 2 some file could not be read or processed; 1 a usage error.
+                variants. A DIR is walked as `inspect` walks it; its image files (by their first bytes) are made, \
+                each in its subfolder under OUTPUT. --output may be a pattern instead, as vipsthumbnail's -o: %s is \
+                the input's name without extension, %e the output's extension (jpg, png, webp), %% a %; a pattern \
+                ending in .jpg, .png or .webp chooses that format.
+                Nothing is written when an output would be one of the inputs (any spelling or link of it), when two \
+                inputs map to one output, or when an output exists and --overwrite is not given; --overwrite never \
+                replaces an input. -h is help, as in every command: the height is --height.
+                --repeat runs the whole set that many times and reports thumbnails per second, for comparisons with \
+                vipsthumbnail and Pillow (docs/benchmarks.md).
+                Exit codes: 0 every file made; 2 some file could not be read or processed; 1 a usage error or a \
+                refused output (then nothing is written).
 
                 Example:
-                  tilecache thumbnail photos/*.jpg --width 256 --output thumbs/ --image-format webp
+                  tilecache thumbnail photos/ --width 256 --output 'thumbs/%s-256.%e' --image-format webp
                 """)
 
-        @Argument(help: "Image files (JPEG or PNG).")
+        @Argument(help: "Image files (JPEG or PNG), or folders to walk.")
         var paths: [String] = []
 
-        @Option(name: .shortAndLong, help: "Directory the thumbnails are written to (created if missing).")
+        @Option(name: .shortAndLong,
+                help: "Folder the thumbnails are written to (created if missing), or a pattern such as 'thumbs/%s-64.%e'.")
         var output: String
 
         @Option(name: [.customShort("w"), .long], help: "Width of the box, in pixels (1-\(ImageProcessing.maxSide)).")
         var width: Int?
 
-        @Option(name: [.customShort("h"), .long], help: "Height of the box, in pixels (1-\(ImageProcessing.maxSide)).")
+        @Option(help: "Height of the box, in pixels (1-\(ImageProcessing.maxSide)); no short name: -h is help.")
         var height: Int?
 
         @Option(help: "How the image fits the box when both sides are given: inside, cover or fill.")
@@ -39,8 +52,11 @@ extension TileCacheCommand {
         @Option(name: [.customShort("q"), .long], help: "JPEG and WebP quality, 1-100.")
         var quality = ImageProcessing.defaultQuality
 
-        @Option(help: "Output format: jpeg, png or webp (default: JPEG, or PNG for images with transparency).")
+        @Option(help: "Output format: jpeg, png or webp (default: a pattern's extension, else JPEG, or PNG for images with transparency).")
         var imageFormat: ImageFormatOption?
+
+        @Flag(help: "Replace output files that already exist (never an input).")
+        var overwrite = false
 
         @Option(name: [.customShort("j"), .customLong("concurrency")], help: "Files processed at once (default: the number of cores).")
         var concurrencyGiven: Int?
@@ -54,7 +70,7 @@ extension TileCacheCommand {
         @OptionGroup var report: OutputOptions
 
         func validate() throws {
-            guard !paths.isEmpty else { throw ValidationError("give at least one image file") }
+            guard !paths.isEmpty else { throw ValidationError("give at least one image file or folder") }
             let sides = 1...ImageProcessing.maxSide
             for (name, value) in [("--width", width), ("--height", height)] {
                 if let value, !sides.contains(value) { throw ValidationError("\(name) must be 1...\(ImageProcessing.maxSide), got \(value)") }
@@ -63,66 +79,99 @@ extension TileCacheCommand {
             guard (1...100).contains(quality) else { throw ValidationError("--quality must be 1...100, got \(quality)") }
             guard (1...256).contains(concurrency) else { throw ValidationError("--concurrency must be 1...256, got \(concurrency)") }
             guard (1...10_000).contains(`repeat`) else { throw ValidationError("--repeat must be 1...10000, got \(`repeat`)") }
+            _ = try outputFormat()
+        }
+
+        /// The output format: `--image-format`, else the one the `--output` pattern's extension names, else nil (JPEG,
+        /// or PNG for images with transparency); with the parsed `--output`.
+        ///
+        /// - Throws: `ValidationError` for a bad pattern, or a pattern extension that contradicts `--image-format`.
+        private func outputFormat() throws -> (ImageProcessing.OutputFormat?, ThumbnailOutputPattern) {
+            let pattern: ThumbnailOutputPattern
+            do {
+                pattern = try ThumbnailOutputPattern(output)
+            } catch {
+                throw ValidationError(error.message)
+            }
+            if let implied = pattern.impliedFormat, let asked = imageFormat?.value, implied != asked {
+                throw ValidationError("--output '\(output)' ends in a \(implied.rawValue) extension but --image-format is \(asked.rawValue): "
+                                      + "give one of them, or end the pattern in .%e")
+            }
+            return (imageFormat?.value ?? pattern.impliedFormat, pattern)
         }
 
         func run() async throws {
+            let (format, pattern) = try outputFormat()
             let processing = ImageProcessing(width: width, height: height, fit: fit.value, enlarge: enlarge, quality: quality,
-                                             format: imageFormat?.value)
-            do {
-                try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
-            } catch {
-                throw InputError("cannot create the output directory \(output): \(error.localizedDescription)")
-            }
+                                             format: format)
             // Read every file first: the timing is the processing's, not the disk's.
-            var inputs: [(path: String, bytes: [UInt8])] = []
-            var results: [ThumbnailResult] = []
-            for path in paths {
-                do {
-                    inputs.append((path, try LocalFile.read(path)))
-                } catch {
-                    results.append(ThumbnailResult(path: path, reason: error.reason.rawValue, message: "cannot read the file: \(error.message)"))
-                }
+            let paths = paths
+            let gathered = await BlockingWork.run { ThumbnailInputs.gather(paths) }
+            if let notice = gathered.skippedNotice { Console.current.err(notice) }
+            if gathered.inputs.isEmpty, gathered.failures.isEmpty {
+                throw InputError("nothing to thumbnail: no image files in \(paths.joined(separator: ", "))")
             }
             let started = ContinuousClock.now
-            var made: [ThumbnailResult] = []
+            var made: [Made] = []
             for round in 1...`repeat` {
-                made = await Self.process(inputs, processing, concurrency: concurrency, writeTo: round == 1 ? output : nil)
+                let thisRound = await Self.process(gathered.inputs, processing, concurrency: concurrency)
+                if round == 1 { made = thisRound }
             }
             let seconds = (ContinuousClock.now - started).inSeconds
-            results += made
-            let succeeded = made.filter { $0.reason == nil }.count
+            let succeeded = made.filter { $0.bytes != nil }.count
+
+            // Every output is planned and checked before any is written.
+            let outputs = made.map { made in made.format.map { pattern.path(for: made.result.path, subfolder: made.subfolder, format: $0) } }
+            let entries = zip(made, outputs).compactMap { made, output in
+                output.map { ThumbnailOutputPlan.Entry(input: made.result.path, output: $0) }
+            }
+            let overwrite = overwrite
+            let plan = await BlockingWork.run { ThumbnailOutputPlan(entries, inputs: gathered.tried, overwrite: overwrite) }
+            if let refusal = plan.refusal { throw refusal }
+            let written = await Self.write(made, to: outputs, plan, concurrency: concurrency)
+
+            let results = gathered.failures + written
             let summary = ThumbnailSummary(files: results, processed: succeeded * `repeat`, seconds: seconds,
                                            perSecond: seconds > 0 ? Double(succeeded * `repeat`) / seconds : 0, concurrency: concurrency)
             Console.current.out(render(summary))
             if results.contains(where: { $0.reason != nil }) { throw brokenFound }
         }
 
-        /// Processes every input, `concurrency` at a time on the blocking-work threads; writes the outputs when
-        /// `directory` is given.
-        static func process(_ inputs: [(path: String, bytes: [UInt8])], _ processing: ImageProcessing, concurrency: Int,
-                            writeTo directory: String?) async -> [ThumbnailResult] {
-            await BlockingWork.map(inputs.indices.map { $0 }, concurrency: concurrency) { index in
-                thumbnail(inputs[index].path, inputs[index].bytes, processing, writeTo: directory)
+        /// One input processed: its result, and the thumbnail's bytes and format when it was made.
+        struct Made: Sendable {
+            var result: ThumbnailResult
+            var subfolder: String
+            var bytes: [UInt8]?
+            var format: ImageFormat?
+        }
+
+        /// Processes every input, `concurrency` at a time on the blocking-work threads; writes nothing.
+        static func process(_ inputs: [ThumbnailInputs.Input], _ processing: ImageProcessing, concurrency: Int) async -> [Made] {
+            await BlockingWork.map(inputs, concurrency: concurrency) { input in
+                do throws(ImageCoreError) {
+                    let made = try ImageProcessor.process(input.bytes, processing, subject: input.path)
+                    return Made(result: ThumbnailResult(path: input.path, width: made.width, height: made.height, bytes: made.bytes.count),
+                                subfolder: input.subfolder, bytes: made.bytes, format: made.format)
+                } catch {
+                    return Made(result: ThumbnailResult(path: input.path, reason: error.reason.rawValue, message: error.message),
+                                subfolder: input.subfolder)
+                }
             }
         }
 
-        private static func thumbnail(_ path: String, _ bytes: [UInt8], _ processing: ImageProcessing, writeTo directory: String?) -> ThumbnailResult {
-            do {
-                let made = try ImageProcessor.process(bytes, processing, subject: path)
-                var result = ThumbnailResult(path: path, width: made.width, height: made.height, bytes: made.bytes.count)
-                if let directory {
-                    let name = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
-                    let target = (directory as NSString).appendingPathComponent(name + "." + (made.format == .jpeg ? "jpg" : made.format.rawValue))
-                    do {
-                        try Data(made.bytes).write(to: URL(fileURLWithPath: target), options: .atomic)
-                        result.output = target
-                    } catch {
-                        return ThumbnailResult(path: path, reason: ImageCoreError.Reason.io.rawValue, message: "cannot write \(target): \(error.localizedDescription)")
-                    }
+        /// Writes each thumbnail made to its output (`outputs[i]` is `made[i]`'s, from the checked `plan`),
+        /// `concurrency` at a time on the blocking-work threads; a file that cannot be written is a failed result.
+        static func write(_ made: [Made], to outputs: [String?], _ plan: ThumbnailOutputPlan, concurrency: Int) async -> [ThumbnailResult] {
+            await BlockingWork.map(Array(zip(made, outputs)), concurrency: concurrency) { made, output in
+                guard let bytes = made.bytes, let output else { return made.result }
+                var result = made.result
+                do throws(ImageCoreError) {
+                    try plan.write(bytes, to: output)
+                    result.output = output
+                    return result
+                } catch {
+                    return ThumbnailResult(path: result.path, reason: error.reason.rawValue, message: error.message)
                 }
-                return result
-            } catch {
-                return ThumbnailResult(path: path, reason: error.reason.rawValue, message: error.message)
             }
         }
 
@@ -152,7 +201,7 @@ enum ImageFormatOption: String, CaseIterable, ExpressibleByArgument {
 }
 
 /// One file of `tilecache thumbnail`.
-struct ThumbnailResult: Sendable, Encodable {
+struct ThumbnailResult: Sendable, Codable {
     var path: String
     var output: String?
     var width: Int?
@@ -172,7 +221,7 @@ struct ThumbnailResult: Sendable, Encodable {
 }
 
 /// The report of `tilecache thumbnail`.
-struct ThumbnailSummary: Sendable, Encodable {
+struct ThumbnailSummary: Sendable, Codable {
     var files: [ThumbnailResult]
     /// Thumbnails made, over every round.
     var processed: Int

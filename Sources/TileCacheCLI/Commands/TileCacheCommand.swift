@@ -28,6 +28,7 @@ public struct TileCacheCommand: AsyncParsableCommand {
         }
         var sources: ConfigurationSources?
         do {
+            try refuseHeightAsH(arguments)
             // Options of serve, prefetch and validate from the environment and a config file, as if typed.
             let resolved = try ConfigurationSources(arguments: arguments, environment: ProcessInfo.processInfo.environment)
             sources = resolved
@@ -51,6 +52,17 @@ public struct TileCacheCommand: AsyncParsableCommand {
             if exitCode(for: error) == .validationFailure, let note = sources?.note { console.err(note + "\n") }
             return 1
         }
+    }
+}
+
+/// `thumbnail ... -h 64`: `-h` is help in every command (the parser answers it with the help and exit 0 before the
+/// command runs), and `thumbnail` once took it for the height. A number after it means the height was meant: an
+/// error, rather than help and a success for thumbnails never made.
+func refuseHeightAsH(_ arguments: [String]) throws(InputError) {
+    guard arguments.first == "thumbnail" else { return }
+    let words = arguments.prefix { $0 != "--" }
+    for (index, word) in words.enumerated() where word == "-h" && index + 1 < words.count && Int(words[index + 1]) != nil {
+        throw InputError("thumbnail: -h is help, as in every command; give the height as --height \(words[index + 1])")
     }
 }
 
