@@ -1,5 +1,8 @@
 import ArgumentParser
 import Foundation
+import Catalogue
+import ImageCore
+import TileCacheService
 import Testing
 import TestSupport
 @testable import TileCacheCLI
@@ -115,6 +118,105 @@ struct ConfigurationTests {
             #expect(run.err.contains("concurrency") && run.err.contains("\(path): concurrency"), "\(run.err)")
             let empty = try await ChildProcess.run([], directory: directory)
             #expect(empty.code == 1 && empty.err.contains("USAGE: tilecache"))
+        }
+    }
+
+    /// One row of `config --show --format json`, decoded as a script reading it would.
+    struct ShownOption: Decodable {
+        var option: String
+        var value: String?
+        var source: String
+        var origin: String?
+    }
+
+    func shown(_ arguments: String...) async throws -> [String: ShownOption] {
+        let run = await tilecache(["config", "--format", "json", "--show"] + arguments)
+        #expect(run.code == 0, "\(run.err)")
+        let rows = try JSONDecoder().decode([ShownOption].self, from: Data(run.out.utf8))
+        return Dictionary(uniqueKeysWithValues: rows.map { ($0.option, $0) })
+    }
+
+    @Test("config --show gives every option the value the command runs with, from the command's own configuration code")
+    func showTellsTheTruth() async throws {
+        let serve = try await shown("serve")
+        let parsed = try #require(try TileCacheCommand.parseAsRoot(["serve"]) as? TileCacheCommand.Serve)
+        let configuration = try parsed.serviceConfiguration()
+        #expect(serve["fast-path"]?.value == "true" && configuration.fastPath)
+        #expect(serve["tiles-base"]?.value == configuration.builder.tilesBase && serve["images-base"]?.value == configuration.builder.imagesBase)
+        #expect(serve["cache-dir"]?.value == configuration.pipeline.diskDirectory)
+        #expect(serve["memory-count"]?.value == "\(configuration.pipeline.memoryCountLimit)" && serve["memory-count"]?.value == "100000")
+        #expect(serve["memory-bytes"]?.value == "64 MiB" && serve["disk-bytes"]?.value == "256 MiB")
+        #expect(serve["memory-content"]?.value == "encoded" && serve["memory-policy"]?.value == "lru")
+        #expect(serve["resize-concurrency"]?.value == "\(ProcessInfo.processInfo.activeProcessorCount)")
+        #expect(serve["db"]?.value == configuration.database.description)
+        for command in ["serve", "prefetch", "validate"] {
+            let rows = try await shown(command)
+            let unset = rows.values.filter { $0.value == nil || $0.value == "-" }.map(\.option)
+            #expect(unset.isEmpty, "\(command): shown without a value: \(unset.sorted())")
+        }
+        let prefetch = try await shown("prefetch", "--elements", "1-3")
+        #expect(prefetch["memory-count"]?.value == "100" && prefetch["memory-bytes"]?.value == "10 MiB" && prefetch["kind"]?.value == "all")
+        let validate = try await shown("validate")
+        #expect(validate["cache-dir"]?.value?.hasPrefix("none") == true, "validate stores nothing without --store")
+        #expect(try await shown("validate", "--store")["cache-dir"]?.value == "cache")
+        #expect(try await shown("serve", "--no-fast-path")["fast-path"]?.value == "false")
+    }
+
+    @Test("config --show says --db comes from TILECACHE_DATABASE_URL when that is where serve reads it (a real process)")
+    func showDatabaseVariable() async throws {
+        try await withTemporaryDirectory { directory in
+            let run = try await ChildProcess.run(["config", "--format", "json", "--show", "serve"],
+                                                 environment: ["TILECACHE_DATABASE_URL": "postgres://app:hunter2@db.example:5432/tiles"],
+                                                 directory: directory)
+            #expect(run.code == 0, "\(run.err)")
+            let rows = try JSONDecoder().decode([ShownOption].self, from: Data(run.out.utf8))
+            let db = try #require(rows.first { $0.option == "db" })
+            #expect(db.source == "environment" && db.origin == "TILECACHE_DATABASE_URL")
+            #expect(db.value == "postgres://app:***@db.example:5432/tiles" && !run.out.contains("hunter2"))
+        }
+    }
+
+    @Test("every example in config --help runs as written (a config file of its name in place)")
+    func helpExamplesRun() async throws {
+        // The discussion as written (the help text wraps long examples).
+        let discussion = TileCacheCommand.Config.configuration.discussion
+        let examples = discussion.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { $0.hasPrefix("tilecache config") || $0.contains("=") && $0.contains(" tilecache config") }
+        #expect(examples.count >= 2, "\(discussion)")
+        try await withTemporaryDirectory { directory in
+            let path = try file("serve:\n  port: 7100\n", in: directory)
+            for example in examples {
+                var words = example.split(separator: " ").map(String.init)
+                // Environment assignments before the command (TILECACHE_PORT=9000) are not arguments.
+                words = Array(words.drop { $0.contains("=") }.dropFirst())  // and "tilecache"
+                words = words.map { $0 == "tilecache.yaml" || $0.hasSuffix(".yaml") ? path : $0 }
+                let run = await tilecache(words)
+                #expect(run.code == 0, "\(example): \(run.err)")
+            }
+        }
+    }
+
+    @Test("a config file: an option of another command in a section is an error naming both; typos get a suggestion; lists work for list options")
+    func fileSections() async throws {
+        try await withTemporaryDirectory { directory in
+            func message(_ yaml: String, command: String = "prefetch") -> String {
+                do {
+                    _ = try ConfigurationSources(arguments: [command, "--config", try file(yaml, in: directory)], environment: [:])
+                    return "no error"
+                } catch { return "\(error)" }
+            }
+            #expect(message("prefetch:\n  port: 9000\n").contains("'prefetch.port' is not an option of prefetch (it is an option of serve: put it under serve: or at the top level)"))
+            #expect(message("prefetch:\n  port: 9000\n", command: "serve").contains("'prefetch.port' is not an option of prefetch"),
+                    "a wrong section is an error whichever command reads the file")
+            #expect(message("tiles-bse: http://x\n").contains("'tiles-bse' is not an option of serve, prefetch, validate; did you mean 'tiles-base'?"))
+            #expect(message("serve:\n  prot: 1\n", command: "serve").contains("'serve.prot' is not an option of serve; did you mean 'port'?"))
+            let path = try file("serve:\n  allowed-widths: [64, 128]\nelements: [1-3, Fe]\n", in: directory)
+            let serve = try ConfigurationSources(arguments: ["serve", "--config", path], environment: [:])
+            let parsed = try #require(try TileCacheCommand.parseAsRoot(serve.arguments) as? TileCacheCommand.Serve)
+            #expect(try parsed.widths() == [64, 128])
+            let prefetch = try ConfigurationSources(arguments: ["prefetch", "--config", path], environment: [:])
+            let parsedPrefetch = try #require(try TileCacheCommand.parseAsRoot(prefetch.arguments) as? TileCacheCommand.Prefetch)
+            #expect(parsedPrefetch.source.elements?.elements.map(\.number) == [1, 2, 3, 26])
         }
     }
 }

@@ -15,7 +15,7 @@ extension TileCacheCommand {
 
                 Example:
                   tilecache config --show serve
-                  TILECACHE_PORT=9000 tilecache config --show serve --config tilecache.yaml --format json
+                  TILECACHE_PORT=9000 tilecache config --format json --show serve --config tilecache.yaml
                 """)
 
         @Flag(help: "Show the resolved options (the only action for now, and the default).")
@@ -41,14 +41,20 @@ extension TileCacheCommand {
             let console = Console.current
             let sources = try ConfigurationSources(arguments: [command] + options, environment: ProcessInfo.processInfo.environment, report: true)
             for warning in sources.warnings { console.err(warning + "\n") }
-            // The command line as a whole must parse, as it would when the command ran.
-            _ = try TileCacheCommand.parseAsRoot(sources.arguments)
+            // The command line as a whole must parse, as it would when the command ran; the values shown for what it
+            // does not set are the ones the command works out (its own configuration code), not the parser's.
+            let parsed = try TileCacheCommand.parseAsRoot(sources.arguments)
+            let resolved = try (parsed as? any ResolvedOptions)?.resolvedValues() ?? [:]
+            var entries = sources.entries
+            for index in entries.indices where entries[index].source == .default {
+                if let value = resolved[entries[index].option] { entries[index].value = value }
+            }
             switch format {
             case .json:
-                console.out(ReportJSON.encode(sources.entries))
+                console.out(ReportJSON.encode(entries))
             case .table, .markdown:
                 var table = TextTable(headers: ["option", "value", "source"])
-                for entry in sources.entries {
+                for entry in entries {
                     table.rows.append(["--" + entry.option, entry.value ?? "-", entry.source.rawValue + (entry.origin.map { " (\($0))" } ?? "")])
                 }
                 console.out(table.render(format))

@@ -175,7 +175,10 @@ extension TileCacheCommand {
             }
         }
 
-        func run() async throws {
+        /// The service configuration these options describe: what `run` serves with, and what `config --show` shows.
+        ///
+        /// - Throws: `RuntimeError` or `ValidationError` for values that cannot be used (the shared store, `--db`).
+        func serviceConfiguration() throws -> ServiceConfiguration {
             var configuration = ServiceConfiguration()
             configuration.host = host
             configuration.port = port
@@ -197,6 +200,11 @@ extension TileCacheCommand {
             configuration.tls = try tls()
             configuration.logRequests = verbose || logFormat == .json
             configuration.fastPath = fastPath
+            return configuration
+        }
+
+        func run() async throws {
+            let configuration = try serviceConfiguration()
             var logger = logFormat.logger(label: "tilecache.serve")
             logger.logLevel = verbose ? .debug : .info
             if configuration.signer == nil {

@@ -27,6 +27,10 @@ struct ConfigurationSources {
     static let commands = ["serve", "prefetch", "validate"]
     /// The variable naming a config file when `--config` is not given.
     static let fileVariable = "TILECACHE_CONFIG"
+    /// Options that take a comma-separated list in one value: a YAML list gives them its items joined by commas.
+    static let commaLists: Set<String> = ["allowed-widths", "elements", "cors-origin"]
+    /// Options whose environment variable the command reads itself, under another name than `TILECACHE_<OPTION>`.
+    static let commandVariables = ["db": FavoritesDatabase.variable]
     /// Variables of the project that are not `TILECACHE_<OPTION>` of these commands (no warning for them).
     static let otherVariables: Set<String> = [fileVariable, "TILECACHE_DATABASE_URL", "TILECACHE_TEST_TIME_SCALE"]
 
@@ -97,6 +101,11 @@ struct ConfigurationSources {
                 entries.append(Entry(option: option.long, value: Self.givenValue(option, in: given), source: .flag))
                 continue
             }
+            // An option whose variable the command reads itself (TILECACHE_DATABASE_URL for --db): shown, not inserted.
+            if let variable = Self.commandVariables[option.long], let text = environment[variable], !text.isEmpty {
+                entries.append(Entry(option: option.long, value: text, source: .environment, origin: variable))
+                continue
+            }
             if let text = environment[option.variable] {
                 if !option.isFlag, text.trimmingCharacters(in: .whitespaces).isEmpty {
                     throw InputError("environment variable \(option.variable) is set but empty: give a value for --\(option.long), or unset it")
@@ -113,7 +122,9 @@ struct ConfigurationSources {
                 entries.append(Entry(option: option.long, value: value.display, source: .file, origin: "\(path): \(option.long)"))
                 continue
             }
-            entries.append(Entry(option: option.long, value: option.isFlag ? "false" : option.defaultValue, source: .default))
+            // A flag with an inversion declares its default as the spelling that is on (`--fast-path`).
+            let flagDefault = option.defaultValue == "--" + option.long ? "true" : "false"
+            entries.append(Entry(option: option.long, value: option.isFlag ? flagDefault : option.defaultValue, source: .default))
         }
         for index in entries.indices where options.first(where: { $0.long == entries[index].option })?.isSecret == true {
             if let value = entries[index].value { entries[index].value = Self.mask(option: entries[index].option, value) }
@@ -277,6 +288,7 @@ struct ConfigurationSources {
         case .text(let text): return ["--" + option.long, text]
         case .bool(let flag): return ["--" + option.long, String(flag)]
         case .list(let items):
+            if commaLists.contains(option.long) { return ["--" + option.long, items.joined(separator: ",")] }
             guard option.isRepeating else {
                 throw InputError("\(origin): --\(option.long) takes one value, not a list of \(items.count)")
             }
@@ -316,20 +328,37 @@ struct ConfigurationSources {
             guard let key = keyNode.string else { throw InputError("config file \(path): a key is not text (line \(keyNode.mark?.line ?? 0))") }
             if commands.contains(key) {
                 guard let inner = valueNode.mapping else { throw InputError("config file \(path): '\(key)' must hold a mapping of options") }
+                let own = Set(try options(of: key).map(\.long))
                 for (innerKey, innerValue) in inner {
-                    guard let name = innerKey.string else { continue }
+                    guard let name = innerKey.string else {
+                        throw InputError("config file \(path): a key under '\(key)' is not text (line \((innerKey.mark?.line ?? 0)))")
+                    }
                     let value = try value(of: innerValue, key: "\(key).\(name)", path: path)
-                    guard known.contains(name) else { throw InputError("config file \(path): '\(key).\(name)' is not an option of \(commands.joined(separator: ", "))") }
+                    guard own.contains(name) else {
+                        // An option of another command is a mistake in this section, never ignored.
+                        let owners = try commands.filter { try options(of: $0).contains { $0.long == name } }
+                        let hint = owners.isEmpty ? suggestion(for: name, among: own) ?? ""
+                            : " (it is an option of \(owners.joined(separator: " and ")): put it under \(owners[0]): or at the top level)"
+                        throw InputError("config file \(path): '\(key).\(name)' is not an option of \(key)\(hint)")
+                    }
                     if key == command { section[name] = value }
                 }
                 continue
             }
             guard known.contains(key) else {
-                throw InputError("config file \(path): '\(key)' is not an option of \(commands.joined(separator: ", ")) (write option names without dashes, e.g. tiles-base)")
+                let hint = suggestion(for: key, among: known.union(commands)) ?? " (write option names without dashes, e.g. tiles-base)"
+                throw InputError("config file \(path): '\(key)' is not an option of \(commands.joined(separator: ", "))\(hint)")
             }
             top[key] = try value(of: valueNode, key: key, path: path)
         }
         return top.merging(section) { _, inner in inner }
+    }
+
+    /// "; did you mean 'tiles-base'?" for a name one or two letters away from one of `names`, else nil.
+    static func suggestion(for name: String, among names: some Collection<String>) -> String? {
+        let bare = name.hasPrefix("--") ? String(name.dropFirst(2)) : name
+        guard let near = names.sorted().min(by: { distance(bare, $0) < distance(bare, $1) }), distance(bare, near) <= 2 else { return nil }
+        return "; did you mean '\(near)'?"
     }
 
     private static func value(of node: Node, key: String, path: String) throws -> Value {
