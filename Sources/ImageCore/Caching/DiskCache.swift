@@ -224,12 +224,18 @@ public final class DiskCache: Sendable {
     /// The name of the entry file for `url`: the SHA-256 of the URL, in hex, and `.tce`.
     static func entryName(for url: String) -> String { sha256Hex(Array(url.utf8)) + ".tce" }
 
-    /// Whether the index holds an entry file for `url`, without reading it (the entry is not verified): for ordering
-    /// work, never for deciding what to serve.
-    public func hasEntry(for url: String) -> Bool {
-        let name = Self.entryName(for: url)
-        guard let index else { return state.withLockedValue { $0.snapshot[name] != nil } }
-        return (try? index.contains(name)) ?? false  // only an ordering hint: unknown is "no"
+    /// For each of `urls`, whether the index holds an entry file for it, without reading any (the entries are not
+    /// verified): for ordering work, never for deciding what to serve. One read of the index's names, whatever the
+    /// number of URLs; an index that cannot be read answers "no" for all (only an ordering hint). Blocks: call it on
+    /// a thread made for blocking work.
+    public func hasEntries(for urls: [String]) -> [Bool] {
+        let names: Set<String>
+        if let index {
+            names = Set((try? index.allNames()) ?? [])
+        } else {
+            names = state.withLockedValue { Set($0.snapshot.keys) }
+        }
+        return urls.map { names.contains(Self.entryName(for: $0)) }
     }
 
     /// The verified entry for `url`, or nil. A damaged entry is removed and counted; the read refreshes its access time.

@@ -18,20 +18,48 @@ public struct PrefetchResult: Sendable {
     public var warnings: [String]
     /// Time taken.
     public var latency: Duration
+    /// How it ended, as the run's statistics count it.
+    public var end: End
+}
+
+extension PrefetchResult {
+    /// How one prefetched request ended: the one definition of succeeded, failed, expected missing and not completed.
+    /// The run's statistics (`PrefetchRun.report`), its progress and every report built from it count by this.
+    public enum End: String, Sendable, Hashable, Codable {
+        /// An image came back, from any layer.
+        case succeeded
+        /// It failed, and nothing said it would.
+        case failed
+        /// It failed, and the caller said upstream is known to lack the image (see `ImagePipeline.prefetch`'s
+        /// `expectedMissing`).
+        case expectedMissing
+        /// It ended with `.cancelled` because the prefetch was cancelled: neither succeeded nor failed.
+        case notCompleted
+
+        /// How a request that ended with `error` (nil: it succeeded) counts: `expectedMissing` when upstream is known to
+        /// lack its image, `cancelled` when the prefetch was cancelled by then.
+        static func of(_ error: ImageCoreError?, expectedMissing: Bool, cancelled: Bool) -> End {
+            guard let error else { return .succeeded }
+            if cancelled, error.reason == .cancelled { return .notCompleted }
+            return expectedMissing ? .expectedMissing : .failed
+        }
+    }
 }
 
 /// Where a prefetch is.
 public struct PrefetchProgress: Sendable {
-    /// URLs finished.
+    /// URLs finished (not completed ones included, once cancelled).
     public var done: Int
     /// URLs in all.
     public var total: Int
-    /// Finished as a memory, disk or revalidated hit.
-    public var hits: Int
-    /// Finished with a failure.
-    public var failures: Int
+    /// The run's counts so far, as its report will have them (`succeeded`, `hits`, `failed`, `expectedMissing`,
+    /// `notCompleted`; no latencies).
+    public var counts: PipelineReport
     /// Time since the prefetch started.
     public var elapsed: Duration
+
+    /// Finished as a hit (memory, disk, revalidated, shared store).
+    public var hits: Int { counts.hits }
 }
 
 /// The results and statistics of one prefetch.
@@ -44,6 +72,8 @@ public struct PrefetchRun: Sendable {
     public var notStarted: Int
     /// Counts, hit rate, bytes and latencies of this run alone.
     public var report: PipelineReport
+    /// URLs that neither succeeded nor failed: cancelled in flight (`report.notCompleted`) or never started.
+    public var notCompleted: Int { report.notCompleted + notStarted }
     /// What the disk cache did during the run (writes, refused writes, entries too large for its limit); nil
     /// without a disk cache.
     public var disk: DiskCache.Statistics?
@@ -52,11 +82,12 @@ public struct PrefetchRun: Sendable {
 }
 
 extension ImagePipeline {
-    /// Loads every URL (see `prefetch(_:concurrency:progress:)`), with other URLs of an image, by URL, tried when the
-    /// host has none at that URL (see `ImageRequest.alternatives`).
+    /// Loads every URL (see `prefetch(_:concurrency:expectedMissing:progress:)`), with other URLs of an image, by URL,
+    /// tried when the host has none at that URL (see `ImageRequest.alternatives`).
     public func prefetch(_ urls: [String], alternatives: [String: [String]] = [:], concurrency: Int? = nil,
-                         progress: (@Sendable (PrefetchProgress) -> Void)? = nil) async -> PrefetchRun {
-        await prefetch(urls.map { ImageRequest(url: $0, alternatives: alternatives[$0] ?? []) }, concurrency: concurrency, progress: progress)
+                         expectedMissing: Set<String> = [], progress: (@Sendable (PrefetchProgress) -> Void)? = nil) async -> PrefetchRun {
+        await prefetch(urls.map { ImageRequest(url: $0, alternatives: alternatives[$0] ?? []) }, concurrency: concurrency,
+                       expectedMissing: expectedMissing, progress: progress)
     }
 
     /// Loads every request through `image(for:)` with a bounded task group: at most `concurrency` loads at once
@@ -69,16 +100,21 @@ extension ImagePipeline {
     /// the disk hits decode meanwhile, instead of a late miss adding its round trip after the last decode. Results are
     /// in the order given all the same.
     ///
-    /// - Parameter progress: called after each request finishes, from the collecting task.
-    public func prefetch(_ requests: [ImageRequest], concurrency: Int? = nil,
+    /// Each request is counted once in the run's statistics, as its `PrefetchResult.End` says: a failure of a URL in
+    /// `expectedMissing` is expected missing, not failed; a load ended by the cancellation is not completed.
+    ///
+    /// - Parameters:
+    ///   - expectedMissing: URLs upstream is known to lack.
+    ///   - progress: called after each request finishes, from the collecting task, with the run's counts so far.
+    public func prefetch(_ requests: [ImageRequest], concurrency: Int? = nil, expectedMissing: Set<String> = [],
                          progress: (@Sendable (PrefetchProgress) -> Void)? = nil) async -> PrefetchRun {
         let limit = max(1, concurrency ?? 2 * configuration.downloader.maxConcurrentTransfers)
         let runStatistics = PipelineStatistics()
         let diskBefore = diskCache?.statistics
         let started = ContinuousClock.now
         var results = [PrefetchResult?](repeating: nil, count: requests.count)
-        var hits = 0, failures = 0, done = 0
-        let order = startOrder(requests)
+        var done = 0
+        let order = await startOrder(requests)
         await withTaskGroup(of: (Int, PrefetchResult).self) { group in
             var next = 0
             func addNext() {
@@ -93,11 +129,19 @@ extension ImagePipeline {
                         return (index, PrefetchResult(url: request.url, servedBy: response.servedBy, outcome: response.outcome, error: nil,
                                                       header: response.header, httpStatus: response.httpStatus,
                                                       originContentType: response.originContentType, warnings: response.warnings,
-                                                      latency: response.latency))
+                                                      latency: response.latency, end: .succeeded))
                     } catch {
                         let latency = ContinuousClock.now - begun
-                        runStatistics.record(error, latency: latency)
-                        return (index, PrefetchResult(url: request.url, outcome: nil, error: error, header: nil, warnings: [], latency: latency))
+                        // A child task is cancelled only with the prefetch (the group's task).
+                        let end = PrefetchResult.End.of(error, expectedMissing: expectedMissing.contains(request.url),
+                                                        cancelled: Task.isCancelled)
+                        switch end {
+                        case .notCompleted: runStatistics.recordNotCompleted()
+                        case .expectedMissing: runStatistics.recordExpectedMissing(latency: latency)
+                        case .failed, .succeeded: runStatistics.record(error, latency: latency)
+                        }
+                        return (index, PrefetchResult(url: request.url, outcome: nil, error: error, header: nil, warnings: [], latency: latency,
+                                                      end: end))
                     }
                 }
             }
@@ -105,9 +149,10 @@ extension ImagePipeline {
             for await (index, result) in group {
                 results[index] = result
                 done += 1
-                if result.error != nil { failures += 1 } else if result.outcome?.isHit == true { hits += 1 }
-                progress?(PrefetchProgress(done: done, total: requests.count, hits: hits, failures: failures,
-                                           elapsed: ContinuousClock.now - started))
+                if let progress {
+                    progress(PrefetchProgress(done: done, total: requests.count, counts: runStatistics.counts,
+                                              elapsed: ContinuousClock.now - started))
+                }
                 addNext()
             }
         }
@@ -121,11 +166,13 @@ extension ImagePipeline {
     /// cache's index (they go to the network, or to an alternative URL), then the rest, each group in the order given.
     /// Without a disk cache, the order given. A guess from the index alone, no file read: a stale entry that must be
     /// revalidated counts as held, an alias as not; either way only the order changes.
-    func startOrder(_ requests: [ImageRequest]) -> [Int] {
+    func startOrder(_ requests: [ImageRequest]) async -> [Int] {
         guard let disk = diskCache else { return Array(requests.indices) }
+        let keys = requests.map { ImageRequest.diskKey(servedBy: $0.url) }
+        let isHeld = await BlockingWork.run { disk.hasEntries(for: keys) }
         var network: [Int] = [], held: [Int] = []
-        for (index, request) in requests.enumerated() {
-            if disk.hasEntry(for: ImageRequest.diskKey(servedBy: request.url)) { held.append(index) } else { network.append(index) }
+        for index in requests.indices {
+            if isHeld[index] { held.append(index) } else { network.append(index) }
         }
         return network + held
     }

@@ -63,8 +63,8 @@ struct ImagePipelineTests {
                 // A new process: empty memory, the disk holds four of the eight. One load at a time, so each finishes
                 // before the next starts and the progress calls see the start order: the four misses, then four hits.
                 let restarted = pipeline(directory)
-                #expect(restarted.startOrder(urls.map { ImageRequest(url: $0) }) == [1, 4, 5, 7, 0, 2, 3, 6])
-                #expect(pipeline(nil).startOrder(urls.map { ImageRequest(url: $0) }) == Array(0..<8))
+                #expect(await restarted.startOrder(urls.map { ImageRequest(url: $0) }) == [1, 4, 5, 7, 0, 2, 3, 6])
+                #expect(await pipeline(nil).startOrder(urls.map { ImageRequest(url: $0) }) == Array(0..<8))
                 let hitsSeen = Mutex<[Int]>([])
                 let run = await restarted.prefetch(urls, concurrency: 1) { progress in hitsSeen.withLock { $0.append(progress.hits) } }
                 #expect(hitsSeen.withLock { $0 } == [0, 0, 0, 0, 1, 2, 3, 4])
