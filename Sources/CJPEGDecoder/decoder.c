@@ -58,6 +58,14 @@ static void on_error(j_common_ptr common) {
     int code = common->err->msg_code;
     tcj_error error = code == JERR_EMPTY_IMAGE ? TCJ_ERROR_EMPTY_IMAGE
                     : code == JERR_OUT_OF_MEMORY ? TCJ_ERROR_OUT_OF_MEMORY : TCJ_ERROR_OTHER;
+    // Both carry their number in the message's first parameter (ERREXIT1): the marker, or the precision.
+    if (code == JERR_SOF_UNSUPPORTED) {
+        error = TCJ_ERROR_UNSUPPORTED_FRAME;
+        decoder->diagnostics.frame_marker = common->err->msg_parm.i[0];
+    } else if (code == JERR_BAD_PRECISION) {
+        error = TCJ_ERROR_UNSUPPORTED_FRAME;
+        decoder->diagnostics.precision = common->err->msg_parm.i[0];
+    }
     stop(decoder, error, message);
 }
 

@@ -17,7 +17,8 @@ public struct ImageCoreError: Error, Sendable, Equatable, CustomStringConvertibl
         case tooLarge = "too-large"
         /// The bytes are not an image (e.g. an HTML page), whatever Content-Type said.
         case notAnImage = "not-an-image"
-        /// The bytes are an image format the core does not decode (GIF, WebP, ...).
+        /// The bytes are an image the core does not decode: another format (GIF, BMP, TIFF), or a valid JPEG of a kind
+        /// libjpeg-turbo does not decode here (12-bit samples, lossless or hierarchical).
         case unsupportedFormat = "unsupported-format"
         /// The image data ends early.
         case truncated

@@ -109,6 +109,71 @@ struct InspectCommandTests {
         }
     }
 
+    @Test("""
+        a disk cache or its entries directory is never searched: alone it is a usage error (exit 1) naming it and \
+        stats --verify; beside other paths, or inside a folder searched, it is skipped with that notice
+        """)
+    func diskCacheDirectory() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withOrigin { origin in
+                let cache = directory + "/c"
+                let prefetch = await tilecache(["prefetch", "--tiles-base", origin.tilesBase, "--images-base", origin.imagesBase,
+                                                "--elements", "1-3", "--cache-dir", cache, "--format", "json"])
+                #expect(prefetch.code == 0)
+                let notice = "\(cache) is a TileCache disk cache: use `tilecache stats --verify --cache-dir \(cache)` to check its entries"
+                let alone = await tilecache("inspect", cache)
+                #expect(alone.code == 1 && alone.out.isEmpty && !alone.err.contains("Usage:"))
+                #expect(alone.err.contains(notice + "\n") && !alone.err.contains(".tce"), "\(alone.err)")
+                let entries = await tilecache("inspect", cache + "/entries/", "--allow-empty")
+                #expect(entries.code == 1 && entries.out.isEmpty)
+                #expect(entries.err.contains("""
+                    \(cache)/entries/ is the entries directory of the TileCache disk cache \(cache): use `tilecache stats --verify \
+                    --cache-dir \(cache)` to check its entries
+                    """), "\(entries.err)")
+                // What the notice suggests works.
+                let verify = await tilecache("stats", "--verify", "--cache-dir", cache)
+                #expect(verify.code == 0, "\(verify.err)")
+
+                try makeFiles(in: directory)
+                let beside = await tilecache("inspect", cache, directory + "/a.jpg", "--format", "json")
+                #expect(beside.code == 0)
+                #expect(beside.err.contains("\(cache) is a TileCache disk cache, skipped: use `tilecache stats --verify --cache-dir \(cache)`"))
+                #expect(try #require(try beside.json() as? [[String: Any]]).map { $0["path"] as? String } == [directory + "/a.jpg"])
+
+                let inside = await tilecache("inspect", directory, "--format", "json")
+                #expect(inside.code == 2)  // c.jpg and d.jpg are broken; nothing of the cache is listed
+                let results = try #require(try inside.json() as? [[String: Any]])
+                #expect(results.compactMap { ($0["path"] as? String)?.dropFirst(directory.count) } == ["/a.jpg", "/b.png", "/c.jpg", "/d.jpg"])
+                #expect(inside.err.contains("\(cache) is a TileCache disk cache, skipped: use"), "\(inside.err)")
+
+                // A path the shell would split is quoted in the command suggested.
+                try FileManager.default.moveItem(atPath: cache, toPath: directory + "/my cache")
+                let spaced = await tilecache("inspect", directory + "/my cache")
+                #expect(spaced.code == 1 && spaced.err.contains("--cache-dir '\(directory)/my cache'`"), "\(spaced.err)")
+            }
+        }
+    }
+
+    @Test("a WebP that thumbnail wrote is valid, with its format and size; a cut copy is truncated (exit 2)")
+    func webpFromThumbnail() async throws {
+        try await withTemporaryDirectory { directory in
+            let jpeg = ImageSynthesizer(seed: 3).jpeg(ElementCatalogue.standard.element(number: 8)!, kind: .thumbnail)
+            try Data(jpeg).write(to: URL(fileURLWithPath: directory + "/o.jpg"))
+            let made = await tilecache("thumbnail", directory + "/o.jpg", "--width", "48", "--image-format", "webp", "-o", directory + "/out")
+            #expect(made.code == 0, "\(made.err)")
+            let webp = try Data(contentsOf: URL(fileURLWithPath: directory + "/out/o.webp"))
+            try webp.prefix(webp.count - 10).write(to: URL(fileURLWithPath: directory + "/cut.webp"))
+            let run = await tilecache("inspect", directory + "/out/o.webp", directory + "/cut.webp", "--format", "json")
+            #expect(run.code == 2)
+            let results = try #require(try run.json() as? [[String: Any]])
+            #expect(results.map { $0["valid"] as? Bool } == [true, false])
+            #expect(results.allSatisfy { $0["format"] as? String == "webp" && $0["width"] as? Int == 48 })
+            #expect(results[0]["reason"] is NSNull)
+            #expect(results[1]["reason"] as? String == "truncated")
+            #expect(results[1]["message"] as? String == "WebP ends early: its RIFF header declares \(webp.count) bytes, the file holds \(webp.count - 10)")
+        }
+    }
+
     @Test("no path or a bad option is a usage error: exit code 1, message on stderr")
     func usageErrors() async {
         let none = await tilecache("inspect")

@@ -47,6 +47,11 @@ typedef enum {
     TCJ_ERROR_MISUSE = 4,
     /// Any other fatal libjpeg error (bad marker, bad table, unsupported feature, ...).
     TCJ_ERROR_OTHER = 5,
+    /// A frame libjpeg-turbo (8-bit build) does not decode, refused from its header alone: a process other than
+    /// baseline, extended or progressive DCT (JERR_SOF_UNSUPPORTED: lossless SOF3/7/11/15, hierarchical SOF5/6/13/14,
+    /// the reserved JPG marker; `frame_marker` says which), or a sample precision other than 8 (JERR_BAD_PRECISION;
+    /// `precision` says which). ImageCore decides which of these are valid JPEGs it does not support.
+    TCJ_ERROR_UNSUPPORTED_FRAME = 6,
 } tcj_error;
 
 /// Everything libjpeg reported during one decoder's life.
@@ -57,6 +62,10 @@ typedef struct {
     char error_message[TCJ_MESSAGE_LENGTH];
     /// Whether the fatal error came while reading the header (before the first scan's data).
     int error_in_header;
+    /// For TCJ_ERROR_UNSUPPORTED_FRAME: the SOF marker's code (0xC3 for SOF3), 0 when the precision was refused.
+    int frame_marker;
+    /// For TCJ_ERROR_UNSUPPORTED_FRAME: the sample precision the frame header declares, 0 when the process was refused.
+    int precision;
     /// Distinct warnings recorded below.
     int recorded_count;
     tcj_finding recorded_findings[TCJ_MAX_RECORDED_WARNINGS];

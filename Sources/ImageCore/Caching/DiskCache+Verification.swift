@@ -36,7 +36,8 @@ extension DiskCache {
         public init() {}
     }
 
-    /// Reads every entry file, verifies its checksum and decodes it with `inspector` (WebP variants: the checksum only);
+    /// Reads every entry file, verifies its checksum and decodes it with `inspector` (a format it does not
+    /// decode: the checksum only);
     /// removes what fails (unless opened read-only), naming each in `failures`.
     ///
     /// - Throws: `.io` when the entries directory cannot be listed or an entry file cannot be read (not for files
@@ -51,7 +52,7 @@ extension DiskCache {
             let reason: String
             switch DiskCacheFile.decode(file, expectedURL: nil) {
             case .success(let entry):
-                // A variant in a format the inspector does not decode (WebP) is checked by its SHA-256 alone.
+                // An entry in a format the inspector does not decode is checked by its SHA-256 alone.
                 guard entry.metadata.format.isDecodable else { verification.valid += 1; continue }
                 do {
                     _ = try inspector.validate(entry.bytes, subject: entry.metadata.url, contentType: entry.metadata.contentType)

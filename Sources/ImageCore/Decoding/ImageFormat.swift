@@ -6,7 +6,7 @@ public enum ImageFormat: String, Sendable, Codable, CaseIterable {
     case png
     /// GIF: `GIF87a` / `GIF89a` (recognised, not decoded).
     case gif
-    /// WebP: `RIFF....WEBP` (recognised, not decoded).
+    /// WebP: `RIFF....WEBP` (lossy, lossless, with alpha, animated).
     case webp
     /// BMP: `BM` (recognised, not decoded).
     case bmp
@@ -25,8 +25,8 @@ public enum ImageFormat: String, Sendable, Codable, CaseIterable {
         }
     }
 
-    /// Whether the core can decode this format (JPEG and PNG).
-    public var isDecodable: Bool { self == .jpeg || self == .png }
+    /// Whether the core can decode this format (JPEG, PNG and WebP).
+    public var isDecodable: Bool { self == .jpeg || self == .png || self == .webp }
 
     /// The format these bytes start with, or nil when they start like no known image format.
     ///

@@ -1,8 +1,9 @@
 /// Proves that bytes are a real image: format from magic bytes, dimensions from the header, then a full decode.
 ///
 /// Content-Type is evidence, not truth: an HTML page served as `image/jpeg` fails with `.notAnImage`; a real JPEG
-/// served as `text/plain` is valid, with a content-type warning. Thread-safety: a value type over stateless codecs;
-/// use one inspector from any number of tasks at once.
+/// served as `text/plain` is valid, with a content-type warning. Decoded: JPEG with 8-bit samples (baseline, extended,
+/// progressive; 12-bit and lossless JPEGs are `.unsupportedFormat`), PNG, and WebP (lossy, lossless, alpha, animated).
+/// Thread-safety: a value type over stateless codecs; use one inspector from any number of tasks at once.
 public struct ImageInspector: Sendable {
     /// How libjpeg warnings are judged.
     public enum Strictness: String, Sendable, Codable {
@@ -14,6 +15,7 @@ public struct ImageInspector: Sendable {
     }
 
     /// Largest accepted width × height; larger images fail with `.dimensions` before any pixel buffer is allocated.
+    /// An animated WebP's frames together may compose at most 16 times as many canvas pixels.
     public var maxPixels: Int
     /// How warnings are judged.
     public var strictness: Strictness
@@ -38,6 +40,9 @@ public struct ImageInspector: Sendable {
             switch format {
             case .jpeg:
                 (width, height, orientation) = try JPEGCodec.readSize(raw, strict: strictness == .strict, subject: subject)
+            case .webp:
+                let features = try WebPCodec.readFeatures(raw, subject: subject)
+                (width, height, orientation) = (features.width, features.height, nil)
             default:
                 (width, height) = try PNGCodec.readIHDR(raw, subject: subject)
                 orientation = nil
@@ -59,8 +64,8 @@ public struct ImageInspector: Sendable {
     ///
     /// A JPEG is decoded at TurboJPEG's smallest DCT scale: every entropy-coded block is still decoded, so truncation
     /// and corrupt data are found exactly as by a full decode, while the inverse DCT, upsampling and colour
-    /// conversion shrink to about 1/64 of the work. A PNG is decoded in full (libpng has no cheaper way to read
-    /// every row). `header` carries the full dimensions.
+    /// conversion shrink to about 1/64 of the work. A PNG or WebP is decoded in full (libpng and libwebp have no cheaper
+    /// way to read all the data; an animated WebP: every frame). `header` carries the full dimensions.
     public func check(_ bytes: [UInt8], subject: String, contentType: String? = nil) throws(ImageCoreError) -> ImageCheck {
         let validated = try decode(bytes, subject: subject, contentType: contentType, scaledDown: true)
         return ImageCheck(header: validated.header, warnings: validated.warnings)
@@ -82,6 +87,11 @@ public struct ImageInspector: Sendable {
                     width, height throws(ImageCoreError) in try checkDimensions(width, height, subject: subject)
                 }
                 return (decoded.image, decoded.warnings, decoded.fullWidth, decoded.fullHeight, decoded.orientation)
+            case .webp:
+                let (image, warnings) = try WebPCodec.decode(raw, subject: subject, maxPixels: maxPixels) { width, height throws(ImageCoreError) in
+                    try checkDimensions(width, height, subject: subject)
+                }
+                return (image, warnings, image.width, image.height, nil)
             default:
                 let (image, warnings) = try PNGCodec.decode(raw, subject: subject) { width, height throws(ImageCoreError) in
                     try checkDimensions(width, height, subject: subject)
@@ -104,7 +114,7 @@ public struct ImageInspector: Sendable {
         }
         guard format.isDecodable else {
             throw ImageCoreError(.unsupportedFormat, subject: subject,
-                                 message: "\(format.rawValue.uppercased()) images are not supported (JPEG and PNG are)")
+                                 message: "\(format.rawValue.uppercased()) images are not supported (JPEG, PNG and WebP are)")
         }
         return format
     }

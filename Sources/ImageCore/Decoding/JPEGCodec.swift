@@ -83,12 +83,19 @@ enum JPEGCodec {
 
     /// The validation rule (docs/architecture.md, "Validation rule"): a fatal libjpeg error always fails; in strict
     /// mode, data that ends early fails as `.truncated` and damaged entropy-coded data (bytes left over once a scan
-    /// decoded included) as `.corrupt`, while junk between header segments and ignored metadata are warnings.
-    /// Returns the warnings to report.
+    /// decoded included) as `.corrupt`, while junk between header segments and ignored metadata are warnings. A valid
+    /// JPEG of a kind the decoder does not decode (12-bit, lossless, hierarchical) is `.unsupportedFormat`, judged from
+    /// its frame header alone. Returns the warnings to report.
     static func judge(_ diagnostics: tcj_diagnostics, strict: Bool, subject: String) throws(ImageCoreError) -> [String] {
         var diagnostics = diagnostics
         let recorded = recordedWarnings(&diagnostics)
         let dataEnded = diagnostics.findings_seen & (1 << TCJ_FINDING_DATA_ENDED.rawValue) != 0
+        if diagnostics.error == TCJ_ERROR_UNSUPPORTED_FRAME,
+           let kind = unsupportedKind(marker: Int(diagnostics.frame_marker), precision: Int(diagnostics.precision)) {
+            throw ImageCoreError(.unsupportedFormat, subject: subject, message: """
+                \(kind) is not supported (8-bit baseline, extended and progressive JPEGs are)
+                """)
+        }
         if diagnostics.error != TCJ_ERROR_NONE {
             let message = withUnsafeBytes(of: &diagnostics.error_message) { cString($0) }
             switch diagnostics.error {
@@ -114,6 +121,18 @@ enum JPEGCodec {
             throw ImageCoreError(.corrupt, subject: subject, message: "JPEG data damaged: \(first)")
         }
         return recorded.map(\.message)
+    }
+
+    /// What kind of valid JPEG a frame libjpeg refused is ("lossless JPEG (SOF3)", "12-bit JPEG (precision 12)"); nil
+    /// when the frame header is not a valid JPEG's (the reserved JPG marker, a precision of 16 for a DCT process), which
+    /// is then judged corrupt. ITU T.81 allows precision 8 or 12 for DCT processes, 2-16 for lossless ones.
+    static func unsupportedKind(marker: Int, precision: Int) -> String? {
+        switch marker {
+        case 0xC3, 0xC7, 0xCB, 0xCF: return "lossless JPEG (SOF\(marker - 0xC0))"
+        case 0xC5, 0xC6, 0xCD, 0xCE: return "hierarchical JPEG (SOF\(marker - 0xC0))"
+        case 0: return precision == 12 ? "12-bit JPEG (precision 12)" : nil
+        default: return nil
+        }
     }
 
     /// The distinct warnings the decoder recorded, in order.

@@ -74,16 +74,28 @@ enum PNGCodec {
         var offset = 8
         while offset + 8 <= bytes.count {
             let length = uint32(bytes, at: offset)
-            let type = String(decoding: bytes[(offset + 4)..<(offset + 8)], as: UTF8.self)
+            let type = UnsafeRawBufferPointer(rebasing: bytes[(offset + 4)..<(offset + 8)])
             guard length <= bytes.count - offset - 12 else {
                 throw ImageCoreError(.truncated, subject: subject, message: """
-                    PNG chunk '\(type)' at byte \(offset) declares \(length) bytes of data, but only \(bytes.count - offset - 8) \
+                    PNG chunk '\(chunkName(type))' at byte \(offset) declares \(length) bytes of data, but only \(bytes.count - offset - 8) \
                     bytes follow its header
                     """)
             }
-            if type == "IEND" { return }
+            if type.elementsEqual("IEND".utf8) { return }
             offset += 12 + length
         }
+    }
+
+    /// A chunk type as people read it: its four bytes as ASCII letters, a byte that is not printable ASCII (or is a
+    /// backslash) as `\xNN`, so `tEXt` stays `tEXt` and a damaged type reads `a\x01\xFFZ`.
+    static func chunkName(_ type: UnsafeRawBufferPointer) -> String {
+        type.map { byte in
+            guard (0x20...0x7E).contains(byte), byte != UInt8(ascii: "\\") else {
+                let digits = String(byte, radix: 16, uppercase: true)
+                return "\\x" + (digits.count == 1 ? "0" + digits : digits)
+            }
+            return String(UnicodeScalar(byte))
+        }.joined()
     }
 
     /// The ICC profile of the iCCP chunk (name, NUL, compression method 0, a zlib stream), inflated; nil when there is
@@ -122,9 +134,32 @@ enum PNGCodec {
     }
 
     private static func message(of image: inout png_image) -> String {
-        withUnsafeBytes(of: &image.message) { raw in
+        let text = withUnsafeBytes(of: &image.message) { raw in
             let bytes = raw.prefix { $0 != 0 }
             return String(decoding: bytes, as: UTF8.self)
         }
+        return withChunkNameSpelledOut(text)
+    }
+
+    /// libpng's message with the chunk name it starts with written as `chunkName` writes it: libpng puts every byte
+    /// that is not a letter in brackets as hex (`Q[01][E9]t: invalid chunk type`), which becomes `Q\x01\xE9t`. Other
+    /// messages are returned as they are.
+    static func withChunkNameSpelledOut(_ message: String) -> String {
+        var type: [UInt8] = []
+        var rest = Substring(message)
+        while type.count < 4 {
+            if let letter = rest.first, letter.isASCII, letter.isLetter {
+                type.append(letter.asciiValue!)
+                rest = rest.dropFirst()
+            } else if rest.count >= 4, rest.first == "[", rest.dropFirst(3).first == "]",
+                      let byte = UInt8(rest.dropFirst().prefix(2), radix: 16) {
+                type.append(byte)
+                rest = rest.dropFirst(4)
+            } else {
+                return message
+            }
+        }
+        guard rest.hasPrefix(": ") else { return message }
+        return type.withUnsafeBytes { chunkName($0) } + rest
     }
 }

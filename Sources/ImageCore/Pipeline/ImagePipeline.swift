@@ -308,7 +308,7 @@ public final class ImagePipeline: Sendable {
 
     /// The variant `request` asks for as this machine made it before, from the disk cache: only while its ETag is the
     /// one the current source gives it (a source that changed upstream makes its old variants unreachable), and
-    /// decoded only when pixels are wanted (a WebP variant, which ImageCore does not decode, is then made again).
+    /// decoded only when pixels are wanted.
     private func diskVariant(_ request: ImageRequest, of source: Loaded) async -> Loaded? {
         guard let disk = diskCache, !request.options.contains(.reloadIgnoringCachedData) else { return nil }
         let key = request.memoryKey(servedBy: source.servedBy ?? request.url)

@@ -10,12 +10,14 @@ extension TileCacheCommand {
             discussion: """
                 A directory argument inspects every file in it, recursively. Symbolic links are followed; hidden \
                 files, files that are not regular (FIFOs, devices) and links back into a directory being searched \
-                are skipped, and stderr says what was skipped. A path that does not exist is reported as not-found.
-                Exit codes: 0 all valid; 2 some file is not a valid image, or a path is not found; 1 a usage error, \
-                or nothing to check (no files at all) unless --allow-empty.
+                are skipped, and stderr says what was skipped. A path that does not exist is reported as not-found. \
+                A TileCache disk cache (or its entries directory) is not searched: its files are cache entries, which \
+                `tilecache stats --verify --cache-dir DIR` checks; stderr names it.
+                Exit codes: 0 all valid; 2 some file is not a valid image, or a path is not found; 1 a usage error \
+                (every path is a disk cache), or nothing to check (no files at all) unless --allow-empty.
 
                 Example:
-                  tilecache inspect photo.jpg cache/ --format json
+                  tilecache inspect photo.jpg photos/ --format json
                 """)
 
         @Argument(help: "Image files or directories.")
@@ -50,13 +52,19 @@ extension TileCacheCommand {
         func run() async throws {
             let console = Console.current
             let expansion = FileInspection.expand(paths)
+            // Every argument a disk cache: nothing asked for is an image file, so the command line was wrong.
+            if expansion.caches.filter(\.isArgument).count == paths.count {
+                throw InputError(expansion.caches.map { $0.notice(skipped: false) }.joined(separator: "\n"))
+            }
+            for cache in expansion.caches { console.err(cache.notice(skipped: true) + "\n") }
             if !expansion.skipped.isEmpty {
                 let shown = expansion.skipped.prefix(20).map { "  \($0.path): \($0.why)\n" }.joined()
                 let more = expansion.skipped.count > 20 ? "  and \(expansion.skipped.count - 20) more\n" : ""
                 console.err("skipped \(expansion.skipped.count) \(expansion.skipped.count == 1 ? "entry" : "entries"):\n\(shown)\(more)")
             }
             if expansion.items.isEmpty, !allowEmpty {
-                throw InputError("nothing to check: no files in \(paths.joined(separator: ", ")); pass --allow-empty to accept that")
+                let searched = paths.filter { path in !expansion.caches.contains { $0.isArgument && $0.path == path } }
+                throw InputError("nothing to check: no files in \(searched.joined(separator: ", ")); pass --allow-empty to accept that")
             }
             let inspector = ImageInspector(maxPixels: maxPixels, strictness: lenient ? .lenient : .strict)
             let results = await FileInspection.inspect(expansion.items, inspector: inspector, concurrency: concurrency,

@@ -84,16 +84,41 @@ public enum FileInspection {
             public var why: String
         }
 
+        /// A TileCache disk cache (or its entries directory), given or met while searching: not searched, since its
+        /// files are cache entries, not images; `tilecache stats --verify` checks them.
+        public struct Cache: Sendable, Equatable {
+            /// The path as given (or found in a directory).
+            public var path: String
+            /// The cache directory: `path`, or its parent when `path` is the entries directory.
+            public var cacheDirectory: String
+            /// Whether `path` was a command-line argument (rather than found inside one).
+            public var isArgument: Bool
+
+            /// "/tmp/c is a TileCache disk cache: use `tilecache stats --verify --cache-dir /tmp/c` to check its
+            /// entries"; with `skipped`, "..., skipped: use ...".
+            public func notice(skipped: Bool) -> String {
+                let what = path == cacheDirectory
+                    ? "\(path) is a TileCache disk cache"
+                    : "\(path) is the entries directory of the TileCache disk cache \(cacheDirectory)"
+                return "\(what)\(skipped ? ", skipped" : ""): use `tilecache stats --verify --cache-dir "
+                    + "\(FileInspection.shellWord(cacheDirectory))` to check its entries"
+            }
+        }
+
         /// What to judge, in the order given; each directory's files sorted by path.
         public var items: [Item] = []
         /// What was left out.
         public var skipped: [Skipped] = []
+        /// Disk caches given or found, in the order met; nothing in them is in `items`.
+        public var caches: [Cache] = []
     }
 
     /// The files named by `arguments`: files as given, directories searched recursively. Symbolic links are followed
     /// (to files and to directories); a directory already being searched is not entered again, so link cycles end.
     /// Hidden entries, files that are not regular (FIFOs, sockets, devices) and broken links inside directories are
     /// skipped and listed. A path given that does not exist becomes an `unreadable` item, reported like a broken file.
+    /// A TileCache disk cache or its entries directory (`diskCacheDirectory(at:)`), given or found, is not entered:
+    /// it is listed in `caches`.
     public static func expand(_ arguments: [String]) -> Expansion {
         var expansion = Expansion()
         for argument in arguments {
@@ -108,8 +133,12 @@ public enum FileInspection {
             case S_IFREG:
                 expansion.items.append(.file(argument))
             case S_IFDIR:
+                if let cache = diskCacheDirectory(at: argument) {
+                    expansion.caches.append(.init(path: argument, cacheDirectory: cache, isArgument: true))
+                    continue
+                }
                 var files: [String] = []
-                search(argument, directory: info, ancestors: [], into: &files, skipped: &expansion.skipped)
+                search(argument, directory: info, ancestors: [], into: &files, expansion: &expansion)
                 expansion.items += files.sorted().map { .file($0) }
             default:
                 expansion.skipped.append(.init(path: argument, why: "not a regular file"))
@@ -126,34 +155,88 @@ public enum FileInspection {
     }
 
     private static func search(_ path: String, directory: stat, ancestors: Set<DirectoryID>, into files: inout [String],
-                               skipped: inout [Expansion.Skipped]) {
+                               expansion: inout Expansion) {
         let id = DirectoryID(directory)
         guard !ancestors.contains(id) else {
-            skipped.append(.init(path: path, why: "a link back to a directory it is inside (cycle)"))
+            expansion.skipped.append(.init(path: path, why: "a link back to a directory it is inside (cycle)"))
             return
         }
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: path) else {
-            skipped.append(.init(path: path, why: "cannot read the directory"))
+            expansion.skipped.append(.init(path: path, why: "cannot read the directory"))
             return
         }
         for name in names.sorted() {
             let child = path.hasSuffix("/") ? path + name : path + "/" + name
             if name.hasPrefix(".") {
-                skipped.append(.init(path: child, why: "hidden"))
+                expansion.skipped.append(.init(path: child, why: "hidden"))
                 continue
             }
             var info = stat()
             guard stat(child, &info) == 0 else {
                 var link = stat()
-                skipped.append(.init(path: child, why: lstat(child, &link) == 0 ? "a broken symbolic link" : String(cString: strerror(errno))))
+                expansion.skipped.append(.init(path: child, why: lstat(child, &link) == 0 ? "a broken symbolic link" : String(cString: strerror(errno))))
                 continue
             }
             switch info.st_mode & S_IFMT {
             case S_IFREG: files.append(child)
-            case S_IFDIR: search(child, directory: info, ancestors: ancestors.union([id]), into: &files, skipped: &skipped)
-            default: skipped.append(.init(path: child, why: "not a regular file"))
+            case S_IFDIR:
+                if let cache = diskCacheDirectory(at: child) {
+                    expansion.caches.append(.init(path: child, cacheDirectory: cache, isArgument: false))
+                } else {
+                    search(child, directory: info, ancestors: ancestors.union([id]), into: &files, expansion: &expansion)
+                }
+            default: expansion.skipped.append(.init(path: child, why: "not a regular file"))
             }
         }
+    }
+
+    /// The cache directory when `path` is a TileCache disk cache or its entries directory, nil otherwise. A disk cache
+    /// is a directory holding an `entries` directory with a `.tce` file in it, or holding `index.sqlite` beside an
+    /// `entries` directory or the run log (`runs.jsonl`): a cache before its first entry, or one just cleared.
+    public static func diskCacheDirectory(at path: String) -> String? {
+        func isCache(_ directory: String) -> Bool {
+            let base = directory.hasSuffix("/") ? directory : directory + "/"
+            let entries = isDirectory(base + "entries")
+            if entries, holdsEntryFile(base + "entries") { return true }
+            return isRegularFile(base + DiskCache.indexFileName) && (entries || isRegularFile(RunLog.path(cacheDirectory: directory)))
+        }
+        if isCache(path) { return path }
+        var trimmed = Substring(path)
+        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        guard trimmed == "entries" || trimmed.hasSuffix("/entries") else { return nil }
+        let parent = LocalDirectory.parent(of: path)
+        let cache = parent.isEmpty ? "." : parent
+        return isCache(cache) ? cache : nil
+    }
+
+    private static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+    }
+
+    private static func isRegularFile(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
+    }
+
+    /// Whether the directory holds a cache entry file (`*.tce`); reads names only until the first one.
+    private static func holdsEntryFile(_ path: String) -> Bool {
+        guard let directory = opendir(path) else { return false }
+        defer { closedir(directory) }
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name.hasSuffix(".tce") { return true }
+        }
+        return false
+    }
+
+    /// `word` as one shell word: as it is when it holds only characters no shell treats specially, else in single
+    /// quotes (a quote inside as `'\''`).
+    static func shellWord(_ word: String) -> String {
+        let plain = !word.isEmpty && word.unicodeScalars.allSatisfy {
+            $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "/._-+=:,@%".unicodeScalars.contains($0))
+        }
+        return plain ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 
     /// Validates every item, `concurrency` files at a time; results come back in the order given. An unreadable item
