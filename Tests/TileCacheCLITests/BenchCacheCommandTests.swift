@@ -70,6 +70,23 @@ struct BenchCacheCommandTests {
         }
     }
 
+    @Test("--plot to a name that is not .svg is refused before the replay, naming the path and what is written; nothing is written",
+          arguments: ["rates.png", "rates.jpg", "rates"])
+    func plotExtension(name: String) async throws {
+        try await withTemporaryDirectory { directory in
+            let plot = directory + "/" + name
+            let run = await tilecache(["bench-cache", "--pattern", "uniform", "--requests", "1000", "--cache-dir", "/nonexistent", "--plot", plot])
+            #expect(run.code == 1)
+            #expect(run.err.contains("--plot \(plot): the plot is SVG only") && run.err.contains("give a name ending in .svg, e.g. rates.svg"), "\(run.err)")
+            #expect(run.out.isEmpty && !FileManager.default.fileExists(atPath: plot))
+            let upper = await tilecache(["bench-cache", "--pattern", "uniform", "--requests", "1000", "--counts", "10", "--bytes", "none",
+                                         "--combined", "none", "--cache-dir", "/nonexistent", "--plot", directory + "/rates.SVG"])
+            #expect(upper.code == 0, "\(upper.err)")
+            let svg = try String(contentsOfFile: directory + "/rates.SVG", encoding: .utf8)
+            #expect(svg.hasPrefix("<svg"))
+        }
+    }
+
     @Test("a recorded trace file replays; elements and URLs both work")
     func traceFile() async throws {
         try await withTemporaryDirectory { directory in
@@ -89,6 +106,7 @@ struct BenchCacheCommandTests {
         (["--counts", "0"], "'0'"), (["--bytes", "10parsecs"], "10parsecs"), (["--policies", "lru,mru"], "mru"),
         (["--target", "1.5"], "--target"), (["--trace", "/no/such/trace.txt"], "/no/such/trace.txt"),
         (["--counts", "none", "--bytes", "none", "--combined", "none"], "nothing to measure"), (["--combined", "100"], "COUNT:BYTES"), (["--pattern", "spiral"], "spiral"),
+        (["--requests", "-5"], "--requests must be 1...50000000, got -5"), (["--exponent", "-0.5"], "--exponent must be more than 0 and at most 10, got -0.5"),
     ])
     func badInput(extra: [String], mentions: String) async {
         let run = await tilecache(["bench-cache", "--cache-dir", "/nonexistent"] + extra)

@@ -61,6 +61,53 @@ struct InterruptTests {
         }
     }
 
+    @Test("an interrupted prefetch's text report and its JSON (the run log) agree on every count; the latency table counts only URLs that ended")
+    func interruptedCountsAgree() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withSlowOrigin { origin in
+                let cache = directory + "/cache"
+                let child = try ChildProcess(["prefetch", "--tiles-base", origin.tilesBase, "--images-base", origin.imagesBase,
+                                              "--elements", "1-118", "--kind", "thumbnails", "-j", "2", "--cache-dir", cache])
+                try await waitForRequests(origin, 4)
+                child.send(SIGINT)
+                #expect(try await child.wait() == 130, "\(child.err)")
+                // The same run as JSON, decoded as a program reads it.
+                let report = try #require(RunLog.entries(cacheDirectory: cache).last?.report)
+                #expect(report.interrupted && report.notCompleted > 0)
+                let summary = Self.rows(of: child.out, below: "prefetch (interrupted)")
+                let counts: [(String, Int)] = [
+                    ("requested", report.requested), ("succeeded", report.succeeded), ("failed", report.failed),
+                    ("expected missing", report.expectedMissing), ("not completed (interrupted)", report.notCompleted),
+                    ("memory hits", report.memoryHits), ("disk hits", report.diskHits), ("revalidated", report.revalidated),
+                    ("network fetches", report.networkFetches)]
+                for (row, value) in counts { #expect(summary[row] == "\(value)", "\(row): \(child.out)") }
+                #expect(summary["hit rate"] == String(format: "%.1f%%", report.hitRate * 100))
+                #expect(summary["images per second"] == String(format: "%.0f", report.imagesPerSecond))
+                let ended = report.succeeded + report.failed + report.expectedMissing
+                #expect(ended + report.notCompleted == report.requested)
+                #expect(abs(report.imagesPerSecond * report.durationSeconds - Double(ended)) < 0.01, "a rate of the URLs that ended")
+                // The latency table: one measurement per URL that ended; loads cancelled in flight are not failures.
+                let latencies = Self.rows(of: child.out, below: "outcome").compactMapValues { Int($0.split(separator: " ").first ?? "") }
+                #expect(latencies["failure", default: 0] == report.failed, "\(child.out)")
+                #expect(latencies.values.reduce(0, +) == ended, "\(child.out)")
+                #expect(report.latencyMilliseconds.values.map(\.count).reduce(0, +) == ended)
+            }
+        }
+    }
+
+    /// The rows of the text table whose header line contains `header`, by their first column (columns are apart by two
+    /// spaces or more; the value is the rest of the line).
+    static func rows(of text: String, below header: String) -> [String: String] {
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        guard let start = lines.firstIndex(where: { $0.contains(header) }) else { return [:] }
+        var rows: [String: String] = [:]
+        for line in lines[(start + 1)...] {
+            guard !line.isEmpty, let gap = line.range(of: "  +", options: .regularExpression) else { break }
+            rows[String(line[..<gap.lowerBound])] = String(line[gap.upperBound...]).trimmingCharacters(in: .whitespaces)
+        }
+        return rows
+    }
+
     @Test("stats --verify on a cache that has no entries yet (a first run killed early) reports zero entries verified")
     func verifyEmptyCache() async throws {
         try await withTemporaryDirectory { directory in

@@ -137,6 +137,38 @@ struct PrefetchCommandTests {
         }
     }
 
+    @Test("a --disk-bytes limit that evicts images stored in the run says so, with the count, in the JSON warnings and the text report")
+    func evictionWarning() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withOrigin { origin in
+                let run = await tilecache(arguments(origin, cache: directory + "/json", "--elements", "1-20", "--kind", "thumbnails",
+                                                    "--disk-bytes", "50KiB"))
+                let text = await tilecache(["prefetch", "--tiles-base", origin.tilesBase, "--images-base", origin.imagesBase,
+                                            "--cache-dir", directory + "/text", "--elements", "1-20", "--kind", "thumbnails",
+                                            "--disk-bytes", "50KiB"])
+                #expect(run.code == 0, "\(run.err)")
+                let report = try run.decoded(as: PrefetchReport.self)
+                let kept = try FileManager.default.contentsOfDirectory(atPath: directory + "/json/entries").filter { $0.hasSuffix(".tce") }.count
+                #expect(report.succeeded == 20 && kept > 0 && kept < 20)
+                let warning = "the disk cache's limit (50 KiB) evicted \(20 - kept) images this run: they will be downloaded again; raise --disk-bytes"
+                #expect(report.warnings == [warning], "\(report.warnings)")
+                #expect(text.code == 0 && text.out.contains("warning: the disk cache's limit (50 KiB) evicted "), "\(text.out)")
+                // A limit that holds everything warns of nothing.
+                let roomy = await tilecache(arguments(origin, cache: directory + "/roomy", "--elements", "1-20", "--kind", "thumbnails"))
+                #expect(try roomy.decoded(as: PrefetchReport.self).warnings.isEmpty)
+            }
+        }
+    }
+
+    @Test("a negative number after -j or --concurrency is refused with the option's range, not as a missing value",
+          arguments: [["prefetch", "-j", "-3"], ["prefetch", "--concurrency", "-3"], ["validate", "-j", "-3"]])
+    func negativeConcurrency(arguments: [String]) async {
+        let run = await tilecache(arguments + ["--no-disk-cache", "--elements", "1"])
+        #expect(run.code == 1)
+        #expect(run.err.contains("--concurrency must be 1...256, got -3") && !run.err.contains("Missing value"), "\(run.err)")
+        #expect(run.out.isEmpty)
+    }
+
     @Test("--dry-run lists the URLs a prefetch would fetch and fetches nothing")
     func dryRun() async throws {
         let run = await tilecache("prefetch", "--dry-run", "--elements", "89-91", "--tiles-base", "http://t.example/pt")

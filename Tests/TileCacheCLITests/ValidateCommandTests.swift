@@ -32,6 +32,21 @@ struct ValidateCommandTests {
         }
     }
 
+    @Test("--progress counts known-missing photos (90 and up) as expected missing, never as failed; its last line agrees with the report")
+    func progressCountsExpectedMissing() async throws {
+        try await withOrigin { origin in
+            let run = await tilecache(["validate", "--tiles-base", origin.tilesBase, "--images-base", origin.imagesBase,
+                                       "--elements", "Cs,Fe,Th,Pa", "--kind", "full", "--progress", "--format", "json"])
+            #expect(run.code == 0, "\(run.err)")
+            let report = try run.decoded(as: URLValidationReport.self)
+            #expect(report.ok == 2 && report.broken == 0 && report.expectedMissing == 2)
+            let lines = run.err.split(separator: "\n").filter { $0.hasPrefix("progress: ") }
+            #expect(!lines.isEmpty && lines.allSatisfy { $0.contains("  failed 0") && !$0.contains("failures") }, "\(run.err)")
+            #expect(lines.last?.hasPrefix("progress: 100% (4/4)") == true, "\(run.err)")
+            #expect(lines.last?.hasSuffix("hits 0  failed \(report.broken)  expected missing \(report.expectedMissing)") == true, "\(run.err)")
+        }
+    }
+
     @Test("hostile responses get their exact reason; a JPEG served as text/plain is ok with a warning; --store keeps only valid images")
     func reasons() async throws {
         try await withTemporaryDirectory { cache in

@@ -72,7 +72,7 @@ extension TileCacheCommand {
         @Option(help: "Hit rate to reach: the report names the smallest size that does.")
         var target = 0.9
 
-        @Option(help: "Write hit-rate curves (one line per policy) to this SVG file.")
+        @Option(help: "Write hit-rate curves (one line per policy) to this SVG file (its name must end in .svg).")
         var plot: String?
 
         @OptionGroup(title: "Disk cache whose images give the decoded sizes") var cacheDirectory: CacheDirectoryOption
@@ -88,6 +88,17 @@ extension TileCacheCommand {
             guard target > 0, target <= 1 else { throw ValidationError("--target must be more than 0 and at most 1, got \(target)") }
             guard !sizes.isEmpty else { throw ValidationError("--counts, --bytes and --combined are all 'none': nothing to measure") }
             guard !policies.items.isEmpty else { throw ValidationError("--policies is 'none': name at least one policy to replay") }
+            if let plot { try Self.checkPlotPath(plot) }
+        }
+
+        /// The plot is SVG, and only SVG: a path whose extension says another format (`rates.png`) would hold SVG under
+        /// a name every viewer opens as something else, so it is refused before the replay, naming the path.
+        static func checkPlotPath(_ path: String) throws(ValidationError) {
+            let name = (path as NSString).lastPathComponent, fileExtension = (name as NSString).pathExtension
+            guard fileExtension.lowercased() != "svg" else { return }
+            let base = ((name as NSString).deletingPathExtension as NSString).appendingPathExtension("svg") ?? name + ".svg"
+            let why = fileExtension.isEmpty ? "" : " (a .\(fileExtension) file would hold SVG)"
+            throw ValidationError("--plot \(path): the plot is SVG only\(why): give a name ending in .svg, e.g. \(base)")
         }
 
         /// Every size to replay, each once: the count limits, then the byte limits, then the combined ones.

@@ -51,6 +51,7 @@ extension TileCacheCommand {
             let images = ImageList.catalogue(ElementCatalogue.standard.elements, kinds: [.thumbnail, .full], builder: origin.urlBuilder)
             let urls = images.map(\.url)
             let alternatives = ImageList.alternatives(of: images)
+            let expectedMissing = ImageList.knownMissing(of: images)
             var configuration = ImagePipeline.Configuration()
             configuration.diskDirectory = directory
             configuration.memoryCountLimit = memoryCount
@@ -70,10 +71,10 @@ extension TileCacheCommand {
                 }
             }
             let cold = try await pipeline()
-            reports.append(PrefetchReport(run: 1, images: images, run: await cold.prefetch(urls, alternatives: alternatives, progress: { progress.update($0) }), skippedKnownMissing: 0))
+            reports.append(PrefetchReport(run: 1, images: images, run: await cold.prefetch(urls, alternatives: alternatives, expectedMissing: expectedMissing, progress: { progress.update($0) }), skippedKnownMissing: 0))
             let restarted = try await pipeline()
-            reports.append(PrefetchReport(run: 2, images: images, run: await restarted.prefetch(urls, alternatives: alternatives, progress: { progress.update($0) }), skippedKnownMissing: 0))
-            reports.append(PrefetchReport(run: 3, images: images, run: await restarted.prefetch(urls, alternatives: alternatives, progress: { progress.update($0) }), skippedKnownMissing: 0))
+            reports.append(PrefetchReport(run: 2, images: images, run: await restarted.prefetch(urls, alternatives: alternatives, expectedMissing: expectedMissing, progress: { progress.update($0) }), skippedKnownMissing: 0))
+            reports.append(PrefetchReport(run: 3, images: images, run: await restarted.prefetch(urls, alternatives: alternatives, expectedMissing: expectedMissing, progress: { progress.update($0) }), skippedKnownMissing: 0))
             await origin.shutdown()
             console.out(render(reports))
         }

@@ -57,6 +57,7 @@ extension TileCacheCommand {
             let skipped = all.count - images.count
             let fetchable = images.filter { $0.invalidInput == nil }.map(\.url)
             let alternatives = ImageList.alternatives(of: images)
+            let expectedMissing = ImageList.knownMissing(of: images)
             if dryRun {
                 console.out(output.format == .json ? ReportJSON.encode(fetchable) : fetchable.map { $0 + "\n" }.joined())
                 return
@@ -74,7 +75,8 @@ extension TileCacheCommand {
                     progress.finish()
                     console.err("interrupted: stopping; press Ctrl-C again to exit at once\n")
                 }) {
-                    let run = await pipeline.prefetch(fetchable, alternatives: alternatives, progress: { progress.update($0) })
+                    let run = await pipeline.prefetch(fetchable, alternatives: alternatives, expectedMissing: expectedMissing,
+                                                         progress: { progress.update($0) })
                     // Written to the shared tier before it is reported: a warm-up's writes are part of its work.
                     await pipeline.sharedTier?.drain()
                     return run

@@ -2,8 +2,12 @@ import Foundation
 import ImageCore
 import NIOConcurrencyHelpers
 
-/// Progress on stderr: done/total, rate, hits, failures, ETA. On a terminal a live line redrawn at most every 100 ms;
-/// off a terminal, when asked (`--progress`), one plain line per 10% so a CI log stays short.
+/// Progress on stderr: done/total, rate, hits, failed (and expected missing, once there is one), ETA. On a terminal a
+/// live line redrawn at most every 100 ms; off a terminal, when asked (`--progress`), one plain line per 10% so a CI
+/// log stays short.
+///
+/// The counts are the run's own (`PrefetchProgress.counts`), as its report will have them: an image upstream is known
+/// to lack is expected missing, not failed.
 final class ProgressBar: Sendable {
     enum Mode: Sendable {
         /// A live line when stderr is a terminal, nothing otherwise.
@@ -45,8 +49,8 @@ final class ProgressBar: Sendable {
         let width = 24
         let filled = progress.total == 0 ? width : width * progress.done / progress.total
         let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
-        console.err(String(format: "\r[%@] %d/%d  %.0f/s  hits %d  failures %d  ETA %.0fs ", bar, progress.done, progress.total,
-                           rate, progress.hits, progress.failures, remaining))
+        console.err(String(format: "\r[%@] %d/%d  %.0f/s  %@  ETA %.0fs ", bar, progress.done, progress.total, rate,
+                           Self.counts(progress), remaining))
         lineOpen.withLockedValue { $0 = true }
         if progress.done == progress.total { finish() }
     }
@@ -62,8 +66,14 @@ final class ProgressBar: Sendable {
         }
         guard due else { return }
         let rate = Double(progress.done) / max(progress.elapsed.inSeconds, 0.001)
-        console.err(String(format: "progress: %d%% (%d/%d)  %.0f/s  hits %d  failures %d\n", tenth * 10, progress.done, progress.total,
-                           rate, progress.hits, progress.failures))
+        console.err(String(format: "progress: %d%% (%d/%d)  %.0f/s  %@\n", tenth * 10, progress.done, progress.total, rate,
+                           Self.counts(progress)))
+    }
+
+    /// `hits 3  failed 1`, and `  expected missing 2` once there is one: the words and numbers of the report.
+    static func counts(_ progress: PrefetchProgress) -> String {
+        let counts = progress.counts
+        return "hits \(counts.hits)  failed \(counts.failed)" + (counts.expectedMissing > 0 ? "  expected missing \(counts.expectedMissing)" : "")
     }
 
     /// Ends a line left open (the run stopped before its last URL), so what is printed next starts on its own line.

@@ -35,6 +35,12 @@ public enum ImageList {
         Dictionary(images.filter { !$0.alternativeURLs.isEmpty }.map { ($0.url, $0.alternativeURLs) }, uniquingKeysWith: { first, _ in first })
     }
 
+    /// The URLs of the images upstream is known to lack, for `ImagePipeline.prefetch`'s `expectedMissing`: their
+    /// failures are counted as expected missing, not as failed.
+    public static func knownMissing(of images: [TargetImage]) -> Set<String> {
+        Set(images.filter(\.isKnownMissing).map(\.url))
+    }
+
     /// Reads a URL list: one URL a line, blank lines and `#` comments skipped (`ListText`); `-` reads stdin.
     ///
     /// Lines that are not absolute http(s) URLs are kept, marked invalid, so reports can name them.

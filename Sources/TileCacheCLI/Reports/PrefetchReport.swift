@@ -29,11 +29,12 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
     public var requested: Int
     /// Served (from any layer).
     public var succeeded: Int
-    /// Failed, other than expected-missing.
+    /// Failed (invalid input lines included), other than expected-missing: the run's `PipelineReport.failed`.
     public var failed: Int
-    /// Failed where upstream is known to lack the image.
+    /// Failed where upstream is known to lack the image: the run's `PipelineReport.expectedMissing`.
     public var expectedMissing: Int
-    /// Neither succeeded nor failed: cancelled in flight or never started, after an interruption.
+    /// Neither succeeded nor failed: cancelled in flight or never started, after an interruption
+    /// (`PrefetchRun.notCompleted`). `succeeded + failed + expectedMissing + notCompleted == requested`.
     public var notCompleted: Int
     /// Skipped as known missing (without `--include-known-missing`).
     public var skippedKnownMissing: Int
@@ -47,15 +48,17 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
     public var sharedHits: Int
     /// Downloaded.
     public var networkFetches: Int
-    /// (memory + disk + revalidated + shared) / requested.
+    /// The run's `PipelineReport.hitRate`: (memory + disk + revalidated + shared) over the URLs that ended
+    /// (succeeded, failed or expected missing; not those not completed, nor invalid input lines, never requested).
     public var hitRate: Double
     /// Bytes received from the network.
     public var bytesDownloaded: Int
     /// Wall time.
     public var durationSeconds: Double
-    /// Requested / wall time.
+    /// URLs that ended (succeeded, failed or expected missing) / wall time.
     public var imagesPerSecond: Double
-    /// Latency percentiles (ms) by outcome.
+    /// Latency percentiles (ms) by outcome (`failure` counts the failed URLs that were fetched, `expectedMissing` the
+    /// expected-missing ones; not-completed URLs have none).
     public var latencyMilliseconds: [String: LatencySummary]
     /// Every broken URL with its reason.
     public var failures: [Failure]
@@ -70,26 +73,25 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
 
     /// Builds the report of `run` over `images` (invalid input lines are failures that were never fetched).
     ///
+    /// Every count is the run's, as the pipeline counted each URL (`PrefetchResult.End`): nothing is recounted here.
+    ///
     /// - Parameters:
-    ///   - interrupted: whether a signal stopped the run; URLs cancelled in flight then count as not completed.
-    ///   - diskLimit: the disk cache's size limit, for the warning when images were too large for it.
+    ///   - interrupted: whether a signal stopped the run (the report says so; the pipeline has already counted the URLs
+    ///     cancelled in flight as not completed).
+    ///   - diskLimit: the disk cache's size limit, for the warnings when images were too large for it or evicted.
     ///   - diskDirectory: the disk cache's directory, and `diskRefusal` the file system's reason, for the warning when
     ///     writes were refused.
     public init(run number: Int, images: [TargetImage], run: PrefetchRun, skippedKnownMissing: Int, interrupted: Bool = false,
                 diskLimit: Int? = nil, diskDirectory: String? = nil, diskRefusal: String? = nil, sharedStore: SharedStoreReport? = nil) {
-        let knownMissing = Set(images.filter(\.isKnownMissing).map(\.url))
         let invalid = images.filter { $0.invalidInput != nil }
         var failures = invalid.map { Failure(url: $0.url, reason: "invalid-input", message: "\($0.origin ?? $0.url): \($0.invalidInput!)") }
         var expected: [String] = []
-        var cancelled = 0
         for result in run.results {
-            guard let error = result.error else { continue }
-            if interrupted, error.reason == .cancelled {
-                cancelled += 1
-            } else if knownMissing.contains(result.url) {
-                expected.append(result.url)
-            } else {
-                failures.append(Failure(url: result.url, reason: error.reason.rawValue, message: error.message))
+            switch result.end {
+            case .failed:
+                if let error = result.error { failures.append(Failure(url: result.url, reason: error.reason.rawValue, message: error.message)) }
+            case .expectedMissing: expected.append(result.url)
+            case .succeeded, .notCompleted: break
             }
         }
         let seconds = run.duration.inSeconds
@@ -98,19 +100,19 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
         self.interrupted = interrupted
         requested = run.results.count + run.notStarted + invalid.count
         succeeded = report.succeeded
-        failed = failures.count
-        expectedMissing = expected.count
-        notCompleted = cancelled + run.notStarted
+        failed = report.failed + invalid.count
+        expectedMissing = report.expectedMissing
+        notCompleted = run.notCompleted
         self.skippedKnownMissing = skippedKnownMissing
         memoryHits = report.memoryHits
         diskHits = report.diskHits
         revalidated = report.revalidated
         sharedHits = report.sharedHits
         networkFetches = report.networkFetches
-        hitRate = requested == 0 ? 0 : Double(report.hits) / Double(requested)
+        hitRate = report.hitRate
         bytesDownloaded = report.bytesDownloaded
         durationSeconds = seconds
-        imagesPerSecond = seconds > 0 ? Double(requested) / seconds : 0
+        imagesPerSecond = seconds > 0 ? Double(report.requests) / seconds : 0
         latencyMilliseconds = report.latencyMilliseconds
         self.failures = failures
         expectedMissingURLs = expected
@@ -153,7 +155,7 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
         sharedStore = try container.decodeIfPresent(SharedStoreReport.self, forKey: .sharedStore)
     }
 
-    /// Images the disk cache did not store during the run, in words.
+    /// Images the disk cache did not store or did not keep during the run, in words (`disk` is the run's alone).
     static func diskWarnings(_ disk: DiskCache.Statistics?, limit: Int?, directory: String?, refusal: String?) -> [String] {
         guard let disk else { return [] }
         var warnings: [String] = []
@@ -167,6 +169,10 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
         if disk.notStoredByRefusal > 0 {
             warnings.append("\(disk.notStoredByRefusal) images not stored: the file system refused writes to \(directory ?? "the disk cache")"
                             + (refusal.map { " (\($0))" } ?? ""))
+        }
+        if disk.evictions > 0 {
+            let limitText = limit.map { "the disk cache's limit (\(ByteSize.format($0)))" } ?? "the disk cache's limit"
+            warnings.append("\(limitText) evicted \(disk.evictions) images this run: they will be downloaded again; raise --disk-bytes")
         }
         return warnings
     }

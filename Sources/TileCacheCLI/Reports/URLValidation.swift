@@ -58,7 +58,9 @@ public struct URLValidationResult: Sendable, Codable, Equatable {
     }
 }
 
-/// The report `tilecache validate` prints.
+/// The report `tilecache validate` prints. Its counts are the check's pipeline statistics (`PipelineReport`'s one
+/// definition of failed, expected missing and not completed), with invalid input lines added to `broken`:
+/// `checked == ok + broken + expectedMissing`.
 public struct URLValidationReport: Sendable, Codable, Equatable {
     /// Whether Ctrl-C or SIGTERM stopped the check before every URL was checked.
     public var interrupted: Bool
@@ -93,7 +95,8 @@ public struct URLValidator: Sendable {
     /// Checks every image, `concurrency` at a time; results in input order. When the calling task is cancelled, no
     /// further URL is started, checks in flight are cancelled, and the report holds what was checked.
     ///
-    /// - Parameter progress: called after each URL is checked.
+    /// - Parameter progress: called after each URL is checked, with the counts the report will have (a known-missing
+    ///   image that fails is expected missing there, not failed).
     public func validate(_ images: [TargetImage], progress: (@Sendable (PrefetchProgress) -> Void)? = nil) async -> URLValidationReport {
         // A check reads no cache: memory and disk may hold an image the host no longer serves.
         let options: ImageRequest.Options = storing ? [.reloadIgnoringCachedData, .disableMemoryCacheWrites] : .noStore
@@ -101,27 +104,28 @@ public struct URLValidator: Sendable {
         let requests = fetched.map {
             ImageRequest(url: $0.url, alternatives: $0.isKnownMissing ? [] : $0.alternativeURLs, options: options)
         }
-        let run = await pipeline.prefetch(requests, concurrency: concurrency, progress: progress)
+        let run = await pipeline.prefetch(requests, concurrency: concurrency, expectedMissing: ImageList.knownMissing(of: fetched),
+                                          progress: progress)
         let interrupted = Task.isCancelled
         // Results are in the order given but loads may start in another (see `ImagePipeline.prefetch`), so an interrupted
         // run's missing results can be anywhere: each image takes the next result for its URL.
         var checked = Dictionary(grouping: run.results, by: \.url).mapValues { $0[...] }
         var all: [URLValidationResult] = []
+        var invalid = 0
         for image in images {
             if let problem = image.invalidInput {
                 all.append(URLValidationResult(url: image.url, ok: false, reason: "invalid-input",
                                                message: "\(image.origin ?? image.url): \(problem); not fetched",
                                                warnings: [], expectedMissing: image.isKnownMissing))
+                invalid += 1
                 continue
             }
-            guard let result = checked[image.url]?.popFirst() else { continue }
-            if interrupted, result.error?.reason == .cancelled { continue }
+            guard let result = checked[image.url]?.popFirst(), result.end != .notCompleted else { continue }
             all.append(Self.result(of: result, for: image))
         }
-        let expected = all.filter { !$0.ok && $0.expectedMissing }.count
-        let ok = all.filter(\.ok).count
-        return URLValidationReport(interrupted: interrupted, checked: all.count, ok: ok, broken: all.count - ok - expected,
-                                   expectedMissing: expected, notChecked: images.count - all.count, results: all)
+        let counts = run.report
+        return URLValidationReport(interrupted: interrupted, checked: all.count, ok: counts.succeeded, broken: counts.failed + invalid,
+                                   expectedMissing: counts.expectedMissing, notChecked: run.notCompleted, results: all)
     }
 
     /// The report line of one check.
