@@ -112,6 +112,13 @@ public final class Downloader: Sendable {
         return fitted
     }
 
+    /// Whether `fitted`'s total timeout was cut to a deadline and is shorter than its connect and low-speed timeouts:
+    /// then a timeout of the transfer can only be the deadline's.
+    static func timesOutWithTheDeadline(_ fitted: TransferRequest, cutFrom request: TransferRequest) -> Bool {
+        let total = fitted.options.totalTimeout
+        return total < request.options.totalTimeout && total < fitted.options.connectTimeout && total < fitted.options.lowSpeedTime
+    }
+
     /// One attempt, inside the in-flight bound, its timeout cut to the deadline once it has a slot.
     private func transfer(_ request: TransferRequest, deadline: ContinuousClock.Instant?) async throws(ImageCoreError) -> TransferResponse {
         do {
@@ -122,7 +129,15 @@ public final class Downloader: Sendable {
         defer { slots.release() }
         let fitted = try Self.fitting(request, before: deadline)
         counters.withLockedValue { $0.transfers += 1 }
-        let response = try await engine.perform(fitted)
+        let response: TransferResponse
+        do {
+            response = try await engine.perform(fitted)
+        } catch where error.reason == .timeout && Self.timesOutWithTheDeadline(fitted, cutFrom: request) {
+            // The only timeout that could fire is the total one cut to the deadline: that is the deadline's failure,
+            // whether or not this thread's clock has reached the deadline yet when libcurl's has.
+            throw ImageCoreError(.deadlineExceeded, subject: request.url,
+                                 message: "the transfer, cut to the request's deadline, timed out with it (\(error.message))")
+        }
         counters.withLockedValue { $0.bytesDownloaded += response.downloadedBytes }
         return response
     }
