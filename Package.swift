@@ -163,6 +163,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),  // IOError: why a port could not be bound
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),  // serve's service group
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),  // and the signals it shuts down on
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

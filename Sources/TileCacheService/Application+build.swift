@@ -112,7 +112,7 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
 public func buildApplication(_ dependencies: ServiceDependencies, logger: Logger,
                              onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) throws -> some ApplicationProtocol {
     let configuration = dependencies.configuration
-    var services: [any Service] = [ShutdownNotice(logger: logger)]
+    var services: [any Service] = []
     if configuration.prefetchAtStart { services.append(PrefetchService(dependencies: dependencies, logger: logger)) }
     let idleTimeout = TimeAmount.nanoseconds(configuration.idleTimeout.nanoseconds)
     let server: HTTPServerBuilder
@@ -135,21 +135,6 @@ public func buildApplication(_ dependencies: ServiceDependencies, logger: Logger
         services: services,
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
         logger: logger)
-}
-
-/// Says when graceful shutdown begins (SIGINT or SIGTERM): an operator sees the signal was heard while requests in
-/// flight finish. Returns only then, so the group does not take it for a service that ended early.
-struct ShutdownNotice: Service {
-    let logger: Logger
-
-    func run() async throws {
-        do {
-            try await gracefulShutdown()
-        } catch {
-            return  // cancelled: the group is ending for another reason, which it reports
-        }
-        logger.info("shutting down: finishing the requests in flight")
-    }
 }
 
 /// Warms every catalogue image once at start, in the background; stops early on graceful shutdown.

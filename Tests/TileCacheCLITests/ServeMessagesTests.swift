@@ -2,6 +2,7 @@ import Foundation
 import ImageCore
 import Testing
 import TestSupport
+import TileCacheOrigin
 
 #if canImport(Glibc)
 import Glibc
@@ -73,6 +74,33 @@ struct ServeMessagesTests {
             }
             #expect(FileManager.default.fileExists(atPath: directory + "/favorites.sqlite"))
             #expect(FileManager.default.fileExists(atPath: directory + "/f"))
+        }
+    }
+
+    @Test("SIGTERM with a request in flight: 'shutting down' is logged at once, the request still completes, then 'stopped'")
+    func shutdownNoticeComesFirst() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withOrigin({ $0.latency = TestTime.scaled(.milliseconds(1500)) }) { origin in
+                let child = try ChildProcess(["serve", "--port", "0", "--cache-dir", directory + "/cache", "-v",
+                                              "--tiles-base", origin.tilesBase, "--images-base", origin.imagesBase])
+                let out = try await child.waitForOutput(containing: "serving on http://127.0.0.1:")
+                let port = try #require(out.split(separator: ":").dropFirst(2).first.flatMap { Int($0.prefix { $0.isNumber }) })
+                let request = Task { try await TransferEngine().perform(TransferRequest(url: "http://127.0.0.1:\(port)/api/v1/elements/26/thumbnail")) }
+                let deadline = ContinuousClock.now + TestTime.scaled(.seconds(30))
+                while origin.statistics.requests < 1 {
+                    guard ContinuousClock.now < deadline else { throw TestFailure("the request never reached the origin") }
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                child.send(SIGTERM)
+                #expect(try await request.value.status == 200, "the request in flight completes")
+                #expect(try await child.wait() == 0)
+                let lines = child.err.split(separator: "\n").map(String.init)
+                let notice = lines.firstIndex { $0.contains("shutting down: finishing the requests in flight") }
+                let served = lines.firstIndex { $0.contains("/api/v1/elements/26/thumbnail") }
+                let stopped = lines.firstIndex { $0.hasSuffix("stopped") }
+                #expect(notice != nil && served != nil && stopped != nil, "\(child.err)")
+                if let notice, let served, let stopped { #expect(notice < served && served < stopped, "\(child.err)") }
+            }
         }
     }
 }

@@ -94,6 +94,9 @@ public final class DiskCache: Sendable {
         var touches: [String: Int64] = [:]
         /// A read-only cache's view of the directory (entry name to size), taken when it was opened.
         var snapshot: [String: Int] = [:]
+        /// A row may not hold its file's size (a commit failed after the rename): the writer row is kept at release, so
+        /// the next open checks every size.
+        var sizesUnsure = false
     }
 
     /// How a write failed: the file system refuses writes to the whole directory, or just this one failed.
@@ -145,7 +148,10 @@ public final class DiskCache: Sendable {
             throw ImageCoreError(.io, subject: directory, message: "cache directory is not writable: \(String(cString: strerror(errno)))")
         }
         let indexPath = directory + "/" + Self.indexFileName
-        index = try DiskCacheIndex(path: indexPath) { reason in
+        let lockPath = lockPath
+        index = try DiskCacheIndex(path: indexPath, lock: { body throws(ImageCoreError) in
+            try Self.withLock(at: lockPath, body)
+        }) { reason in
             logger.warning("the cache index is damaged: set aside and rebuilt from the entries",
                            metadata: ["path": "\(indexPath)", "reason": "\(reason)"])
         }
@@ -190,6 +196,10 @@ public final class DiskCache: Sendable {
 
     deinit {
         writeTouches()
+        // Released cleanly: the next open need not check sizes for this process (see `reconcile`).
+        if let index, !state.withLockedValue({ $0.sizesUnsure }) {
+            try? index.write { try $0.unregisterWriter(getpid()) }
+        }
     }
 
     /// The refusal of a write to a cache opened read-only.
@@ -272,8 +282,13 @@ public final class DiskCache: Sendable {
             state.withLockedValue { $0.statistics.misses += 1 }
             guard !isReadOnly else { return nil }
             logger.warning("removing damaged cache entry", metadata: ["url": "\(url)", "path": "\(path)", "reason": "\(why)"])
-            removeFile(named: name)
-            state.withLockedValue { $0.statistics.damagedRemoved += 1 }
+            // Removed only if still damaged once the index is locked: another process may have stored the URL again.
+            if removeFile(named: name, onlyIf: { file in
+                guard case .failure(.damaged) = DiskCacheFile.decode(file, expectedURL: url) else { return false }
+                return true
+            }) {
+                state.withLockedValue { $0.statistics.damagedRemoved += 1 }
+            }
             return nil
         }
     }
@@ -328,24 +343,34 @@ public final class DiskCache: Sendable {
             defer { state.touches = [:] }
             return state.touches
         }
-        var moved = false
+        // The rows first, the rename last: whatever fails before it leaves the previous entry as it was.
+        var moved = false, replaced = false
         let evicted: [DiskCacheIndex.Row]
         do {
             evicted = try index.write { transaction in
                 for (touched, time) in touches { try transaction.touch(touched, lastAccess: time) }
+                replaced = try transaction.contains(name)
+                try transaction.upsert(name, size: file.count, lastAccess: Self.now())
+                let evicted = try transaction.evict(downTo: sizeLimit)
                 guard rename(temp, path) == 0 else {
                     throw ImageCoreError(.io, subject: path, message: "cannot move the cache entry into place: \(String(cString: strerror(errno)))")
                 }
                 moved = true
-                try transaction.upsert(name, size: file.count, lastAccess: Self.now())
-                let evicted = try transaction.evict(downTo: sizeLimit)
                 for row in evicted { unlinkLogging(entriesDirectory + "/" + row.name) }
                 return evicted
             }
         } catch {
-            // Rolled back: the entry must not stay without its row (nor the temp file). Evicted files already removed
-            // keep their rows until a read or the next open finds them gone.
-            unlink(moved ? path : temp)
+            // Rolled back. Before the rename: only the temp file to remove. After it (the commit failed): a new entry
+            // without a row is removed; one that replaced an entry is kept (it is complete, for the same URL) with the
+            // old row's size, which the next open corrects (this process's writer row is left, so that open checks
+            // every size). Evicted files already removed keep their rows until a read or the next open finds them gone.
+            if !moved {
+                unlink(temp)
+            } else if !replaced {
+                unlink(path)
+            } else {
+                state.withLockedValue { $0.sizesUnsure = true }
+            }
             if let failure = error as? ImageCoreError { throw failure }
             if DiskCacheIndex.refusesWrites(error) {
                 refuseWrites(DiskCacheIndex.describe(error))
@@ -443,19 +468,31 @@ public final class DiskCache: Sendable {
     }
 
     /// Removes the entry file `name` and its row.
-    func removeFile(named name: String) {
-        guard let index else { return }
+    ///
+    /// - Parameter onlyIf: checked on the file's bytes once the index is locked (no other process changes the entry
+    ///   then); false keeps the entry. A file already gone counts as removed.
+    /// - Returns: whether the entry was removed.
+    @discardableResult
+    func removeFile(named name: String, onlyIf condition: (([UInt8]) -> Bool)? = nil) -> Bool {
+        guard let index else { return false }
+        let path = entriesDirectory + "/" + name
+        var removed = false
         do {
             try index.write { transaction in
+                if let condition, let file = try? LocalFile.read(path, upTo: .max), !condition(file) { return }
                 try transaction.delete(name)
-                unlinkLogging(entriesDirectory + "/" + name)
+                unlinkLogging(path)
+                removed = true
             }
         } catch {
             // The row stays (the index refuses writes): remove the file anyway, and the next open drops the row.
-            unlinkLogging(entriesDirectory + "/" + name)
+            if let condition, let file = try? LocalFile.read(path, upTo: .max), !condition(file) { return false }
+            unlinkLogging(path)
+            removed = true
             logger.warning("cannot remove a cache entry from the index", metadata: ["path": "\(index.path)", "reason": "\(DiskCacheIndex.describe(error))"])
         }
         state.withLockedValue { _ = $0.touches.removeValue(forKey: name) }
+        return removed
     }
 
     /// A read found no file for `name`: drops its row if the index has one (removed by hand, or a crash between an
@@ -465,7 +502,10 @@ public final class DiskCache: Sendable {
             if isReadOnly { state.withLockedValue { _ = $0.snapshot.removeValue(forKey: name) } }
             return
         }
-        removeFile(named: name)
+        // Only if still missing once the index is locked (another process may have stored it since); never an unlink.
+        try? index.write { transaction in
+            if access(entriesDirectory + "/" + name, F_OK) != 0 { try transaction.delete(name) }
+        }
     }
 
     /// Writes the access times of hits kept in this process to the index. A failure costs only eviction order: logged
@@ -498,10 +538,16 @@ public final class DiskCache: Sendable {
         let evicted: Int
         do {
             evicted = try index.write { transaction in
+                // A writer that ended without releasing its cache (killed, or a commit that failed after a rename) may
+                // have left a row with another size than its file's: then every size is checked, once.
+                let unclean = try transaction.registerWriter(getpid())
                 var indexed = Set(try transaction.allNames())
                 for name in names where name.hasSuffix(".tce") {
-                    guard indexed.remove(name) == nil else { continue }
                     var info = stat()
+                    guard indexed.remove(name) == nil else {
+                        if unclean, stat(entriesDirectory + "/" + name, &info) == 0 { try transaction.resize(name, to: Int(info.st_size)) }
+                        continue
+                    }
                     guard stat(entriesDirectory + "/" + name, &info) == 0 else { continue }
                     let access = Int64(info.st_atim.tv_sec) * 1_000_000_000 + Int64(info.st_atim.tv_nsec)
                     try transaction.upsert(name, size: Int(info.st_size), lastAccess: access)
@@ -574,8 +620,13 @@ public final class DiskCache: Sendable {
     }
 
     /// Runs `body` holding an exclusive `flock` on the directory's lock file (shared by every process): for the alias
-    /// file's read-modify-write.
+    /// file's read-modify-write, and for setting a damaged index aside.
     func withLock(_ body: () throws(ImageCoreError) -> Void) throws(ImageCoreError) {
+        try Self.withLock(at: lockPath, body)
+    }
+
+    /// `withLock` on the lock file at `lockPath`.
+    static func withLock(at lockPath: String, _ body: () throws(ImageCoreError) -> Void) throws(ImageCoreError) {
         let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
             throw ImageCoreError(.io, subject: lockPath, message: "cannot open the cache lock file: \(String(cString: strerror(errno)))")

@@ -78,6 +78,36 @@ final class DiskCacheIndex: Sendable {
             try String.fetchAll(db.cachedStatement(sql: "SELECT name FROM entry"))
         }
 
+        /// Whether `name` has a row.
+        func contains(_ name: String) throws -> Bool {
+            try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM entry WHERE name = ?"), arguments: [name]) ?? false
+        }
+
+        /// Sets `name`'s size to its file's, when they differ.
+        func resize(_ name: String, to size: Int) throws {
+            try db.cachedStatement(sql: "UPDATE entry SET size = ? WHERE name = ? AND size != ?").execute(arguments: [size, name, size])
+        }
+
+        /// Records that process `pid` has the cache open for writing (once more), and drops the records of processes
+        /// that no longer exist; whether there were any (a writer that ended without releasing the cache).
+        func registerWriter(_ pid: Int32) throws -> Bool {
+            var unclean = false
+            for other in try Int32.fetchAll(db.cachedStatement(sql: "SELECT pid FROM writer")) where other != pid {
+                guard kill(other, 0) == -1, errno == ESRCH else { continue }
+                try db.cachedStatement(sql: "DELETE FROM writer WHERE pid = ?").execute(arguments: [other])
+                unclean = true
+            }
+            try db.cachedStatement(sql: "INSERT INTO writer (pid, opens) VALUES (?, 1) ON CONFLICT (pid) DO UPDATE SET opens = opens + 1")
+                .execute(arguments: [pid])
+            return unclean
+        }
+
+        /// Records that process `pid` released one of its open caches.
+        func unregisterWriter(_ pid: Int32) throws {
+            try db.cachedStatement(sql: "UPDATE writer SET opens = opens - 1 WHERE pid = ?").execute(arguments: [pid])
+            try db.cachedStatement(sql: "DELETE FROM writer WHERE pid = ? AND opens <= 0").execute(arguments: [pid])
+        }
+
         /// Removes every row.
         func deleteAll() throws {
             try db.execute(sql: "DELETE FROM entry")
@@ -96,24 +126,43 @@ final class DiskCacheIndex: Sendable {
     /// program's) is renamed aside to `path.damaged` and a new one is created, which `reconcile` then fills.
     ///
     /// - Throws: `.io` naming the path when the file cannot be created, opened or read.
-    init(path: String, onRebuild: (String) -> Void) throws(ImageCoreError) {
+    /// - Parameter lock: runs its body holding the cache directory's lock between processes (`DiskCache.withLock`):
+    ///   a damaged index is set aside under it, after trying it once more (another process may have rebuilt it).
+    init(path: String, lock: (() throws(ImageCoreError) -> Void) throws(ImageCoreError) -> Void,
+         onRebuild: (String) -> Void) throws(ImageCoreError) {
         self.path = path
+        var opened: DatabaseQueue?
+        var rebuiltBecause: String?
+        defer { if let rebuiltBecause { onRebuild(rebuiltBecause) } }
         do {
-            database = try Self.open(path)
+            opened = try Self.open(path)
         } catch let error as DatabaseError where [.SQLITE_CORRUPT, .SQLITE_NOTADB].contains(error.resultCode) {
-            onRebuild(Self.describe(error))
-            for suffix in ["-wal", "-shm"] { unlink(path + suffix) }
-            guard rename(path, path + ".damaged") == 0 || errno == ENOENT else {
-                throw ImageCoreError(.io, subject: path, message: "cannot set the damaged index aside: \(String(cString: strerror(errno)))")
-            }
-            do {
-                database = try Self.open(path)
-            } catch {
-                throw ImageCoreError(.io, subject: path, message: "cannot create the cache index: \(Self.describe(error))")
+            try lock { () throws(ImageCoreError) in
+                do {
+                    opened = try Self.open(path)
+                    return
+                } catch let again as DatabaseError where [.SQLITE_CORRUPT, .SQLITE_NOTADB].contains(again.resultCode) {
+                    rebuiltBecause = Self.describe(again)
+                } catch {
+                    throw ImageCoreError(.io, subject: path, message: "cannot open the cache index: \(Self.describe(error))")
+                }
+                // The journal files go with it: a WAL replayed into a new file would bring the damaged pages back.
+                for (suffix, aside) in [("", ".damaged"), ("-wal", ".damaged-wal"), ("-shm", ".damaged-shm")] {
+                    guard rename(path + suffix, path + aside) == 0 || errno == ENOENT else {
+                        throw ImageCoreError(.io, subject: path, message: "cannot set the damaged index aside: \(String(cString: strerror(errno)))")
+                    }
+                }
+                do {
+                    opened = try Self.open(path)
+                } catch {
+                    throw ImageCoreError(.io, subject: path, message: "cannot create the cache index: \(Self.describe(error))")
+                }
             }
         } catch {
             throw ImageCoreError(.io, subject: path, message: "cannot open the cache index: \(Self.describe(error))")
         }
+        guard let opened else { throw ImageCoreError(.io, subject: path, message: "cannot open the cache index") }
+        database = opened
     }
 
     private static func open(_ path: String) throws -> DatabaseQueue {
@@ -148,8 +197,13 @@ final class DiskCacheIndex: Sendable {
                         PRAGMA user_version = 1;
                         """)
                 } else if version != 1 {
-                    throw DatabaseError(resultCode: .SQLITE_NOTADB, message: "index schema version \(version) is not 1")
+                    // A newer tilecache's index (a rolling upgrade): never set aside or rebuilt by this one.
+                    throw DatabaseError(resultCode: .SQLITE_ERROR, message: """
+                        the index has schema version \(version), written by a newer tilecache (this one reads version 1)
+                        """)
                 }
+                // Processes that have the cache open for writing (see `registerWriter`).
+                try db.execute(sql: "CREATE TABLE IF NOT EXISTS writer (pid INTEGER PRIMARY KEY, opens INTEGER NOT NULL)")
                 return .commit
             }
         }

@@ -3,6 +3,8 @@ import Catalogue
 import Foundation
 import ImageCore
 import Logging
+import ServiceLifecycle
+import UnixSignals
 import TileCacheService
 import Hummingbird
 
@@ -234,7 +236,11 @@ extension TileCacheCommand {
                 let app = try buildApplication(dependencies, logger: logger) { port in
                     console.out("serving on \(scheme)://\(URLAuthority.string(host: boundHost, port: port)) (favourites in \(database))\n")
                 }
-                try await app.runService()
+                // The notice last: a group shuts its services down in reverse order, so it speaks before the server drains.
+                let group = ServiceGroup(configuration: .init(
+                    services: [.init(service: app), .init(service: ShutdownNotice(logger: logger))],
+                    gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                try await group.run()
                 await dependencies.close()
                 logger.info("stopped")
             } catch let error as ServiceConfigurationError {

@@ -131,4 +131,52 @@ struct DiskCacheIndexTests {
             }
         }
     }
+
+    /// Runs `sql` on the index file with Python's sqlite3 (another SQLite client, as another process would be).
+    func sqlite(_ path: String, _ sql: String) async throws {
+        try await runProcess(["/usr/bin/env", "python3", "-c",
+                              "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); db.executescript(sys.argv[2]); db.commit()",
+                              path, sql], description: "sqlite3 \(sql)")
+    }
+
+    @Test("after a writer ended without releasing the cache (killed), the next open corrects every row's size to its file's")
+    func uncleanWriterSizes() async throws {
+        try await withTemporaryDirectory { directory in
+            let url = "http://x/0.jpg"
+            do {
+                let cache = try DiskCache(directory: directory + "/main")
+                try store(cache, [url, "http://x/1.jpg"])
+                // The same URL stored elsewhere with other bytes: a file of another size, as a rename that its
+                // writer did not live to commit would leave.
+                let other = try DiskCache(directory: directory + "/other")
+                let bytes = Fixtures.grayJPEG
+                #expect(try other.store(bytes, metadata: .fixture(url, bytes)))
+                try FileManager.default.removeItem(atPath: cache.path(for: url))
+                try FileManager.default.copyItem(atPath: other.path(for: url), toPath: cache.path(for: url))
+            }
+            let index = directory + "/main/" + DiskCache.indexFileName
+            let bytesOnDisk = try entryBytes(directory + "/main")
+            do {
+                let clean = try DiskCache(directory: directory + "/main")
+                #expect(clean.totalBytes != bytesOnDisk, "after clean releases, sizes are not checked (no stat per entry)")
+            }
+            try await sqlite(index, "INSERT INTO writer (pid, opens) VALUES (\(Int32.max - 1), 1)")  // a process that is gone
+            let reopened = try DiskCache(directory: directory + "/main")
+            #expect(reopened.totalBytes == bytesOnDisk && reopened.count == 2)
+            #expect(reopened.entry(for: url)?.bytes == Fixtures.grayJPEG)
+        }
+    }
+
+    @Test("an index of a newer schema version is refused, naming it, and left in place (never rebuilt over)")
+    func newerIndexVersion() async throws {
+        try await withTemporaryDirectory { directory in
+            do { try store(try DiskCache(directory: directory), ["http://x/0.jpg"]) }
+            let index = directory + "/" + DiskCache.indexFileName
+            try await sqlite(index, "PRAGMA user_version = 2")
+            let error = #expect(throws: ImageCoreError.self) { try DiskCache(directory: directory) }
+            #expect(error?.subject == index && error?.message.contains("schema version 2, written by a newer tilecache") == true,
+                    "\(String(describing: error))")
+            #expect(!FileManager.default.fileExists(atPath: index + ".damaged"))
+        }
+    }
 }
