@@ -124,13 +124,19 @@ bench-disk-scale: deps
 	    python3 Benchmarks/compare/disk_scale.py .build/release/tilecache "$$work"
 
 ## Runs the Swift test suite under ThreadSanitizer, then AddressSanitizer with LeakSanitizer (separate build folders;
-## a first run builds everything twice, about 10-15 minutes on 2 cores). One test at a time, with deadlines stretched
+## a first run builds everything twice, about 25 minutes on 2 cores). One test at a time, with deadlines stretched
 ## 4x, so the sanitizers' slowdown is not mistaken for a failure. XCTest is off: every test is a Swift Testing test,
-## and XCTest's own runner leaks a few objects at exit.
-SANITIZE_TEST = TILECACHE_TEST_TIME_SCALE=4 $(SWIFT) test --disable-xctest --no-parallel
+## and XCTest's own runner leaks a few objects at exit. It installs what the suite needs and starts SeaweedFS and
+## PostgreSQL around each pass, as `make test` does (the same scripts and packages). LeakSanitizer reads
+## scripts/lsan-suppressions.txt (thread pools that live as long as the process), given by absolute path because the
+## tests' child `tilecache` processes inherit LSAN_OPTIONS and run in other directories.
+SANITIZE_TEST = TILECACHE_TEST_TIME_SCALE=4 scripts/with-test-servers.sh $(SWIFT) test --disable-xctest --no-parallel
 test-sanitize: deps
+	scripts/install-fleet-deps.sh
+	scripts/apt-install.sh test-deps libgs-common openssl curl strace  # as `make test` (see there)
 	$(SANITIZE_TEST) --sanitize=thread --scratch-path .build-tsan
-	$(SANITIZE_TEST) --sanitize=address --scratch-path .build-asan
+	LSAN_OPTIONS='suppressions=$(CURDIR)/scripts/lsan-suppressions.txt:print_suppressions=0' \
+	    $(SANITIZE_TEST) --sanitize=address --scratch-path .build-asan
 
 ## Fuzzes the JPEG/PNG inspector and decoders with libFuzzer under AddressSanitizer for FUZZ_SECONDS (default 120),
 ## seeded with the origin's images, every fault-matrix body and PngSuite. A crash input lands in Fuzz/crashes/.

@@ -26,18 +26,29 @@ struct FaultMatrixServiceTests {
         let cases = FaultMatrix.cases
         let valid = cases.filter(\.isValid).count
         try await withService(harness) { client, dependencies in
+            let base = "http://127.0.0.1:\(try #require(client.port))"
+            // The matrix goes through the project's own client, not the test client: that one gives every request a
+            // fixed 15 s deadline, and each stall case takes two attempts at the low-speed limit (2 x 8 s under
+            // make test-sanitize). The same 15 s here, stretched with the service's deadlines.
+            let engine = ImageCore.TransferEngine()  // 8 connections per host, as the test client
+            let options = {
+                var options = ImageCore.TransferOptions()
+                options.totalTimeout = TestTime.scaled(.seconds(15))
+                options.lowSpeedTime = TestTime.scaled(.seconds(15))  // the service sends nothing while it retries a stall
+                return options
+            }()
             /// Requests every case's thumbnail together (the client sends 8 at a time): (status, source header, sniffed
             /// format, Content-Type, reason).
             func requestAll() async throws -> [(Int, String?, ImageFormat?, String?, String?)] {
                 try await withThrowingTaskGroup(of: (Int, (Int, String?, ImageFormat?, String?, String?)).self) { group in
                     for index in cases.indices {
                         group.addTask {
-                            let response = try await client.execute(
-                                uri: "/api/v1/elements/\(FaultMatrix.element(ofCase: index).number)/thumbnail", method: .get)
-                            let ok = response.status == .ok
-                            return (index, (Int(response.status.code), response.headers[HTTPField.Name("X-TileCache-Source")!],
-                                            ok ? ImageFormat.sniff(response.bytes) : nil, response.headers[.contentType],
-                                            ok ? nil : response.errorReason))
+                            let response = try await engine.perform(ImageCore.TransferRequest(
+                                url: base + "/api/v1/elements/\(FaultMatrix.element(ofCase: index).number)/thumbnail", options: options))
+                            let ok = response.status == 200
+                            return (index, (response.status, response.headers["X-TileCache-Source"],
+                                            ok ? ImageFormat.sniff(response.body) : nil, response.contentType,
+                                            ok ? nil : try? JSONDecoder().decode(ErrorBody.self, from: Data(response.body)).error.reason))
                         }
                     }
                     var results = [(Int, String?, ImageFormat?, String?, String?)?](repeating: nil, count: cases.count)
@@ -107,4 +118,10 @@ struct FaultMatrixServiceTests {
             }
         }
     }
+}
+
+/// The service's JSON error body, `{"error": {"status", "reason", "message"}}`: the part these tests read.
+private struct ErrorBody: Decodable {
+    struct Details: Decodable { var reason: String }
+    var error: Details
 }

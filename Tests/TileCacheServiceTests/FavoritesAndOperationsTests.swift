@@ -248,6 +248,8 @@ struct LiveServiceTests {
         origin.latency = TestTime.scaled(.seconds(3))
         let harness = try await ServiceHarness.start(origin: origin) {
             $0.pipeline.downloader.transferOptions.totalTimeout = TestTime.scaled(.seconds(20))
+            // No byte arrives while the origin holds the request: the low-speed limit (10 s) must outlast the hold.
+            $0.pipeline.downloader.transferOptions.lowSpeedTime = TestTime.scaled(.seconds(10))
         }
         let dependencies = try harness.dependencies()
         let port = AsyncStream.makeStream(of: Int.self)
@@ -306,11 +308,14 @@ extension LiveServiceTests {
     }
 }
 
-/// A plain GET through the project's own transfer engine.
+/// A plain GET through the project's own transfer engine, its deadlines stretched with the suite's (a request held
+/// 3 s at the origin is held 12 s under make test-sanitize: past the default 10 s low-speed limit).
 enum ImageCoreFetch {
     static func status(_ url: String) async throws -> Int {
         var options = ImageCore.TransferOptions()
-        options.connectTimeout = .seconds(2)
+        options.connectTimeout = TestTime.scaled(.seconds(2))
+        options.lowSpeedTime = TestTime.scaled(options.lowSpeedTime)
+        options.totalTimeout = TestTime.scaled(options.totalTimeout)
         return try await ImageCore.TransferEngine().perform(ImageCore.TransferRequest(url: url, options: options)).status
     }
 }

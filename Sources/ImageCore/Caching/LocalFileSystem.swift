@@ -28,6 +28,24 @@ public enum LocalDirectory {
         }
     }
 
+    /// The name of a `readdir` entry, read in place up to its NUL: an entry is only as long as its name (`d_reclen`), so
+    /// copying the whole 256-byte `d_name` field reads past it (AddressSanitizer: heap-buffer-overflow).
+    static func entryName(_ entry: UnsafeMutablePointer<dirent>) -> String {
+        let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+        return String(cString: UnsafeRawPointer(entry).advanced(by: offset).assumingMemoryBound(to: CChar.self))
+    }
+
+    /// Whether the directory at `path` holds a name `predicate` accepts, reading names only until the first such one;
+    /// false when it cannot be listed.
+    public static func containsName(in path: String, where predicate: (String) -> Bool) -> Bool {
+        guard let directory = opendir(path) else { return false }
+        defer { closedir(directory) }
+        while let entry = readdir(directory) {
+            if predicate(entryName(entry)) { return true }
+        }
+        return false
+    }
+
     /// The directory part of `path`: "a/b" gives "a", "/a" gives "/", "a" gives "" (trailing slashes ignored). What
     /// `NSString.deletingLastPathComponent` answers, which crashes on a one-character name ("c") in the Foundation of
     /// Swift 6.3 on Linux.
@@ -57,9 +75,7 @@ public enum LocalDirectory {
                 }
                 return names
             }
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
+            let name = entryName(entry)
             if name != "." && name != ".." { names.append(name) }
         }
     }

@@ -221,13 +221,7 @@ public enum FileInspection {
 
     /// Whether the directory holds a cache entry file (`*.tce`); reads names only until the first one.
     private static func holdsEntryFile(_ path: String) -> Bool {
-        guard let directory = opendir(path) else { return false }
-        defer { closedir(directory) }
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name.hasSuffix(".tce") { return true }
-        }
-        return false
+        LocalDirectory.containsName(in: path) { $0.hasSuffix(".tce") }
     }
 
     /// `word` as one shell word: as it is when it holds only characters no shell treats specially, else in single

@@ -1,4 +1,5 @@
 import Foundation
+import ImageCore
 import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
@@ -39,13 +40,14 @@ public final class ScriptServer: Sendable {
                                    stdout: directory + "/out", stderr: directory + "/err")
         let deadline = ContinuousClock.now + TestTime.scaled(.seconds(60))
         while ContinuousClock.now < deadline {
-            let out = (try? String(contentsOfFile: directory + "/out", encoding: .utf8)) ?? ""
+            // LocalFile, not String(contentsOfFile:): Foundation leaks a buffer per read of an empty file (LeakSanitizer).
+            let out = String(decoding: (try? LocalFile.read(directory + "/out")) ?? [], as: UTF8.self)
             if let line = out.split(separator: "\n").first(where: { $0.hasPrefix("ready ") }), let port = Int(line.dropFirst(6)) {
                 return ScriptServer(port: port, directory: directory, pid: pid)
             }
             var exit: Int32 = 0
             if waitpid(pid, &exit, WNOHANG) == pid {
-                let err = (try? String(contentsOfFile: directory + "/err", encoding: .utf8)) ?? ""
+                let err = String(decoding: (try? LocalFile.read(directory + "/err")) ?? [], as: UTF8.self)
                 throw TestFailure("\(name) did not start (run scripts/install-fleet-deps.sh first?): \(err)")
             }
             try await Task.sleep(for: .milliseconds(100))
