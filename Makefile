@@ -11,7 +11,7 @@ BASH_COMPLETIONS = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 ZSH_COMPLETIONS = $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions
 FISH_COMPLETIONS = $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 
-.PHONY: deps build release man install uninstall demo test fleet verdicts test-sanitize fuzz soak clean catalogue bench bench-compare bench-disk-scale
+.PHONY: deps test-deps build release man install uninstall demo test fleet verdicts test-sanitize fuzz soak clean catalogue bench bench-compare bench-disk-scale
 
 deps:
 	@scripts/install-deps.sh
@@ -74,9 +74,14 @@ TEST_WIDTH ?= 8
 ## copy propagation was found that way). Then the install check (`make install` into a temporary prefix, run from
 ## there with the build folder and the toolchain hidden) and the API check (schemathesis over docs/openapi.yaml
 ## against the running service; curl, Python's gzip and brotli decode its compressed answers).
-test: deps
+## What the suite needs besides the build, for `make test` and `make test-sanitize`: SeaweedFS and PostgreSQL (the
+## fleet tools), the ICC profiles of the colour tests (SWOP CMYK), the TLS test's certificate and client, and strace
+## (system-call counts of the disk cache's scaling test).
+test-deps: deps
 	scripts/install-fleet-deps.sh
-	scripts/apt-install.sh test-deps libgs-common openssl curl strace  # ICC profiles of the colour tests (SWOP CMYK); the TLS test's certificate and client; system-call counts of the disk cache's scaling test
+	scripts/apt-install.sh test-deps libgs-common openssl curl strace
+
+test: test-deps
 	$(RELEASE_BUILD)
 	.build/release/tilecache demo --latency-ms 0 --format json > /dev/null
 	scripts/install-check.sh
@@ -131,9 +136,7 @@ bench-disk-scale: deps
 ## scripts/lsan-suppressions.txt (thread pools that live as long as the process), given by absolute path because the
 ## tests' child `tilecache` processes inherit LSAN_OPTIONS and run in other directories.
 SANITIZE_TEST = TILECACHE_TEST_TIME_SCALE=4 scripts/with-test-servers.sh $(SWIFT) test --disable-xctest --no-parallel
-test-sanitize: deps
-	scripts/install-fleet-deps.sh
-	scripts/apt-install.sh test-deps libgs-common openssl curl strace  # as `make test` (see there)
+test-sanitize: test-deps
 	$(SANITIZE_TEST) --sanitize=thread --scratch-path .build-tsan
 	LSAN_OPTIONS='suppressions=$(CURDIR)/scripts/lsan-suppressions.txt:print_suppressions=0' \
 	    $(SANITIZE_TEST) --sanitize=address --scratch-path .build-asan
