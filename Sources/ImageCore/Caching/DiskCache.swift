@@ -149,17 +149,46 @@ public final class DiskCache: Sendable {
         }
         let indexPath = directory + "/" + Self.indexFileName
         let lockPath = lockPath
-        index = try DiskCacheIndex(path: indexPath, lock: { body throws(ImageCoreError) in
-            try Self.withLock(at: lockPath, body)
-        }) { reason in
-            logger.warning("the cache index is damaged: set aside and rebuilt from the entries",
-                           metadata: ["path": "\(indexPath)", "reason": "\(reason)"])
+        var refusedBecause: String?
+        do {
+            index = try DiskCacheIndex(path: indexPath, lock: { body throws(ImageCoreError) in
+                try Self.withLock(at: lockPath, body)
+            }) { reason in
+                logger.warning("the cache index is damaged: set aside and rebuilt from the entries",
+                               metadata: ["path": "\(indexPath)", "reason": "\(reason)"])
+            }
+        } catch {
+            switch error {
+            case .failed(let failure): throw failure
+            case .refused(let reason):
+                // A file system that refuses writes (full) cannot open the index (SQLite writes its shared-memory file
+                // even to read): the entries are still read, from a listing, and nothing is written until restart.
+                index = nil
+                refusedBecause = reason
+            }
         }
         let names: [String]
         do {
             names = try LocalDirectory.names(in: entriesDirectory)
         } catch {
             throw ImageCoreError(.io, subject: directory, message: "cannot read the cache directory: \(error.message)")
+        }
+        if let refusedBecause {
+            var snapshot: [String: Int] = [:]
+            var info = stat()
+            for name in names where name.hasSuffix(".tce") && stat(entriesDirectory + "/" + name, &info) == 0 {
+                snapshot[name] = Int(info.st_size)
+            }
+            state.withLockedValue { state in
+                state.snapshot = snapshot
+                state.refusal = (refusedBecause, ContinuousClock.now.advanced(by: .seconds(100 * 365 * 86_400)))
+                state.statistics.refusedWrites += 1
+            }
+            logger.warning("""
+                the disk cache cannot be written: its index cannot be opened, so it runs without storing to it until \
+                restarted (entries already stored are still read)
+                """, metadata: ["directory": "\(directory)", "reason": "\(refusedBecause)"])
+            return
         }
         removeAbandonedTempFiles(names)
         try reconcile(names)
@@ -301,7 +330,10 @@ public final class DiskCache: Sendable {
     @discardableResult
     public func store(_ bytes: [UInt8], metadata: DiskCacheMetadata) throws(ImageCoreError) -> Bool {
         try refuseIfReadOnly(metadata.url)
-        guard let index else { return false }
+        guard let index else {
+            state.withLockedValue { $0.statistics.skippedWrites += 1 }  // the index could not be opened (see init)
+            return false
+        }
         let file: [UInt8]
         do {
             file = try DiskCacheFile.encode(metadata, bytes: bytes)
@@ -436,7 +468,9 @@ public final class DiskCache: Sendable {
     /// Removes every entry.
     public func removeAll() throws(ImageCoreError) {
         try refuseIfReadOnly(directory)
-        guard let index else { return }
+        guard let index else {
+            throw ImageCoreError(.io, subject: directory, message: "the disk cache cannot be written: \(writeRefusal ?? "its index cannot be opened")")
+        }
         do {
             try index.write { transaction in
                 try transaction.deleteAll()

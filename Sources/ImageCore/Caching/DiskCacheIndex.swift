@@ -125,11 +125,19 @@ final class DiskCacheIndex: Sendable {
     /// Opens (creating if needed) the index at `path`; a file that is not a usable index (damaged, or another
     /// program's) is renamed aside to `path.damaged` and a new one is created, which `reconcile` then fills.
     ///
-    /// - Throws: `.io` naming the path when the file cannot be created, opened or read.
+    /// - Throws: `.refused` when the file system refuses the writes opening needs, `.failed` with `.io` naming the path
+    ///   when the file cannot be created, opened or read otherwise.
     /// - Parameter lock: runs its body holding the cache directory's lock between processes (`DiskCache.withLock`):
     ///   a damaged index is set aside under it, after trying it once more (another process may have rebuilt it).
+    /// Why an index could not be opened: the file system refuses writes (full, read-only, I/O errors; the cache can
+    /// still be read from its files), or anything else.
+    enum OpenFailure: Error {
+        case refused(String)
+        case failed(ImageCoreError)
+    }
+
     init(path: String, lock: (() throws(ImageCoreError) -> Void) throws(ImageCoreError) -> Void,
-         onRebuild: (String) -> Void) throws(ImageCoreError) {
+         onRebuild: (String) -> Void) throws(OpenFailure) {
         self.path = path
         var opened: DatabaseQueue?
         var rebuiltBecause: String?
@@ -137,7 +145,8 @@ final class DiskCacheIndex: Sendable {
         do {
             opened = try Self.open(path)
         } catch let error as DatabaseError where [.SQLITE_CORRUPT, .SQLITE_NOTADB].contains(error.resultCode) {
-            try lock { () throws(ImageCoreError) in
+            do throws(ImageCoreError) {
+                try lock { () throws(ImageCoreError) in
                 do {
                     opened = try Self.open(path)
                     return
@@ -157,11 +166,15 @@ final class DiskCacheIndex: Sendable {
                 } catch {
                     throw ImageCoreError(.io, subject: path, message: "cannot create the cache index: \(Self.describe(error))")
                 }
+                }
+            } catch {
+                throw .failed(error)
             }
         } catch {
-            throw ImageCoreError(.io, subject: path, message: "cannot open the cache index: \(Self.describe(error))")
+            if Self.refusesWrites(error) { throw .refused(Self.describe(error)) }
+            throw .failed(ImageCoreError(.io, subject: path, message: "cannot open the cache index: \(Self.describe(error))"))
         }
-        guard let opened else { throw ImageCoreError(.io, subject: path, message: "cannot open the cache index") }
+        guard let opened else { throw .failed(ImageCoreError(.io, subject: path, message: "cannot open the cache index")) }
         database = opened
     }
 

@@ -6,6 +6,10 @@ import TestSupport
 import TileCacheOrigin
 import Logging
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The disk cache on a real file system that fills up or turns read-only (a small tmpfs).
 @Suite("DiskCache on a full or read-only file system",
        .enabled(if: SmallFileSystem.canMount, "mounting a tmpfs needs root with CAP_SYS_ADMIN"))
@@ -86,6 +90,32 @@ struct DiskCacheFileSystemTests {
                 #expect(pipelineLog.warnings.first?.text == "running without the disk cache")
                 #expect(pipelineLog.warnings.first?.metadata["reason"]?.contains("Read-only file system") == true)
             }
+        }
+    }
+
+    @Test("opened on a full file system: the entries are still read, writes are refused with one warning naming why")
+    func openedWhenFull() async throws {
+        try await SmallFileSystem.with(kilobytes: 512) { mountPoint in
+            let directory = mountPoint + "/cache"
+            let entries = try (1...3).map(entry)
+            do {
+                let cache = try DiskCache(directory: directory)
+                for stored in entries { #expect(try cache.store(stored.bytes, metadata: stored.metadata)) }
+            }
+            // Fill what is left (SQLite then cannot create the index's shared-memory file).
+            let filler = open(mountPoint + "/filler", O_WRONLY | O_CREAT, 0o644)
+            let block = [UInt8](repeating: 0, count: 4096)
+            while write(filler, block, block.count) > 0 {}
+            close(filler)
+            let log = CapturedLog()
+            let cache = try DiskCache(directory: directory, logger: log.logger)
+            for stored in entries { #expect(cache.entry(for: stored.url)?.bytes == stored.bytes) }
+            #expect(cache.count == 3 && cache.writeRefusal != nil)
+            let next = try entry(4)
+            #expect(try !cache.store(next.bytes, metadata: next.metadata))
+            #expect(log.warnings.count == 1 && log.warnings.first?.text.contains("cannot be written") == true, "\(log.warnings)")
+            #expect(throws: ImageCoreError.self) { try cache.removeAll() }
+            #expect(cache.entry(for: entries[0].url) != nil, "nothing removed")
         }
     }
 
