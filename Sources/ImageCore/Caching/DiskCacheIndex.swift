@@ -243,9 +243,7 @@ final class DiskCacheIndex: Sendable {
 
     /// Whether `name` has a row.
     func contains(_ name: String) throws -> Bool {
-        try database.inDatabase { db in
-            try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM entry WHERE name = ?"), arguments: [name]) ?? false
-        }
+        try database.inDatabase { db in try Transaction(db: db).contains(name) }
     }
 
     /// Every row's name.

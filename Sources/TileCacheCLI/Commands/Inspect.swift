@@ -57,11 +57,7 @@ extension TileCacheCommand {
                 throw InputError(expansion.caches.map { $0.notice(skipped: false) }.joined(separator: "\n"))
             }
             for cache in expansion.caches { console.err(cache.notice(skipped: true) + "\n") }
-            if !expansion.skipped.isEmpty {
-                let shown = expansion.skipped.prefix(20).map { "  \($0.path): \($0.why)\n" }.joined()
-                let more = expansion.skipped.count > 20 ? "  and \(expansion.skipped.count - 20) more\n" : ""
-                console.err("skipped \(expansion.skipped.count) \(expansion.skipped.count == 1 ? "entry" : "entries"):\n\(shown)\(more)")
-            }
+            if let notice = FileInspection.Expansion.Skipped.notice(expansion.skipped) { console.err(notice) }
             if expansion.items.isEmpty, !allowEmpty {
                 let searched = paths.filter { path in !expansion.caches.contains { $0.isArgument && $0.path == path } }
                 throw InputError("nothing to check: no files in \(searched.joined(separator: ", ")); pass --allow-empty to accept that")

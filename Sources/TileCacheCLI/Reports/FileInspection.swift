@@ -82,6 +82,14 @@ public enum FileInspection {
             public var path: String
             /// Why.
             public var why: String
+
+            /// What stderr says about `skipped` (the first 20 listed), for `inspect` and `thumbnail`; nil when empty.
+            public static func notice(_ skipped: [Skipped]) -> String? {
+                guard !skipped.isEmpty else { return nil }
+                let shown = skipped.prefix(20).map { "  \($0.path): \($0.why)\n" }.joined()
+                let more = skipped.count > 20 ? "  and \(skipped.count - 20) more\n" : ""
+                return "skipped \(skipped.count) \(skipped.count == 1 ? "entry" : "entries"):\n\(shown)\(more)"
+            }
         }
 
         /// A TileCache disk cache (or its entries directory), given or met while searching: not searched, since its

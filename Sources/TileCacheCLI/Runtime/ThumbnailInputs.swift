@@ -67,11 +67,6 @@ struct ThumbnailInputs: Sendable {
         }
     }
 
-    /// What stderr says about the skipped entries (the first 20), as `inspect` says it; nil when none were skipped.
-    var skippedNotice: String? {
-        guard !skipped.isEmpty else { return nil }
-        let shown = skipped.prefix(20).map { "  \($0.path): \($0.why)\n" }.joined()
-        let more = skipped.count > 20 ? "  and \(skipped.count - 20) more\n" : ""
-        return "skipped \(skipped.count) \(skipped.count == 1 ? "entry" : "entries"):\n\(shown)\(more)"
-    }
+    /// What stderr says about the skipped entries, as `inspect` says it; nil when none were skipped.
+    var skippedNotice: String? { FileInspection.Expansion.Skipped.notice(skipped) }
 }
