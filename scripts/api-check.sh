@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The API check (part of `make test`): schemathesis, a property-based API tester from PyPI, runs every operation of
-# docs/openapi.yaml against a real `tilecache serve` (release build) over the built-in origin, with generated valid and
-# invalid inputs, and fails on any server error or any answer the document does not describe (status, content type,
-# schema). Then real clients check the content codings: curl --compressed and Python's gzip and brotli decode the
-# catalogue to the same JSON, and the served /openapi.yaml is the document. Installs schemathesis into .build/api-venv.
+# docs/openapi.yaml against a real `tilecache serve` (the binary given as the argument, by default the debug build)
+# over the built-in origin, with generated valid and invalid inputs, and fails on any server error or any answer the
+# document does not describe (status, content type, schema). Then real clients check the content codings: curl
+# --compressed and Python's gzip and brotli decode the catalogue to the same JSON, and the served /openapi.yaml is the
+# document. Installs schemathesis into .build/api-venv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/origin.sh
@@ -12,8 +13,8 @@ if [ ! -x "$venv/bin/schemathesis" ] || ! "$venv/bin/python" -c "import brotli" 
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q "schemathesis==4.32.5" "brotli==1.1.0"
 fi
-tilecache=.build/release/tilecache
-[ -x "$tilecache" ] || { echo "api-check: build the release binary first (make release)" >&2; exit 1; }
+tilecache=${1:-.build/debug/tilecache}
+[ -x "$tilecache" ] || { echo "api-check: no tilecache binary at $tilecache (build it first: swift build --product tilecache)" >&2; exit 1; }
 work=$(mktemp -d /tmp/tilecache-api.XXXXXX)
 cleanup() { kill "${serve_pid:-}" "${origin_pid:-}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT

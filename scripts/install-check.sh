@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The install test (part of `make test`): `make install` into a temporary DESTDIR, then, in a private mount namespace
+# The install test (part of `make release-check`): `make install` into a temporary DESTDIR, then, in a private mount namespace
 # where the build folder and the Swift toolchain are hidden under empty tmpfs mounts and PATH holds only the installed
 # bin and /usr/bin:/bin, runs `tilecache --help`, `prefetch` against the installed binary's own origin, and `serve`
 # (the page, the JSON API and an image), and checks the man pages and shell completions landed where Debian looks.
@@ -10,7 +10,8 @@ repo=$(pwd)
 root=$(mktemp -d /tmp/tilecache-install.XXXXXX)
 trap 'rm -rf "$root"' EXIT
 prefix=/usr/local
-make --no-print-directory install DESTDIR="$root" PREFIX="$prefix" > "$root.log" 2>&1 || { cat "$root.log"; rm -f "$root.log"; exit 1; }
+# After `make release-check`'s own release build (INSTALL_CHECK_PREBUILT=1), `make install` does not run it again.
+make --no-print-directory install DESTDIR="$root" PREFIX="$prefix" ${INSTALL_CHECK_PREBUILT:+RELEASE_BUILD=true} > "$root.log" 2>&1 || { cat "$root.log"; rm -f "$root.log"; exit 1; }
 rm -f "$root.log"
 bin="$root$prefix/bin/tilecache"
 
