@@ -5,7 +5,8 @@ Starts the built-in origin and `tilecache serve` on free loopback ports, loads t
 DOM that: all 118 tiles show a loaded thumbnail; the detail view of iron shows its photo and fields; cesium's photo (the
 photo host spells it caesium) loads; thorium's detail view shows the placeholder; the page's ★ button toggles a
 favourite (POST, then DELETE by id) as the API sees it; the Favourites view follows the name as it is typed and removes
-a favourite; the list view sorts; at phone width (390 px) every column of the table can be scrolled into view.
+a favourite; the list view sorts; at phone width (390 px) every column of the table can be scrolled into view; a page
+on another origin cannot store a favourite, with or without a preflight.
 Saves a screenshot of each view (desktop and phone width) to the output folder.
 
 Usage: scripts/browser_check.py TILECACHE_BINARY OUTPUT_DIR
@@ -224,8 +225,41 @@ try:
     page.wait_for("document.querySelectorAll('.list li').length === 118", "list on a phone")
     page.wait_for("document.documentElement.scrollWidth <= window.innerWidth", "the list fits a phone's width")
     page.screenshot("phone-list.png")
+
+    # 7. A page on another origin (another port) tries to write: the requests a page may send with no preflight
+    #    (no-cors fetch with a text/plain, form or multipart body), a JSON fetch, which needs a preflight, and a DELETE.
+    #    None may store anything: the service refuses writes from origins it does not list (403) and bodies that are
+    #    not JSON (415).
+    attacker = os.path.join(work, "attacker")
+    os.makedirs(attacker)
+    with open(os.path.join(attacker, "index.html"), "w") as page_file:
+        page_file.write("""<!doctype html><title>attacker</title><script>
+const target = new URLSearchParams(location.search).get("target") + "/api/v1/favorites";
+const body = JSON.stringify({favoritedBy: "Mallory", elementName: "Iron", elementSymbol: "Fe"});
+const form = new FormData(); form.append("favoritedBy", "Mallory"); form.append("number", "26");
+Promise.allSettled([
+  fetch(target, {method: "POST", mode: "no-cors", headers: {"Content-Type": "text/plain"}, body}),
+  fetch(target, {method: "POST", mode: "no-cors", headers: {"Content-Type": "application/x-www-form-urlencoded"}, body}),
+  fetch(target, {method: "POST", mode: "no-cors", body: form}),
+  fetch(target, {method: "POST", headers: {"Content-Type": "application/json"}, body}),
+  fetch(target + "/1", {method: "DELETE", mode: "no-cors"}),
+]).then(results => { document.title = "sent " + results.map(r => r.status).join(","); });
+</script>""")
+    other = start([sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1", "--directory", attacker],
+                  r"\((http://\S+?)/\)")
+    page.call("Page.navigate", url=other + "/?" + urllib.parse.urlencode({"target": service}))
+    page.wait_for("document.title.startsWith('sent')", "the other origin's page sent its writes")
+    if api_favorites("Mallory"):
+        raise SystemExit(f"browser check FAILED: a page on {other} stored favourites: {api_favorites('Mallory')}")
+    # Not vacuous: the three no-cors POSTs reached the service and were refused there (the JSON POST stops at its
+    # preflight, and a no-cors DELETE is refused by the browser itself: no-cors allows GET, HEAD and POST only).
+    metrics = urllib.request.urlopen(service + "/metrics").read().decode()
+    refused = sum(float(line.rsplit(" ", 1)[1]) for line in metrics.splitlines()
+                  if line.startswith("tilecache_http_requests_total{") and 'status="403"' in line)
+    if refused != 3:
+        raise SystemExit(f"browser check FAILED: the other origin's three POSTs should have been answered 403, saw {refused:g}")
     print("browser check: passed (118 thumbnails loaded, detail view, cesium's photo, placeholder, favourite toggle, "
-          "favourites view follows the name and removes, list, phone table/detail/list)")
+          "favourites view follows the name and removes, list, phone table/detail/list, no write from another origin)")
 finally:
     for process in reversed(processes):
         process.terminate()

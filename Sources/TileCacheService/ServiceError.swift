@@ -116,6 +116,11 @@ extension ServiceError {
         public static let bodyTooLarge = Reason(rawValue: "body-too-large")
         public static let database = Reason(rawValue: "database")
 
+        /// A write from a page on another origin that `--cors-origin` does not list (403).
+        public static let crossOriginWrite = Reason(rawValue: "cross-origin-write")
+        /// A body that is not JSON by its `Content-Type` (415).
+        public static let badContentType = Reason(rawValue: "bad-content-type")
+
         // Writes with --write-token.
         public static let missingToken = Reason(rawValue: "missing-token")
         public static let badToken = Reason(rawValue: "bad-token")

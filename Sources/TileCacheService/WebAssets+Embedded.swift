@@ -631,7 +631,9 @@ paths:
               schema: { $ref: "#/components/schemas/Favorite" }
         "400": { $ref: "#/components/responses/Error" }
         "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Error" }
         "413": { $ref: "#/components/responses/Error" }
+        "415": { $ref: "#/components/responses/Error" }
         "422": { $ref: "#/components/responses/Error" }
         "503": { $ref: "#/components/responses/Unavailable" }
   /api/v1/favorites/{id}:
@@ -673,8 +675,10 @@ paths:
               schema: { $ref: "#/components/schemas/Favorite" }
         "400": { $ref: "#/components/responses/Error" }
         "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
         "413": { $ref: "#/components/responses/Error" }
+        "415": { $ref: "#/components/responses/Error" }
         "422": { $ref: "#/components/responses/Error" }
         "503": { $ref: "#/components/responses/Unavailable" }
     delete:
@@ -691,6 +695,7 @@ paths:
             application/json:
               schema: { $ref: "#/components/schemas/Favorite" }
         "401": { $ref: "#/components/responses/Unauthorized" }
+        "403": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
         "503": { $ref: "#/components/responses/Unavailable" }
   /api/v1/stats:

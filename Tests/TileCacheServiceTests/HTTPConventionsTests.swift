@@ -112,8 +112,9 @@ struct HTTPConventionsTests {
             let preflightPost = try await client.execute(uri: "/api/v1/favorites", method: .options,
                                                          headers: [.origin: "http://localhost:5173", .accessControlRequestMethod: "POST"])
             #expect(preflightPost.headers[.accessControlAllowOrigin] == nil)
+            // An answer to a request without Origin may be cached and given to a page: it carries the header too.
             let sameOrigin = try await client.execute(uri: "/api/v1/elements/1", method: .get)
-            #expect(sameOrigin.headers[.accessControlAllowOrigin] == nil)
+            #expect(sameOrigin.headers[.accessControlAllowOrigin] == "*")
         }
         let listed = try CORSPolicy(parsing: "http://localhost:5173, https://app.example.com")
         try await withService(try await .start { $0.cors = listed }) { client, _ in
@@ -129,9 +130,53 @@ struct HTTPConventionsTests {
             #expect(post.headers[values: .vary].joined(separator: ",").contains("Origin"))
             let stranger = try await client.execute(uri: "/api/v1/elements/1", method: .get, headers: [.origin: "https://evil.example"])
             #expect(stranger.headers[.accessControlAllowOrigin] == nil)
+            // Answers differ by Origin, so every answer says so, including those to requests without one: a shared
+            // cache must not give the copy made for curl (no Access-Control-Allow-Origin) to the allowed app.
+            for path in ["/api/v1/elements/1", "/iron.jpg", "/api/v1/elements/999"] {
+                let plain = try await client.execute(uri: path, method: .get)
+                #expect(plain.headers[values: .vary].joined(separator: ",").contains("Origin"), "\(path)")
+                #expect(plain.headers[.accessControlAllowOrigin] == nil, "\(path)")
+            }
         }
         #expect(throws: ServiceConfigurationError.self) { try CORSPolicy(parsing: "localhost:5173") }
         #expect(throws: ServiceConfigurationError.self) { try CORSPolicy(parsing: "https://app.example.com/path") }
+    }
+
+    @Test("cross-site writes: a body that is not JSON is 415, and a write from a page on an origin --cors-origin does not list is 403; nothing is stored",
+          arguments: ["*", "none", "https://app.example.com"])
+    func crossSiteWrites(cors: String) async throws {
+        try await withService(try await .start { $0.cors = try! CORSPolicy(parsing: cors) }) { client, _ in
+            let body = ByteBuffer(string: #"{"favoritedBy":"Mallory","elementName":"Iron","elementSymbol":"Fe"}"#)
+            // What a page can send without a preflight: text/plain, a form, multipart, or no type. Refused even from
+            // a client that sends no Origin (a browser always does; a page on another origin is refused below).
+            for type in ["text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded",
+                         "multipart/form-data; boundary=x", nil] {
+                var headers: HTTPFields = [:]
+                if let type { headers[.contentType] = type }
+                let post = try await client.execute(uri: "/api/v1/favorites", method: .post, headers: headers, body: body)
+                #expect(post.status == .unsupportedMediaType && post.errorReason == "bad-content-type", "\(type ?? "none")")
+                #expect(String(buffer: post.body).contains(type.map { "'\($0)'" } ?? "none"))
+            }
+            // JSON from a page on another origin: only a listed origin may write.
+            for origin in ["https://evil.example", "null", "https://app.example.com.evil.example"] {
+                let post = try await client.execute(uri: "/api/v1/favorites", method: .post,
+                                                    headers: [.origin: origin, .contentType: "application/json"], body: body)
+                #expect(post.status == .forbidden && post.errorReason == "cross-origin-write", "\(origin)")
+                let delete = try await client.execute(uri: "/api/v1/favorites/1", method: .delete, headers: [.origin: origin])
+                #expect(delete.status == .forbidden, "\(origin)")
+            }
+            let listed = try await client.execute(uri: "/api/v1/favorites", method: .post,
+                                                  headers: [.origin: "https://APP.example.com", .contentType: "application/json; charset=utf-8"], body: body)
+            #expect(listed.status == (cors == "https://app.example.com" ? .created : .forbidden))
+            // The service's own page (Origin names the host the request went to), and clients that send no Origin.
+            let ownPage = try await client.execute(uri: "/api/v1/favorites", method: .post,
+                                                   headers: [HTTPField.Name("Host")!: "tiles.example:8080", .origin: "http://tiles.example:8080", .contentType: "application/json"], body: body)
+            #expect(ownPage.status == .created)
+            let curl = try await client.execute(uri: "/api/v1/favorites", method: .post, headers: [.contentType: "application/vnd.api+json"], body: body)
+            #expect(curl.status == .created)
+            let stored = try #require(try await client.execute(uri: "/api/v1/favorites", method: .get).jsonArray)
+            #expect(stored.count == (cors == "https://app.example.com" ? 3 : 2))
+        }
     }
 
     @Test("X-Request-ID: a client's sensible ID is echoed; a missing or unsafe one is replaced by a new one")

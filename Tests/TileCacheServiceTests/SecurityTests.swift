@@ -33,4 +33,51 @@ struct ServiceSecurityTests {
             #expect(origin.statistics.requests == 0)
         }
     }
+
+    @Test("favourites: error bodies name no Swift internals; favoritedBy's limit counts scalars; control characters and bidi overrides are refused")
+    func favoriteBodies() async throws {
+        try await withService(try await .start()) { client, _ in
+            func post(_ bytes: [UInt8]) async throws -> TestResponse {
+                try await client.execute(uri: "/api/v1/favorites", method: .post, headers: [.contentType: "application/json"],
+                                         body: ByteBuffer(bytes: bytes))
+            }
+            func post(_ text: String) async throws -> TestResponse { try await post(Array(text.utf8)) }
+            let internals = ["DecodingError", "Dictionary<", "Swift.", "typeMismatch", "codingPath"]
+            let hostile: [[UInt8]] = [
+                Array(#"{"favoritedBy": 1e309, "number": 26}"#.utf8),
+                Array(#"{"favoritedBy": "Ada", "number": 1e309}"#.utf8),
+                Array(#"{"favoritedBy": "A"#.utf8) + [0xC3, 0x28] + Array(#"", "number": 26}"#.utf8),
+                [0xFF, 0xFE, 0x7B, 0x7D],
+            ]
+            for bytes in hostile {
+                let response = try await post(bytes)
+                let text = String(decoding: response.body.readableBytesView, as: UTF8.self)
+                #expect(response.status == .badRequest, "\(bytes.prefix(40))")
+                #expect(!internals.contains { text.contains($0) }, "\(text)")
+            }
+            let accents = "a" + String(repeating: "\u{301}", count: 5_000)
+            let long = try await post(#"{"favoritedBy": "\#(accents)", "number": 26}"#)
+            #expect(long.status == .badRequest && long.errorReason == "field-too-long")
+            for unsafe in ["Ada\\u0000Lovelace", "\u{202E}ecalevoL adA", "Ada\u{2066}x\u{2069}", "Ada\\u0007"] {
+                let response = try await post(#"{"favoritedBy": "\#(unsafe)", "number": 26}"#)
+                #expect(response.status == .badRequest && response.errorReason == "bad-field", "\(unsafe)")
+            }
+            #expect(try await post(#"{"favoritedBy": "Ad\#u{E0}\#u{301} Lov\#u{E9}lace", "number": 26}"#).status == .created)
+            #expect(try await client.execute(uri: "/api/v1/favorites", method: .get).jsonArray?.count == 1)
+        }
+    }
+
+    @Test("the page and its files: a CSP with no inline script and no framing, X-Frame-Options DENY, nosniff",
+          arguments: ["/", "/app.js", "/app.css", "/openapi.yaml"])
+    func pageHeaders(path: String) async throws {
+        try await withService(try await .start()) { client, _ in
+            let response = try await client.execute(uri: path, method: .get)
+            let csp = try #require(response.headers[.contentSecurityPolicy])
+            #expect(csp.contains("default-src 'self'") && csp.contains("frame-ancestors 'none'") && !csp.contains("unsafe-inline"))
+            #expect(response.headers[HTTPField.Name("X-Frame-Options")!] == "DENY")
+            #expect(response.headers[HTTPField.Name("X-Content-Type-Options")!] == "nosniff")
+            let trace = try await client.execute(uri: path, method: .trace)
+            #expect(trace.status == .methodNotAllowed && trace.headers[.allow] == "GET, HEAD")
+        }
+    }
 }

@@ -33,7 +33,8 @@ final class AllowedMethods: RouterMethods {
 
     /// Answers every method a path lacks with 405 and `Allow`. Call once, after the last collection.
     func answerOtherMethods() {
-        let all: [HTTPRequest.Method] = [.get, .head, .post, .put, .delete, .patch, .options]
+        // TRACE too: it echoes a request (headers and all) back to the caller, which the service never does.
+        let all: [HTTPRequest.Method] = [.get, .head, .post, .put, .delete, .patch, .options, .trace]
         for path in order {
             let allowed = methods[path]!
             let allow = all.filter(allowed.contains).map(\.rawValue).joined(separator: ", ")

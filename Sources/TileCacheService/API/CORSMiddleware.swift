@@ -59,6 +59,22 @@ public struct CORSPolicy: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// Whether a page on `origin` may write (POST, PUT, PATCH, DELETE): a page served by this service itself (its
+    /// origin names the authority the request was sent to, `host`), or one of the listed origins. A wildcard or `none`
+    /// never lets another origin write, and neither does the opaque origin `null` (sandboxed frames, `file:` pages).
+    ///
+    /// Browsers send `Origin` with every such request, including `no-cors` ones that need no preflight (a form, or a
+    /// `fetch` with a `text/plain` body), so refusing on it stops cross-site writes whatever the request looks like.
+    func allowsWrite(from origin: String, host: String?) -> Bool {
+        let lowered = origin.lowercased()
+        if let host, let authority = lowered.split(separator: "://", maxSplits: 1).dropFirst().first,
+           authority == host.lowercased() {
+            return true
+        }
+        if case .listed(let set) = origins { return set.contains(lowered) }
+        return false
+    }
+
     /// The `Access-Control-Allow-Origin` value for a request from `origin`; nil when it is not allowed.
     func allowOrigin(for origin: String) -> String? {
         switch origins {
@@ -84,15 +100,18 @@ struct CORSMiddleware<Context: RequestContext>: RouterMiddleware {
     static var exposedHeaders: String { "ETag, Retry-After, X-Request-ID, X-TileCache-Source, X-Total-Count" }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let origin = request.headers[.origin], policy.origins != .none else {
-            return try await next(request, context)
+        let origin = request.headers[.origin]
+        if let origin, WriteTokenMiddleware<Context>.writeMethods.contains(request.method),
+           !policy.allowsWrite(from: origin, host: request.head.authority) {
+            throw ServiceError(.forbidden, reason: .crossOriginWrite,
+                               message: "a page on '\(origin.prefix(100))' may not write here: only this service's own pages and the origins given to --cors-origin may")
         }
-        let allowed = policy.allowOrigin(for: origin)
-        if request.method == .options, let asked = request.headers[.accessControlRequestMethod] {
+        guard policy.origins != .none else { return try await next(request, context) }
+        if let origin, request.method == .options, let asked = request.headers[.accessControlRequestMethod] {
             // A preflight: allowed origins learn the methods and headers; others get no CORS headers, so the browser
             // stops the request.
             var headers: HTTPFields = [.vary: "Origin"]
-            if let allowed, policy.methods.contains(where: { $0.rawValue == asked }) {
+            if let allowed = policy.allowOrigin(for: origin), policy.methods.contains(where: { $0.rawValue == asked }) {
                 headers[.accessControlAllowOrigin] = allowed
                 headers[.accessControlAllowMethods] = policy.methods.map(\.rawValue).joined(separator: ", ")
                 headers[.accessControlAllowHeaders] = Self.allowedHeaders
@@ -101,15 +120,29 @@ struct CORSMiddleware<Context: RequestContext>: RouterMiddleware {
             return Response(status: .noContent, headers: headers)
         }
         var response = try await next(request, context)
-        Self.allow(allowed, in: &response.headers)
+        Self.decorate(&response.headers, origin: origin, policy: policy)
         return response
     }
 
-    /// Adds the CORS headers of an answer (not a preflight) to `headers`, for a request from an allowed origin.
-    static func allow(_ allowed: String?, in headers: inout HTTPFields) {
-        guard let allowed else { return }
-        headers[.accessControlAllowOrigin] = allowed
-        headers[.accessControlExposeHeaders] = exposedHeaders
-        if allowed != "*" { headers.append(HTTPField(name: .vary, value: "Origin")) }
+    /// Adds the CORS headers of an answer (not a preflight) to `headers`, whether the request came from a page or not:
+    /// a shared cache may store an answer made for one client and give it to another, so the answer must be right for
+    /// both. With `*`, every answer says `Access-Control-Allow-Origin: *`; with listed origins, every answer says
+    /// `Vary: Origin`, and those to an allowed page name it.
+    static func decorate(_ headers: inout HTTPFields, origin: String?, policy: CORSPolicy) {
+        switch policy.origins {
+        case .none:
+            return
+        case .any:
+            headers[.accessControlAllowOrigin] = "*"
+            headers[.accessControlExposeHeaders] = exposedHeaders
+        case .listed:
+            if !headers[values: .vary].contains(where: { $0.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces).lowercased() == "origin" } }) {
+                headers.append(HTTPField(name: .vary, value: "Origin"))
+            }
+            if let origin, let allowed = policy.allowOrigin(for: origin) {
+                headers[.accessControlAllowOrigin] = allowed
+                headers[.accessControlExposeHeaders] = exposedHeaders
+            }
+        }
     }
 }

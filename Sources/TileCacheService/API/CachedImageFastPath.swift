@@ -40,9 +40,7 @@ struct CachedImageFastPath: Sendable {
               let answer = elements.cachedAnswer(uri, headers: request.headerFields, element: element, kind: kind) else { return nil }
         metrics.requestStarted()
         var response = answer.response
-        if let origin = request.headerFields[.origin], cors.origins != .none {
-            CORSMiddleware<BasicRequestContext>.allow(cors.allowOrigin(for: origin), in: &response.headers)
-        }
+        CORSMiddleware<BasicRequestContext>.decorate(&response.headers, origin: request.headerFields[.origin], policy: cors)
         let id = RequestLogMiddleware<BasicRequestContext>.requestID(request.headerFields)
         response.headers[RequestLogMiddleware<BasicRequestContext>.header] = id
         let elapsed = ContinuousClock.now - started

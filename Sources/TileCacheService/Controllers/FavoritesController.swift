@@ -65,7 +65,17 @@ struct FavoritesController: Sendable {
         ServiceError(.notFound, reason: .unknownFavorite, message: "no favourite with id '\(id.prefix(64))'")
     }
 
+    /// The body of a POST or PUT, which must say it is JSON (`application/json`, or `application/…+json`; parameters
+    /// such as `charset` are fine). The check is not about parsing: a page may send a `text/plain`, form or multipart
+    /// body to another origin without a preflight, so refusing those refuses the writes a page could make unseen.
     private func body(of request: Request) async throws(ServiceError) -> Data {
+        let mediaType = (request.headers[.contentType] ?? "").split(separator: ";", maxSplits: 1).first
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        guard mediaType == "application/json" || (mediaType.hasPrefix("application/") && mediaType.hasSuffix("+json")) else {
+            let given = request.headers[.contentType].map { "'\($0.prefix(100))'" } ?? "none"
+            throw ServiceError(.unsupportedMediaType, reason: .badContentType,
+                               message: "send the favourite as JSON, with Content-Type: application/json (the request's Content-Type: \(given))")
+        }
         do {
             return Data(buffer: try await request.body.collect(upTo: FavoriteBody.maxBytes))
         } catch {

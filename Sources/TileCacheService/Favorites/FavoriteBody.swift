@@ -13,7 +13,8 @@ import HTTPTypes
 enum FavoriteBody {
     /// Largest body accepted (413 beyond).
     static let maxBytes = 64 * 1024
-    /// Longest `favoritedBy`, in characters.
+    /// Longest `favoritedBy`, in Unicode scalars: a limit on grapheme clusters would let one "character" carry
+    /// thousands of combining marks.
     static let maxNameLength = 100
     /// Keys the server sets, whatever was posted.
     static let serverKeys: Set<String> = ["id", "createdAt"]
@@ -59,8 +60,15 @@ enum FavoriteBody {
         guard !person.isEmpty else {
             throw ServiceError(.badRequest, reason: .missingField, message: "favoritedBy is required (a non-empty string)")
         }
-        guard person.count <= maxNameLength else {
-            throw ServiceError(.badRequest, reason: .fieldTooLong, message: "favoritedBy is longer than \(maxNameLength) characters")
+        guard person.unicodeScalars.count <= maxNameLength else {
+            throw ServiceError(.badRequest, reason: .fieldTooLong,
+                               message: "favoritedBy is longer than \(maxNameLength) characters (Unicode scalars: combining marks count)")
+        }
+        if let index = person.unicodeScalars.firstIndex(where: Self.isUnsafeInName) {
+            let scalar = person.unicodeScalars[index]
+            let position = person.unicodeScalars.distance(from: person.unicodeScalars.startIndex, to: index) + 1
+            throw ServiceError(.badRequest, reason: .badField,
+                               message: "favoritedBy may not hold control characters or bidirectional overrides (U+\(String(format: "%04X", scalar.value)) at position \(position))")
         }
         object["favoritedBy"] = .string(person)
         let element = try namedElement(object, catalogue: catalogue)
@@ -87,7 +95,7 @@ enum FavoriteBody {
                 given = String(number)
                 element = Int(exactly: number).flatMap(catalogue.element(number:))
             } else {
-                guard let text = value.string?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty, text.count <= 64 else {
+                guard let text = value.string?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty, text.unicodeScalars.count <= 64 else {
                     throw ServiceError(.badRequest, reason: .badField, message: "\(key) must be a non-empty string of at most 64 characters")
                 }
                 given = text
@@ -122,10 +130,17 @@ enum FavoriteBody {
         return object
     }
 
+    /// Control characters (C0, DEL, C1: NUL among them) and the bidirectional embeddings, overrides and isolates
+    /// (U+202A-U+202E, U+2066-U+2069), which make a name display as something else.
+    static func isUnsafeInName(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.properties.generalCategory == .control || (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
+    }
+
+    /// Why the body is not JSON, in the parser's words when it located a syntax error; never a Swift type name.
     private static func describe(_ error: any Error) -> String {
-        if case DecodingError.dataCorrupted(let context) = error {
-            return (context.underlyingError as NSError?)?.localizedDescription ?? context.debugDescription
+        if case DecodingError.dataCorrupted(let context) = error, let underlying = context.underlyingError as NSError? {
+            return underlying.localizedDescription
         }
-        return "\(error)"
+        return "it holds a number JSON cannot carry in 64 bits (such as 1e309) or text that is not UTF-8"
     }
 }
