@@ -91,7 +91,7 @@ extension ElementsController {
         self.init(catalogue: dependencies.catalogue, builder: configuration.builder, pipeline: dependencies.pipeline,
                   photos: dependencies.photos, metrics: dependencies.metrics, trace: dependencies.trace,
                   maxAgeSeconds: configuration.maxAgeSeconds, signer: configuration.signer,
-                  allowedWidths: configuration.allowedWidths, logger: dependencies.logger)
+                  allowedWidths: configuration.allowedWidths, publicURL: configuration.publicURL, logger: dependencies.logger)
     }
 }
 

@@ -34,6 +34,27 @@ public struct ServiceConfiguration: Sendable {
     /// The widths (after `dpr`) variants may have; others are 400 `width-not-allowed`. Nil: any width.
     public var allowedWidths: Set<Int>?
 
+    /// The service's address as clients reach it (`https://tiles.example.com`, or with a path prefix behind a proxy),
+    /// from which the JSON's absolute URLs (`thumbnail_url`, `image_url`) are made. Nil: those URLs are paths
+    /// (`/api/v1/elements/26/thumbnail`), never made from the request's `Host`, which a client chooses: behind a shared
+    /// cache one request with `Host: evil.example` would otherwise set the URLs every client gets.
+    public var publicURL: String?
+
+    /// `url` when it can be `--public-url`: `http` or `https`, a host, an optional port and path, no query, fragment
+    /// or user; a trailing `/` is dropped.
+    ///
+    /// - Throws: `ServiceConfigurationError` naming the value and what is wrong with it.
+    public static func publicURL(parsing url: String) throws(ServiceConfigurationError) -> String {
+        var text = url.trimmingCharacters(in: .whitespaces)
+        while text.hasSuffix("/") { text.removeLast() }
+        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
+              ["http", "https"].contains(scheme), let host = components.host, !host.isEmpty,
+              components.query == nil, components.fragment == nil, components.user == nil, components.password == nil else {
+            throw ServiceConfigurationError("--public-url: '\(url)' is not a URL the service can be reached at (http or https://host[:port][/path], no query)")
+        }
+        return text
+    }
+
     /// With a token, POST, PUT, PATCH and DELETE need `Authorization: Bearer <token>` (401 otherwise); nil: writes are
     /// open, as the seed's mock API was.
     public var writeToken: String?

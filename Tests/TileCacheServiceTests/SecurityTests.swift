@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 import TileCacheOrigin
+import TileCacheService
 import TestSupport
 
 /// The service fetches only catalogue images from its configured bases: nothing in a request can make it fetch
@@ -79,5 +80,27 @@ struct ServiceSecurityTests {
             let trace = try await client.execute(uri: path, method: .trace)
             #expect(trace.status == .methodNotAllowed && trace.headers[.allow] == "GET, HEAD")
         }
+    }
+
+    @Test("the JSON's image URLs are never made from the request's Host: paths by default, --public-url's base when given")
+    func hostHeaderCannotSteerURLs() async throws {
+        let poisoned: HTTPFields = [HTTPField.Name("Host")!: "evil.example.com", HTTPField.Name("X-Forwarded-Host")!: "evil.example.com"]
+        try await withService(try await .start()) { client, _ in
+            for uri in ["/api/v1/elements/11", "/api/v1/elements"] {
+                let response = try await client.execute(uri: uri, method: .get, headers: poisoned)
+                let text = String(buffer: response.body)
+                #expect(response.status == .ok && !text.contains("evil.example.com"), "\(uri)")
+                #expect(text.contains(#""thumbnail_url":"\/api\/v1\/elements\/11\/thumbnail""#) || text.contains(#""thumbnail_url":"/api/v1/elements/11/thumbnail""#), "\(uri)")
+            }
+        }
+        try await withService(try await .start { $0.publicURL = try! ServiceConfiguration.publicURL(parsing: "https://tiles.example.com/") }) { client, _ in
+            let sodium = try #require(try await client.execute(uri: "/api/v1/elements/11", method: .get, headers: poisoned).json)
+            #expect(sodium["thumbnail_url"] as? String == "https://tiles.example.com/api/v1/elements/11/thumbnail")
+            #expect(sodium["image_url"] as? String == "https://tiles.example.com/api/v1/elements/11/image")
+        }
+        for bad in ["tiles.example.com", "ftp://tiles.example.com", "https://tiles.example.com/?x=1", "https://user@tiles.example.com", "https://"] {
+            #expect(throws: ServiceConfigurationError.self, "\(bad)") { try ServiceConfiguration.publicURL(parsing: bad) }
+        }
+        #expect(try ServiceConfiguration.publicURL(parsing: "http://127.0.0.1:8080/tiles/") == "http://127.0.0.1:8080/tiles")
     }
 }

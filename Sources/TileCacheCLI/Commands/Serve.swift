@@ -82,6 +82,10 @@ extension TileCacheCommand {
                                    valueName: "origins"))
         var corsOrigin = "*"
 
+        @Option(help: ArgumentHelp("The service's address as clients reach it (https://tiles.example.com); the JSON's thumbnail_url and image_url start with it (default: they are paths, never made from a request's Host header).",
+                                   valueName: "url"))
+        var publicURL: String?
+
         @Option(help: ArgumentHelp("Serve HTTPS (and HTTP/2 by ALPN) with this PEM certificate chain; needs --tls-key.", valueName: "file"))
         var tlsCert: String?
 
@@ -110,7 +114,12 @@ extension TileCacheCommand {
             guard (0...100_000).contains(resizeQueue) else { throw ValidationError("--resize-queue must be 0...100000, got \(resizeQueue)") }
             if let writeToken, writeToken.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("--write-token is empty: give a token, or leave it out") }
             _ = try cors()
+            _ = try publicBase()
             _ = try tls()
+        }
+
+        func publicBase() throws -> String? {
+            do { return try publicURL.map(ServiceConfiguration.publicURL(parsing:)) } catch { throw ValidationError(error.description) }
         }
 
         func cors() throws -> CORSPolicy {
@@ -199,6 +208,7 @@ extension TileCacheCommand {
             configuration.pipeline.maxQueuedProcessing = resizeQueue
             configuration.writeToken = writeToken
             configuration.cors = try cors()
+            configuration.publicURL = try publicBase()
             configuration.tls = try tls()
             configuration.logRequests = verbose || logFormat == .json
             configuration.fastPath = fastPath

@@ -27,6 +27,8 @@ struct ElementsController: Sendable {
     let signer: URLSigner?
     /// The widths variants may have, when restricted.
     let allowedWidths: Set<Int>?
+    /// The base of the JSON's absolute URLs (`--public-url`); nil: paths.
+    let publicURL: String?
     let logger: Logger
 
     /// The seed API's first list holds elements 1 to 100; `elements_remaining` holds the rest.
@@ -59,7 +61,7 @@ struct ElementsController: Sendable {
     }
 
     private func list(_ request: Request, numbers: ClosedRange<Int>) throws -> Response {
-        let base = Self.baseURL(of: request)
+        let base = publicURL ?? ""
         let records = catalogue.elements.filter { numbers.contains($0.number) }
             .map { ElementRecord.make($0, baseURL: base, hasImage: hasImage($0)) }
         let query = try ListQuery(QueryItems(request.uri.query), fields: ElementRecord.fields)
@@ -71,7 +73,7 @@ struct ElementsController: Sendable {
 
     private func one(_ request: Request, _ context: BasicRequestContext) throws -> Response {
         let element = try element(context.parameters.get("id") ?? "")
-        return try JSONResponse.make(ElementRecord.make(element, baseURL: Self.baseURL(of: request), hasImage: hasImage(element)))
+        return try JSONResponse.make(ElementRecord.make(element, baseURL: publicURL ?? "", hasImage: hasImage(element)))
     }
 
     /// Whether a photo of `element` is served: none for 90 and up, nor where the photo host answered 404.
@@ -339,13 +341,6 @@ struct ElementsController: Sendable {
             throw ServiceError(.notFound, reason: .unknownElement, message: "no photo '\(name.prefix(64)).jpg'\(hint)")
         }
         return element
-    }
-
-    /// `http://<Host>` of the request, so catalogue URLs point back at this service; empty when there is no Host.
-    static func baseURL(of request: Request) -> String {
-        guard let authority = request.head.authority, !authority.isEmpty,
-              authority.allSatisfy({ $0.isLetter || $0.isNumber || ".-:[]".contains($0) }) else { return "" }
-        return "http://\(authority)"
     }
 }
 
