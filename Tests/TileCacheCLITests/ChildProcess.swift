@@ -21,6 +21,8 @@ final class ChildProcess: Sendable {
     }
 
     private let pid: pid_t
+    /// The child's process ID.
+    var processID: pid_t { pid }
     private let arguments: [String]
     private let directory: String
     private let output = NIOLockedValueBox<(out: String, err: String)>(("", ""))

@@ -103,4 +103,28 @@ struct ServeMessagesTests {
             }
         }
     }
+
+    @Test("secrets from a file: --config's write-token and signing-key take effect, and the process's command line shows neither")
+    func secretsFromAFile() async throws {
+        try await withTemporaryDirectory { directory in
+            let secrets = directory + "/secrets.yaml"
+            try "serve:\n  write-token: s3cret-from-file\n  signing-key: \"00112233445566778899aabbccddeeff\"\n"
+                .write(toFile: secrets, atomically: true, encoding: .utf8)
+            let child = try ChildProcess(["serve", "--config", secrets, "--port", "0", "--cache-dir", directory + "/cache"])
+            let out = try await child.waitForOutput(containing: "serving on http://127.0.0.1:")
+            let port = try #require(out.split(separator: "127.0.0.1:").dropFirst().first.flatMap { Int($0.prefix { $0.isNumber }) })
+            let commandLine = try #require(FileManager.default.contents(atPath: "/proc/\(child.processID)/cmdline"))
+            let shown = String(decoding: commandLine, as: UTF8.self)
+            #expect(shown.contains("secrets.yaml") && !shown.contains("s3cret") && !shown.contains("00112233"), "\(shown)")
+            var delete = TransferRequest(url: "http://127.0.0.1:\(port)/api/v1/favorites/1")
+            delete.method = .delete
+            #expect(try await TransferEngine().perform(delete).status == 401, "the file's write token protects writes")
+            delete.headers = [.init("Authorization", "Bearer s3cret-from-file")]
+            #expect(try await TransferEngine().perform(delete).status == 404, "the file's token is accepted (no favourite 1)")
+            let variant = try await TransferEngine().perform(TransferRequest(url: "http://127.0.0.1:\(port)/api/v1/elements/26/thumbnail?w=64"))
+            #expect(variant.status == 403, "the file's signing key makes signatures required")
+            child.send(SIGTERM)
+            #expect(try await child.wait() == 0)
+        }
+    }
 }
