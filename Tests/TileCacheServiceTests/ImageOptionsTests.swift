@@ -93,6 +93,36 @@ struct ImageOptionsTests {
         }
     }
 
+    @Test("a variant is the same bytes however it was made: cold, or from an original already in memory (one ETag, one body)")
+    func variantsAreDeterministic() async throws {
+        let queries = ["w=96", "w=64&format=png", "w=200&h=100&fit=cover", "w=50&dpr=2", "w=300&q=60"]
+        let paths = ["/api/v1/elements/30/image", "/api/v1/elements/79/thumbnail", "/api/v1/elements/26/image"]
+        // Cold: the variant is made from the download (whose pixels were decoded to validate it).
+        let made = try await withService(try await .start()) { client, _ in
+            var made: [String: (etag: String?, bytes: [UInt8])] = [:]
+            for path in paths {
+                for query in queries {
+                    let response = try await client.execute(uri: "\(path)?\(query)", method: .get)
+                    #expect(response.status == .ok)
+                    made["\(path)?\(query)"] = (response.headers[.eTag], response.bytes)
+                }
+            }
+            return made
+        }
+        // Warm: another service (its own caches) fetches each original first, then the variants from it.
+        try await withService(try await .start()) { client, _ in
+            for path in paths {
+                #expect(try await client.execute(uri: path, method: .get).status == .ok)
+                for query in queries {
+                    let response = try await client.execute(uri: "\(path)?\(query)", method: .get)
+                    let cold = try #require(made["\(path)?\(query)"])
+                    #expect(response.headers[.eTag] == cold.etag, "\(path)?\(query)")
+                    #expect(response.bytes.elementsEqual(cold.bytes), "\(path)?\(query): \(response.bytes.count) bytes warm, \(cold.bytes.count) cold")
+                }
+            }
+        }
+    }
+
     @Test("ETags are per variant; a 304 for a variant is answered from its source's validators, without resizing")
     func conditional() async throws {
         // A memory tier too small to hold anything, and the variants removed from disk below: every variant GET resizes

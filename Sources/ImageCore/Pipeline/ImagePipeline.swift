@@ -259,10 +259,12 @@ public final class ImagePipeline: Sendable {
         let variant: ProcessedImage
         do throws(ImageCoreError) {
             variant = try await limitProcessing(servedBy) { () async throws(ImageCoreError) -> ProcessedImage in try await BlockingWork.run { [inspector = configuration.inspector, processing = request.processing] () throws(ImageCoreError) in
-                // One decode: the pixels the load had (a download is decoded to validate it), else the bytes decoded at
-                // the DCT scale that leaves the reduce a factor of three (ImageProcessor.shrinkOnLoad).
+                // The bytes decoded at the DCT scale that leaves the reduce a factor of three (ImageProcessor.shrinkOnLoad),
+                // however the source was loaded, so the variant is the same bytes cold or warm; the pixels the load had
+                // (a download is decoded to validate it) only for a PNG without a profile to convert, whose decode is
+                // the same either way, or a source without bytes.
                 let bytes = source.bytes.map { Array($0.readableBytesView) }
-                if let image = source.image, !(bytes.map(ImageProcessor.needsOwnDecode) ?? false) {
+                if let image = source.image, !(bytes.map(ImageProcessor.makesVariantFromOwnDecode) ?? false) {
                     // The orientation from the bytes when they are at hand: a disk entry written before orientation was
                     // recorded does not have it.
                     var header = source.header

@@ -71,6 +71,15 @@ public enum ImageProcessor {
         }
     }
 
+    /// Whether a variant of `bytes` is made from a decode of its own rather than from the pixels decoded to validate
+    /// them: every JPEG, decoded at its shrink-on-load DCT scale (`decode(_:for:subject:inspector:)`) as it is when the
+    /// variant is made later from cached bytes, so a variant's bytes depend only on its source's bytes and the options
+    /// (its ETag names exactly those: a cold miss once gave 1,397 bytes and a warm one 1,398 under one ETag); and an
+    /// image with an ICC profile to convert (`needsOwnDecode`).
+    public static func makesVariantFromOwnDecode(_ bytes: [UInt8]) -> Bool {
+        ImageFormat.sniff(bytes) == .jpeg || needsOwnDecode(bytes)
+    }
+
     /// Whether pixels decoded for validation cannot stand in for `bytes` when making a variant: a JPEG or PNG with an
     /// ICC profile to convert (Adobe RGB, Display P3, CMYK) is decoded again, colour-managed. (Validation decodes as djpeg
     /// does; most profiles are sRGB's, and then its pixels are used as they are.)
