@@ -6,7 +6,8 @@ DOM that: all 118 tiles show a loaded thumbnail; the detail view of iron shows i
 photo host spells it caesium) loads; thorium's detail view shows the placeholder; the page's ★ button toggles a
 favourite (POST, then DELETE by id) as the API sees it; the Favourites view follows the name as it is typed and removes
 a favourite; the list view sorts; at phone width (390 px) every column of the table can be scrolled into view; a page
-on another origin cannot store a favourite, with or without a preflight.
+on another origin cannot store a favourite, with or without a preflight; on a service with --write-token, the ★ asks
+for the token and saves once it is typed in the page.
 Saves a screenshot of each view (desktop and phone width) to the output folder.
 
 Usage: scripts/browser_check.py TILECACHE_BINARY OUTPUT_DIR
@@ -258,8 +259,32 @@ Promise.allSettled([
                   if line.startswith("tilecache_http_requests_total{") and 'status="403"' in line)
     if refused != 3:
         raise SystemExit(f"browser check FAILED: the other origin's three POSTs should have been answered 403, saw {refused:g}")
+    # 8. A service with --write-token: the ★ says a token is needed and shows the field; with the token typed there,
+    #    it saves.
+    protected = start([binary, "serve", "--port", "0", "--cache-dir", os.path.join(work, "cache-token"),
+                       "--db", os.path.join(work, "favorites-token.sqlite"), "--tiles-base", tiles, "--images-base", images,
+                       "--write-token", "browser-check-token"], r"serving on (\S+)")
+    page.viewport(1400, 900)
+    page.call("Page.navigate", url=protected + "/#/element/26")
+    page.wait_for("document.getElementById('detail-title')?.textContent === 'Iron'", "iron on the protected service")
+    page.evaluate("document.getElementById('who').value = 'Token Check';"
+                  "document.getElementById('who').dispatchEvent(new Event('change'))")
+    page.wait_for("document.getElementById('favorite')?.dataset.state === 'off'", "iron is not a favourite there")
+    page.evaluate("document.getElementById('favorite').click()")
+    page.wait_for("document.getElementById('favorite-status').dataset.result === 'error' && "
+                  "document.getElementById('favorite-status').textContent.includes('write token') && "
+                  "!document.getElementById('token-label').hidden", "a refused write asks for the token")
+    page.evaluate("document.getElementById('token').value = 'browser-check-token';"
+                  "document.getElementById('token').dispatchEvent(new Event('change'))")
+    page.evaluate("document.getElementById('favorite').click()")
+    page.wait_for("document.getElementById('favorite-status').dataset.result === 'saved'", "saved with the token")
+    query = urllib.parse.urlencode({"favoritedBy": "Token Check"})
+    if len(json.load(urllib.request.urlopen(f"{protected}/api/v1/favorites?{query}"))) != 1:
+        raise SystemExit("browser check FAILED: the page's write with the token was not stored")
+    page.screenshot("write-token.png")
     print("browser check: passed (118 thumbnails loaded, detail view, cesium's photo, placeholder, favourite toggle, "
-          "favourites view follows the name and removes, list, phone table/detail/list, no write from another origin)")
+          "favourites view follows the name and removes, list, phone table/detail/list, no write from another origin, "
+          "the write token asked for and used)")
 finally:
     for process in reversed(processes):
         process.terminate()

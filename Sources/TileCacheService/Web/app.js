@@ -18,6 +18,33 @@ function nameChanged(delay) {
 who.addEventListener("input", () => nameChanged(250));
 who.addEventListener("change", () => nameChanged(0));
 
+// A service started with --write-token answers writes without its token 401: the page then shows a field for it, and
+// keeps what is typed there in this browser's storage (sent as Authorization: Bearer, only to this service).
+const token = document.getElementById("token");
+const tokenLabel = document.getElementById("token-label");
+token.value = localStorage.getItem("tilecache.writeToken") || "";
+tokenLabel.hidden = !token.value;
+token.addEventListener("change", () => {
+  if (token.value.trim()) localStorage.setItem("tilecache.writeToken", token.value.trim());
+  else localStorage.removeItem("tilecache.writeToken");
+});
+
+/** The headers of a write: `extra`, and the write token when one was given. */
+function writeHeaders(extra = {}) {
+  const value = token.value.trim();
+  return value ? { ...extra, Authorization: `Bearer ${value}` } : extra;
+}
+
+/** An API error as the page shows it; a refused token reveals the token field. */
+function apiError(status, body) {
+  if (status === 401) {
+    tokenLabel.hidden = false;
+    return new Error(body.error.reason === "bad-token" ? "the write token is not this service's: check it above"
+      : "this service protects writes: enter its write token above");
+  }
+  return new Error(body.error.message);
+}
+
 function el(tag, attributes = {}, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attributes)) {
@@ -106,7 +133,7 @@ function showElement(id) {
 async function api(path, options = {}) {
   const response = await fetch(path, options);
   const body = await response.json();
-  if (!response.ok) throw new Error(body.error.message);
+  if (!response.ok) throw apiError(response.status, body);
   return body;
 }
 
@@ -117,8 +144,8 @@ function favoritesOf(person, e) {
 
 /** Deletes a favourite by id; one already gone (404) counts as deleted. */
 async function deleteFavorite(id) {
-  const response = await fetch(`/api/v1/favorites/${encodeURIComponent(id)}`, { method: "DELETE" });
-  if (!response.ok && response.status !== 404) throw new Error((await response.json()).error.message);
+  const response = await fetch(`/api/v1/favorites/${encodeURIComponent(id)}`, { method: "DELETE", headers: writeHeaders() });
+  if (!response.ok && response.status !== 404) throw apiError(response.status, await response.json());
 }
 
 function renderFavoriteButton(button, on) {
@@ -150,7 +177,7 @@ async function toggleFavorite(e, button, status) {
   try {
     const mine = await favoritesOf(person, e);
     if (mine.length === 0) {
-      const body = await api("/api/v1/favorites", { method: "POST", headers: { "Content-Type": "application/json" },
+      const body = await api("/api/v1/favorites", { method: "POST", headers: writeHeaders({ "Content-Type": "application/json" }),
         body: JSON.stringify({ favoritedBy: person, elementName: e.name, elementSymbol: e.symbol }) });
       renderFavoriteButton(button, true);
       status.textContent = `Saved as a favourite of ${body.favoritedBy}.`;
