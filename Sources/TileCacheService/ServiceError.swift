@@ -88,6 +88,8 @@ extension ServiceError {
         public static let repeatedParameter = Reason(rawValue: "repeated-parameter")
         public static let outputTooLarge = Reason(rawValue: "output-too-large")
         public static let widthNotAllowed = Reason(rawValue: "width-not-allowed")
+        /// An option other than `w`, `dpr` and `format` on a service with `--allowed-widths`.
+        public static let optionNotAllowed = Reason(rawValue: "option-not-allowed")
         public static let missingSignature = Reason(rawValue: "missing-signature")
         public static let badSignature = Reason(rawValue: "bad-signature")
         public static let unknownParameter = Reason(rawValue: "unknown-parameter")

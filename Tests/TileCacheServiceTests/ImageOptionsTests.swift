@@ -195,15 +195,32 @@ struct ImageOptionsTests {
         #expect(throws: URLSignerError.self) { try URLSigner(keyHex: "", saltHex: "") }
     }
 
-    @Test("--allowed-widths: other widths (after dpr) are 400 width-not-allowed")
+    @Test("--allowed-widths bounds a source's variants to its widths in each format: other widths are width-not-allowed, h, fit, q and enlarge option-not-allowed")
     func allowedWidths() async throws {
         let harness = try await ServiceHarness.start { $0.allowedWidths = [64, 128] }
         try await withService(harness) { client, _ in
-            #expect(try await client.execute(uri: "/api/v1/elements/26/thumbnail?w=64", method: .get).status == .ok)
-            #expect(try await client.execute(uri: "/api/v1/elements/26/thumbnail?w=64&dpr=2", method: .get).status == .ok)
-            let refused = try await client.execute(uri: "/api/v1/elements/26/thumbnail?w=100", method: .get)
-            #expect(refused.status == .badRequest && refused.errorReason == "width-not-allowed")
-            #expect(try await client.execute(uri: "/api/v1/elements/26/thumbnail?w=96&dpr=1.5", method: .get).errorReason == "width-not-allowed")
+            let path = "/api/v1/elements/26/thumbnail"
+            let allowed = ["w=64", "w=64&dpr=2", "w=32&dpr=2", "w=128", "w=64&format=png", "w=64&format=webp", "format=png", "v=7"]
+            for query in allowed {
+                let response = try await client.execute(uri: "\(path)?\(query)", method: .get)
+                #expect(response.status == .ok, "\(query): \(response.errorReason ?? "")")
+            }
+            for query in ["w=100", "w=96&dpr=1.5", "w=65"] {
+                #expect(try await client.execute(uri: "\(path)?\(query)", method: .get).errorReason == "width-not-allowed", "\(query)")
+            }
+            // Each of these made a variant of its own before: the issue counted 10 from one allowed width.
+            let refused = ["h=100", "h=101", "h=37", "q=17", "q=18", "w=64&h=1&fit=fill", "w=64&fit=cover", "w=64&q=90",
+                           "w=128&enlarge=1", "fit=inside"]
+            for query in refused {
+                let response = try await client.execute(uri: "\(path)?\(query)", method: .get)
+                #expect(response.status == .badRequest && response.errorReason == "option-not-allowed", "\(query)")
+                let option = String(query.split(separator: "&").first { !$0.hasPrefix("w=") }?.split(separator: "=").first ?? "")
+                #expect(String(buffer: response.body).contains("\(option) is not allowed here"), "\(query)")
+            }
+            // Made: 64 (JPEG, twice asked for: w=64, w=32&dpr=2), 128, 64 PNG, 64 WebP, the original as PNG.
+            let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
+            let resized = metrics.split(separator: "\n").first { $0.hasPrefix("tilecache_image_resized_total") }
+            #expect(resized.flatMap { Double($0.split(separator: " ").last ?? "") } == 5, "\(resized ?? "no counter")")
         }
     }
 

@@ -61,7 +61,7 @@ extension TileCacheCommand {
         @Option(help: ArgumentHelp("The salt signed before the path, in hex (default: $TILECACHE_SIGNING_SALT, else empty).", valueName: "hex"))
         var signingSalt: String?
 
-        @Option(help: ArgumentHelp("The only widths variants may have (after dpr), comma-separated; others are 400 (default: any).",
+        @Option(help: ArgumentHelp("The only widths variants may have (after dpr), comma-separated; others are 400, and so are h, fit, q and enlarge (default: any).",
                                    valueName: "w,w,..."))
         var allowedWidths: String?
 

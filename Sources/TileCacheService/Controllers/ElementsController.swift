@@ -99,6 +99,9 @@ struct ElementsController: Sendable {
         return Self.answer(served, to: request.headers, options: options, maxAgeSeconds: maxAgeSeconds).response
     }
 
+    /// The options refused with `--allowed-widths`: each would multiply the variants of a source beyond its widths.
+    static let optionsNotAllowedWithWidths = ["h", "fit", "q", "enlarge"]
+
     /// The pipeline's request for an image route's request, once its options, signature and width are checked.
     private func imageRequest(_ uri: URI, headers: HTTPFields, element: Element, kind: ImageKind) throws -> (ImageRequest, ImageOptions) {
         let query = QueryItems(uri.query)
@@ -107,10 +110,20 @@ struct ElementsController: Sendable {
         if let signer, query.items.contains(where: { ImageOptions.names.contains($0.name) }) {
             try signer.verify(path: uri.path, query: query)
         }
-        if let allowedWidths, let width = options.processing.width, !allowedWidths.contains(width) {
-            throw ServiceError(.badRequest, reason: .widthNotAllowed, message: """
-                width \(width) is not one this service makes (w x dpr must be one of \(allowedWidths.sorted().map(String.init).joined(separator: ", ")))
-                """)
+        if let allowedWidths {
+            let list = allowedWidths.sorted().map(String.init).joined(separator: ", ")
+            if let width = options.processing.width, !allowedWidths.contains(width) {
+                throw ServiceError(.badRequest, reason: .widthNotAllowed, message: """
+                    width \(width) is not one this service makes (w x dpr must be one of \(list))
+                    """)
+            }
+            // The variants of a source are then its allowed widths, each in the output formats: any other option
+            // would make a new variant per value (h=100, h=101, q=17, q=18, ...), which is what the list bounds.
+            if let given = Self.optionsNotAllowedWithWidths.first(where: { query[$0] != nil }) {
+                throw ServiceError(.badRequest, reason: .optionNotAllowed, message: """
+                    \(given) is not allowed here: this service makes only the widths \(list) (w x dpr), in any format
+                    """)
+            }
         }
         let url = builder.url(for: element, kind: kind)
         let request = ImageRequest(url: url, alternatives: kind == .full ? builder.otherPhotoURLs(for: element) : [],
