@@ -148,6 +148,7 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),  // Data(buffer:)
                 .product(name: "NIOPosix", package: "swift-nio"),  // NIOConnectionError: why PostgreSQL could not be reached
+                .product(name: "NIOHTTP1", package: "swift-nio"),  // HTTP10ConnectionClose, ahead of Hummingbird's codec
                 .product(name: "Logging", package: "swift-log"),
             ],
             // The web front end's source files; they are compiled in (WebAssets+Embedded.swift, scripts/embed-web.py).
@@ -200,6 +201,7 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOPosix", package: "swift-nio"),  // raw HTTP/1.0 over a socket
             ],
             swiftSettings: swiftSettings
         ),

@@ -123,10 +123,13 @@ public func buildApplication(_ dependencies: ServiceDependencies, logger: Logger
     } else if configuration.fastPath {
         let fastPath = CachedImageFastPath(elements: ElementsController(dependencies), metrics: dependencies.metrics, cors: configuration.cors,
                                            logRequests: configuration.logRequests, logger: logger, serverName: serverName)
-        server = .http1(configuration: .init(additionalChannelHandlers: fastPath.handlers(idleTimeout: configuration.idleTimeout, logger: logger),
-                                             idleTimeout: nil))
+        server = .http1(configuration: .init(
+            additionalChannelHandlers: [HTTP10ConnectionClose.Installer(logger: logger)]
+                + fastPath.handlers(idleTimeout: configuration.idleTimeout, logger: logger),
+            idleTimeout: nil))
     } else {
-        server = .http1(configuration: .init(idleTimeout: idleTimeout))
+        server = .http1(configuration: .init(additionalChannelHandlers: [HTTP10ConnectionClose.Installer(logger: logger)],
+                                             idleTimeout: idleTimeout))
     }
     return Application(
         router: buildRouter(dependencies),

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
+import NIOPosix
 import ServiceLifecycle
 import Testing
 import TestSupport
@@ -176,6 +177,52 @@ struct HTTPConventionsTests {
             #expect(curl.status == .created)
             let stored = try #require(try await client.execute(uri: "/api/v1/favorites", method: .get).jsonArray)
             #expect(stored.count == (cors == "https://app.example.com" ? 3 : 2))
+        }
+    }
+
+    @Test("HTTP/1.0: the connection closes after the answer (it was held for the 30 s idle timeout); with keep-alive it stays",
+          arguments: [true, false])
+    func http10(fastPath: Bool) async throws {
+        try await withService(try await .start { $0.fastPath = fastPath }, mode: .live) { client, _ in
+            let port = try #require(client.port)
+            #expect(try await client.execute(uri: "/iron.jpg", method: .get).status == .ok)  // in memory: the fast path's
+            for path in ["/iron.jpg", "/api/v1/elements/1"] {
+                let answer = try await Self.raw("GET \(path) HTTP/1.0\r\n\r\n", port: port)
+                #expect(answer.hasPrefix("HTTP/1.1 200 OK") && answer.contains("\r\n\r\n"), "\(path): \(answer.prefix(80))")
+            }
+            // Keep-alive asked for: two answers on one connection (the server keeps it; the test closes it).
+            let both = try await Self.raw("GET /api/v1/elements/1 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"
+                                          + "GET /api/v1/elements/2 HTTP/1.0\r\nConnection: close\r\n\r\n", port: port)
+            #expect(both.components(separatedBy: "HTTP/1.1 200 OK").count == 3, "\(both.prefix(200))")
+        }
+    }
+
+    /// Sends `request` on a new connection and returns all it receives until the server closes the connection; throws
+    /// when it is still open after 10 s (scaled).
+    private static func raw(_ request: String, port: Int) async throws -> String {
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connect(host: "127.0.0.1", port: port) { channel in
+                channel.eventLoop.makeCompletedFuture { try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel) }
+            }
+        return try await withThrowingTaskGroup(of: String?.self) { group in
+            group.addTask {
+                try await channel.executeThenClose { inbound, outbound in
+                    try await outbound.write(ByteBuffer(string: request))
+                    var received = ByteBuffer()
+                    for try await chunk in inbound { received.writeImmutableBuffer(chunk) }
+                    return String(buffer: received)
+                }
+            }
+            group.addTask {
+                try await Task.sleep(for: TestTime.scaled(.seconds(10)))
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let answer = try await group.next() ?? nil else {
+                try? await channel.channel.close()
+                throw TestFailure("the server kept the connection open 10 s after \(request.prefix(40))")
+            }
+            return answer
         }
     }
 

@@ -1,0 +1,43 @@
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// HTTP/1.0 closes the connection after each answer unless the request asks to keep it alive (RFC 9112, 9.3).
+/// Hummingbird's HTTP/1 channel closes only on `Connection: close`, and the HTTPTypes requests it handles carry no
+/// version, so an HTTP/1.0 client was held open for the whole idle timeout (30 s) after its answer. Placed right after
+/// NIO's request decoder, this handler gives such a request `Connection: close`, which everything after it honours (the
+/// fast path leaves it to the router, and Hummingbird closes after the answer).
+final class HTTP10ConnectionClose: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard case .head(var head) = unwrapInboundIn(data), !head.isKeepAlive,
+              head.headers[canonicalForm: "connection"].map({ $0.lowercased() }) != ["close"] else {
+            context.fireChannelRead(data)
+            return
+        }
+        head.headers.replaceOrAdd(name: "Connection", value: "close")
+        context.fireChannelRead(wrapInboundOut(.head(head)))
+    }
+
+    /// Added with Hummingbird's additional channel handlers (which come after its HTTPTypes codec): it puts an
+    /// `HTTP10ConnectionClose` after the request decoder, then removes itself.
+    final class Installer: ChannelInboundHandler, RemovableChannelHandler {
+        typealias InboundIn = Never
+        let logger: Logger
+
+        init(logger: Logger) { self.logger = logger }
+
+        func handlerAdded(context: ChannelHandlerContext) {
+            do {
+                let decoder = try context.pipeline.syncOperations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+                try context.pipeline.syncOperations.addHandler(HTTP10ConnectionClose(), position: .after(decoder))
+            } catch {
+                logger.error("HTTP/1.0 connections will stay open after each answer: no HTTP/1 request decoder in the pipeline",
+                             metadata: ["error": "\(error)"])
+            }
+            context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+        }
+    }
+}
