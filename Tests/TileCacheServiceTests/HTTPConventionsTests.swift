@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import ImageCore
 import Logging
 import NIOCore
 import NIOPosix
@@ -204,26 +205,16 @@ struct HTTPConventionsTests {
             .connect(host: "127.0.0.1", port: port) { channel in
                 channel.eventLoop.makeCompletedFuture { try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel) }
             }
-        return try await withThrowingTaskGroup(of: String?.self) { group in
-            group.addTask {
-                try await channel.executeThenClose { inbound, outbound in
-                    try await outbound.write(ByteBuffer(string: request))
-                    var received = ByteBuffer()
-                    for try await chunk in inbound { received.writeImmutableBuffer(chunk) }
-                    return String(buffer: received)
-                }
+        let exchange = Task {
+            try await channel.executeThenClose { inbound, outbound in
+                try await outbound.write(ByteBuffer(string: request))
+                var received = ByteBuffer()
+                for try await chunk in inbound { received.writeImmutableBuffer(chunk) }
+                return String(buffer: received)
             }
-            group.addTask {
-                try await Task.sleep(for: TestTime.scaled(.seconds(10)))
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let answer = try await group.next() ?? nil else {
-                try? await channel.channel.close()
-                throw TestFailure("the server kept the connection open 10 s after \(request.prefix(40))")
-            }
-            return answer
         }
+        return try await Deadline.first(of: exchange, orThrow: { TestFailure("the server kept the connection open 10 s after \(request.prefix(40))") },
+                                        at: .now + TestTime.scaled(.seconds(10)), onExpiry: { channel.channel.close(promise: nil) })
     }
 
     @Test("X-Request-ID: a client's sensible ID is echoed; a missing or unsafe one is replaced by a new one")

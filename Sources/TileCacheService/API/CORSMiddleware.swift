@@ -136,9 +136,7 @@ struct CORSMiddleware<Context: RequestContext>: RouterMiddleware {
             headers[.accessControlAllowOrigin] = "*"
             headers[.accessControlExposeHeaders] = exposedHeaders
         case .listed:
-            if !headers[values: .vary].contains(where: { $0.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces).lowercased() == "origin" } }) {
-                headers.append(HTTPField(name: .vary, value: "Origin"))
-            }
+            headers.append(HTTPField(name: .vary, value: "Origin"))  // no answer has it before this (Accept, Accept-Encoding)
             if let origin, let allowed = policy.allowOrigin(for: origin) {
                 headers[.accessControlAllowOrigin] = allowed
                 headers[.accessControlExposeHeaders] = exposedHeaders

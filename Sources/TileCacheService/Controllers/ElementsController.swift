@@ -111,7 +111,8 @@ struct ElementsController: Sendable {
             try signer.verify(path: uri.path, query: query)
         }
         if let allowedWidths {
-            let list = allowedWidths.sorted().map(String.init).joined(separator: ", ")
+            // Only for a refusal's message: the accepted requests, the many, do not sort and join the list.
+            var list: String { allowedWidths.sorted().map(String.init).joined(separator: ", ") }
             if let width = options.processing.width, !allowedWidths.contains(width) {
                 throw ServiceError(.badRequest, reason: .widthNotAllowed, message: """
                     width \(width) is not one this service makes (w x dpr must be one of \(list))
