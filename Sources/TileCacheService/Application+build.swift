@@ -115,21 +115,26 @@ public func buildApplication(_ dependencies: ServiceDependencies, logger: Logger
     var services: [any Service] = []
     if configuration.prefetchAtStart { services.append(PrefetchService(dependencies: dependencies, logger: logger)) }
     let idleTimeout = TimeAmount.nanoseconds(configuration.idleTimeout.nanoseconds)
+    let limits = configuration.connectionLimits
+    let connections = OpenConnections(maximum: limits.maxConnections ?? ConnectionLimits.defaultMaximum(), metrics: dependencies.metrics)
+    // Before Hummingbird's handling of each connection (or HTTP/2 stream): HTTP/1.0's close, then the connection limits.
+    let guards: @Sendable () -> [any RemovableChannelHandler] = {
+        [HTTP10ConnectionClose.Installer(logger: logger), ConnectionGuard(connections: connections, limits: limits, logger: logger)]
+    }
     let server: HTTPServerBuilder
     if let tls = configuration.tls {
         // HTTPS: HTTP/2 when the client offers h2 by ALPN, HTTP/1.1 otherwise.
         server = try .http2Upgrade(tlsConfiguration: try tls.serverConfiguration(),
-                                   configuration: .init(idleTimeout: configuration.idleTimeout, streamConfiguration: .init(idleTimeout: idleTimeout)))
+                                   configuration: .init(idleTimeout: configuration.idleTimeout,
+                                                        streamConfiguration: .init(additionalChannelHandlers: guards(), idleTimeout: idleTimeout)))
     } else if configuration.fastPath {
         let fastPath = CachedImageFastPath(elements: ElementsController(dependencies), metrics: dependencies.metrics, cors: configuration.cors,
                                            logRequests: configuration.logRequests, logger: logger, serverName: serverName)
         server = .http1(configuration: .init(
-            additionalChannelHandlers: [HTTP10ConnectionClose.Installer(logger: logger)]
-                + fastPath.handlers(idleTimeout: configuration.idleTimeout, logger: logger),
+            additionalChannelHandlers: guards() + fastPath.handlers(idleTimeout: configuration.idleTimeout, logger: logger),
             idleTimeout: nil))
     } else {
-        server = .http1(configuration: .init(additionalChannelHandlers: [HTTP10ConnectionClose.Installer(logger: logger)],
-                                             idleTimeout: idleTimeout))
+        server = .http1(configuration: .init(additionalChannelHandlers: guards(), idleTimeout: idleTimeout))
     }
     return Application(
         router: buildRouter(dependencies),

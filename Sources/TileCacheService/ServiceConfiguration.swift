@@ -21,6 +21,8 @@ public struct ServiceConfiguration: Sendable {
     public var maxAgeSeconds = 86_400
     /// A connection idle this long (a stalled or slow client) is closed (default 30 s).
     public var idleTimeout: Duration = .seconds(30)
+    /// How long a request's body and an answer's sending may take, and how many connections may be open.
+    public var connectionLimits = ConnectionLimits()
     /// The favourites database: SQLite beside the cache by default, or PostgreSQL for a fleet.
     public var database: FavoritesDatabase
     /// How long a favourites call waits for PostgreSQL (a connection and the answer) before it is answered 503.

@@ -92,6 +92,16 @@ extension TileCacheCommand {
         @Option(help: ArgumentHelp("The PEM private key of --tls-cert.", valueName: "file"))
         var tlsKey: String?
 
+        @Option(help: "Longest a request's body may take to arrive, in seconds; then the connection is closed.")
+        var bodyTimeout: Double = 30
+
+        @Option(help: "Longest an answer may wait for the client to read any of it, in seconds; then the connection is closed.")
+        var sendTimeout: Double = 30
+
+        @Option(help: ArgumentHelp("Most client connections open at once; one more closes the one idle or stalled the longest (default: the descriptor limit, raised to the hard limit at start, less 64).",
+                                   valueName: "n"))
+        var maxConnections: Int?
+
         @Option(help: "Log format on stderr: text, or json (one object per line, with a line per request).")
         var logFormat: LogFormat = .text
 
@@ -110,6 +120,10 @@ extension TileCacheCommand {
             guard requestTimeout > 0, requestTimeout <= 3600 else { throw ValidationError("--request-timeout must be more than 0 and at most 3600") }
             _ = try signer()
             _ = try widths()
+            for (name, seconds) in [("--body-timeout", bodyTimeout), ("--send-timeout", sendTimeout)] where !(seconds > 0 && seconds <= 3600) {
+                throw ValidationError("\(name) must be more than 0 and at most 3600 seconds, got \(seconds)")
+            }
+            if let maxConnections, maxConnections < 1 { throw ValidationError("--max-connections must be at least 1, got \(maxConnections)") }
             guard (1...256).contains(resizeConcurrency) else { throw ValidationError("--resize-concurrency must be 1...256, got \(resizeConcurrency)") }
             guard (0...100_000).contains(resizeQueue) else { throw ValidationError("--resize-queue must be 0...100000, got \(resizeQueue)") }
             if let writeToken, writeToken.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("--write-token is empty: give a token, or leave it out") }
@@ -212,11 +226,20 @@ extension TileCacheCommand {
             configuration.tls = try tls()
             configuration.logRequests = verbose || logFormat == .json
             configuration.fastPath = fastPath
+            configuration.connectionLimits.bodyTimeout = .milliseconds(Int(bodyTimeout * 1000))
+            configuration.connectionLimits.sendTimeout = .milliseconds(Int(sendTimeout * 1000))
+            configuration.connectionLimits.maxConnections = maxConnections
             return configuration
         }
 
         func run() async throws {
-            let configuration = try serviceConfiguration()
+            var configuration = try serviceConfiguration()
+            let descriptors = ConnectionLimits.raiseDescriptorLimit()
+            let connectionRoom = ConnectionLimits.defaultMaximum()
+            if let maxConnections, maxConnections > connectionRoom {
+                throw ValidationError("--max-connections \(maxConnections) leaves too few of the \(descriptors) file descriptors this process may open (ulimit -n) for downloads, the disk cache and the database: give at most \(connectionRoom), or raise the limit")
+            }
+            configuration.connectionLimits.maxConnections = maxConnections ?? connectionRoom
             var logger = logFormat.logger(label: "tilecache.serve")
             logger.logLevel = verbose ? .debug : .info
             if configuration.signer == nil {

@@ -99,6 +99,10 @@ extension TileCacheCommand.Serve: ResolvedOptions {
         values["log-format"] = logFormat.rawValue
         values["verbose"] = String(verbose)
         values["fast-path"] = String(configuration.fastPath)
+        values["body-timeout"] = String(describing: configuration.connectionLimits.bodyTimeout.inSeconds)
+        values["send-timeout"] = String(describing: configuration.connectionLimits.sendTimeout.inSeconds)
+        values["max-connections"] = configuration.connectionLimits.maxConnections.map(String.init)
+            ?? "\(ConnectionLimits.defaultMaximum()) (the descriptor limit less \(ConnectionLimits.descriptorReserve))"
         return values
     }
 }

@@ -16,6 +16,7 @@ public final class ServiceMetrics: Sendable {
     private let factory: PrometheusMetricsFactory
     private let inFlight: Meter
     private let fastPathAnswers: Metrics.Counter
+    private let openConnections: Meter
     /// Handles by label and dimensions: making one walks the registry (locks, name validation), so each is made once.
     private let counters = NIOLockedValueBox<[String: Metrics.Counter]>([:])
     private let timers = NIOLockedValueBox<[String: Metrics.Timer]>([:])
@@ -65,6 +66,7 @@ public final class ServiceMetrics: Sendable {
         self.factory = factory
         inFlight = Meter(label: "tilecache_http_requests_in_flight", factory: factory)
         fastPathAnswers = Metrics.Counter(label: "tilecache_http_fast_path_answers_total", factory: factory)
+        openConnections = Meter(label: "tilecache_http_connections_open", factory: factory)
     }
 
     func requestStarted() { inFlight.increment() }
@@ -93,6 +95,17 @@ public final class ServiceMetrics: Sendable {
         counter("tilecache_known_missing_photos_total").increment()
     }
 
+    /// A client connection opened (`true`) or closed.
+    func connection(opened: Bool) {
+        if opened { openConnections.increment() } else { openConnections.decrement() }
+    }
+
+    /// A client connection closed by `ConnectionLimits`: `body-timeout`, `send-timeout`, `shed` (to make room for a
+    /// new one) or `refused` (the new one, every other being answered).
+    func connectionClosed(reason: String) {
+        counter("tilecache_http_connections_closed_total", [("reason", reason)]).increment()
+    }
+
     /// The Prometheus text exposition.
     public func render() -> String {
         Self.withHelp(registry.emitToString() + Self.render(statistics.snapshot)
@@ -105,6 +118,8 @@ public final class ServiceMetrics: Sendable {
         "tilecache_http_request_duration_seconds": "Time to answer an HTTP request, by route.",
         "tilecache_http_requests_in_flight": "HTTP requests being answered now.",
         "tilecache_http_fast_path_answers_total": "HTTP requests for images in memory answered before the router (also in tilecache_http_requests_total).",
+        "tilecache_http_connections_open": "Client connections open now (HTTP/2 connections are not counted).",
+        "tilecache_http_connections_closed_total": "Client connections closed by the service's limits, by reason (body-timeout, send-timeout, shed, refused).",
         "tilecache_known_missing_photos_total": "Photo requests answered 404 by the catalogue's rule (no photo for 90 and up), without a load.",
         "tilecache_image_requests_total": "Image requests, by the layer that answered (memory, disk, shared store, network, ...).",
         "tilecache_image_failures_total": "Image requests that failed, by reason.",
