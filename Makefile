@@ -153,7 +153,7 @@ bench-disk-scale: deps
 ## reproduces it), and the service's favourites on PostgreSQL, after which postgres-nio's client is at times left in a
 ## reference cycle with a query whose promise is never completed (0 to 60 KB a run).
 SANITIZE_TEST = TILECACHE_TEST_TIME_SCALE=4 scripts/with-test-servers.sh $(SWIFT) test --disable-xctest --no-parallel
-LEAKS_NOT_OURS = 'SeedContractTests' 'PostgresFavoritesTests' 'FavoritesAndOperationsTests/(favorites|favoriteResource|persistence)\('
+LEAKS_NOT_OURS = 'SeedContractTests' 'PostgresFavoritesTests' 'FavoritesAndOperationsTests/(favorites|favoriteResource|favoritesPaged|persistence)\('
 test-sanitize: test-deps
 	$(SANITIZE_TEST) --sanitize=thread --scratch-path .build-tsan
 	LSAN_OPTIONS='suppressions=$(CURDIR)/scripts/lsan-suppressions.txt:print_suppressions=0' \

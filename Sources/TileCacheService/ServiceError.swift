@@ -117,6 +117,8 @@ extension ServiceError {
         public static let unknownFavorite = Reason(rawValue: "unknown-favorite")
         public static let bodyTooLarge = Reason(rawValue: "body-too-large")
         public static let database = Reason(rawValue: "database")
+        /// A write that would take one person's favourites past `FavoritesQuota` (409).
+        public static let favoriteQuota = Reason(rawValue: "favorite-quota")
 
         /// A write from a page on another origin that `--cors-origin` does not list (403).
         public static let crossOriginWrite = Reason(rawValue: "cross-origin-write")

@@ -170,9 +170,16 @@ async function api(path, options = {}) {
   return body;
 }
 
-/** The favourites of `person`, of element `e` only when given (then normally none or one). */
-function favoritesOf(person, e) {
-  return api(`/api/v1/favorites?favoritedBy=${encodeURIComponent(person)}` + (e ? `&number=${e.number}` : ""));
+/** The favourites of `person`, of element `e` only when given (then normally none or one): every page of them (the
+ * API answers 100 at most per request; one person may keep 1,000). */
+async function favoritesOf(person, e) {
+  const query = `/api/v1/favorites?favoritedBy=${encodeURIComponent(person)}` + (e ? `&number=${e.number}` : "");
+  const all = [];
+  for (let page = 1; ; page++) {
+    const batch = await api(`${query}&limit=100&page=${page}`);
+    all.push(...batch);
+    if (batch.length < 100) return all;
+  }
 }
 
 /** Deletes a favourite by id; one already gone (404) counts as deleted. */
@@ -602,10 +609,18 @@ paths:
     get:
       tags: [favourites]
       operationId: listFavorites
-      summary: Stored favourites, oldest first (the list query filters, e.g. favoritedBy=Ada).
+      summary: Stored favourites, oldest first, 100 a page by default and at most (the list query filters, e.g. favoritedBy=Ada).
       parameters:
-        - $ref: "#/components/parameters/page"
-        - $ref: "#/components/parameters/limit"
+        - name: page
+          in: query
+          required: false
+          description: The page-th group of limit favourites, from 1.
+          schema: { type: integer, minimum: 1 }
+        - name: limit
+          in: query
+          required: false
+          description: Favourites a page (default 100, at most 100; more is 400 bad-limit).
+          schema: { type: integer, minimum: 1, maximum: 100 }
         - $ref: "#/components/parameters/sortBy"
         - $ref: "#/components/parameters/order"
         - $ref: "#/components/parameters/search"
@@ -663,6 +678,7 @@ paths:
         "401": { $ref: "#/components/responses/Unauthorized" }
         "403": { $ref: "#/components/responses/Error" }
         "413": { $ref: "#/components/responses/Error" }
+        "409": { $ref: "#/components/responses/Error" }
         "415": { $ref: "#/components/responses/Error" }
         "422": { $ref: "#/components/responses/Error" }
         "503": { $ref: "#/components/responses/Unavailable" }
@@ -708,6 +724,7 @@ paths:
         "403": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
         "413": { $ref: "#/components/responses/Error" }
+        "409": { $ref: "#/components/responses/Error" }
         "415": { $ref: "#/components/responses/Error" }
         "422": { $ref: "#/components/responses/Error" }
         "503": { $ref: "#/components/responses/Unavailable" }

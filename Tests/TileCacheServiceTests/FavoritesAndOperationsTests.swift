@@ -98,6 +98,63 @@ struct FavoritesAndOperationsTests {
         }
     }
 
+    @Test("favourites are read a page at a time (100 by default and at most), and one person's may total 1,000 or 1 MiB",
+          arguments: FavoritesBackend.allCases)
+    func favoritesPaged(backend: FavoritesBackend) async throws {
+        try await withService(try await .start(favorites: backend)) { client, dependencies in
+            let store = dependencies.favorites
+            for index in 0..<150 {
+                _ = try await store.add(favoritedBy: "Ada", elementNumber: index % 118 + 1, body: #"{"favoritedBy":"Ada","number":\#(index % 118 + 1)}"#)
+            }
+            for _ in 0..<3 { _ = try await store.add(favoritedBy: "Bob", elementNumber: 26, body: #"{"favoritedBy":"Bob","number":26}"#) }
+            // The seed client's read: a bare array, oldest first; now 100 at most, with the count of all.
+            let ids: @Sendable (TestResponse) -> [Int] = { response in
+                (response.jsonArray as? [[String: Any]] ?? []).compactMap { ($0["id"] as? String).flatMap(Int.init) }
+            }
+            let first = try await client.execute(uri: "/api/v1/favorites?favoritedBy=Ada", method: .get)
+            #expect(ids(first) == Array(1...100) && first.headers[HTTPField.Name("X-Total-Count")!] == "150")
+            let second = try await client.execute(uri: "/api/v1/favorites?favoritedBy=Ada&page=2", method: .get)
+            #expect(ids(second) == Array(101...150))
+            #expect(ids(try await client.execute(uri: "/api/v1/favorites?favoritedBy=Ada&limit=10&page=3", method: .get)) == Array(21...30))
+            #expect(ids(try await client.execute(uri: "/api/v1/favorites?favoritedBy=Bob", method: .get)) == [151, 152, 153])
+            let all = try await client.execute(uri: "/api/v1/favorites", method: .get)
+            #expect(ids(all).count == 100 && all.headers[HTTPField.Name("X-Total-Count")!] == "153")
+            #expect(ids(try await client.execute(uri: "/api/v1/favorites?page=1000000000000&limit=100", method: .get)) == [])
+            // Queries the database does not answer are paged the same way.
+            let sorted = try await client.execute(uri: "/api/v1/favorites?favoritedBy=Ada&sortBy=number&order=desc", method: .get)
+            #expect(ids(sorted).count == 100 && sorted.headers[HTTPField.Name("X-Total-Count")!] == "150")
+            let tooMany = try await client.execute(uri: "/api/v1/favorites?limit=101", method: .get)
+            #expect(tooMany.status == .badRequest && (tooMany.json?["error"] as? [String: Any])?["reason"] as? String == "bad-limit")
+
+            // A person's quota: 1 MiB of bodies (16 of 63 KiB and the fields around the note fit), then 409.
+            let note = String(repeating: "n", count: 63 * 1024)
+            var statuses: [HTTPResponse.Status] = []
+            for _ in 0..<17 { statuses.append(try await post(client, #"{"favoritedBy":"Eve","number":8,"note":"\#(note)"}"#).status) }
+            #expect(statuses.prefix(16).allSatisfy { $0 == .created } && statuses.last == .conflict, "\(statuses)")
+            let refused = try await post(client, #"{"favoritedBy":"Eve","number":8,"note":"\#(note)"}"#)
+            #expect(refused.status == .conflict && (refused.json?["error"] as? [String: Any])?["reason"] as? String == "favorite-quota")
+            #expect(try await post(client, #"{"favoritedBy":"Eve2","number":8}"#).status == .created, "another person is unaffected")
+            // Replacing one of Eve's with a small body fits; making a small one of someone else's large does not.
+            let eves = ids(try await client.execute(uri: "/api/v1/favorites?favoritedBy=Eve", method: .get))
+            #expect(try await client.execute(uri: "/api/v1/favorites/\(eves[0])", method: .put, headers: [.contentType: "application/json"],
+                                             body: ByteBuffer(string: #"{"favoritedBy":"Eve","number":9}"#)).status == .ok)
+            let moved = try await client.execute(uri: "/api/v1/favorites/151", method: .put, headers: [.contentType: "application/json"],
+                                                 body: ByteBuffer(string: #"{"favoritedBy":"Eve","number":8,"note":"\#(note)"}"#))
+            #expect(moved.status == .ok, "Eve has room for one large body again after the replacement")
+            let over = try await client.execute(uri: "/api/v1/favorites/152", method: .put, headers: [.contentType: "application/json"],
+                                                body: ByteBuffer(string: #"{"favoritedBy":"Eve","number":8,"note":"\#(note)"}"#))
+            #expect(over.status == .conflict && (over.json?["error"] as? [String: Any])?["reason"] as? String == "favorite-quota")
+            #expect(try await store.favorite(id: 152)?.favoritedBy == "Bob", "the refused replacement changed nothing")
+
+            // The count: 1,000 small favourites, then the quota.
+            for _ in 0..<(1_000 - 150) { _ = try await store.add(favoritedBy: "Ada", elementNumber: 1, body: #"{"favoritedBy":"Ada","number":1}"#) }
+            await #expect(throws: FavoritesQuotaExceeded.self) {
+                try await store.add(favoritedBy: "Ada", elementNumber: 1, body: #"{"favoritedBy":"Ada","number":1}"#)
+            }
+            #expect(try await store.page(favoritedBy: "Ada", offset: 990, limit: 100).favorites.count == 10)
+        }
+    }
+
     @Test("favourites survive a restart of the service", arguments: FavoritesBackend.allCases)
     func persistence(backend: FavoritesBackend) async throws {
         let harness = try await ServiceHarness.start(favorites: backend)

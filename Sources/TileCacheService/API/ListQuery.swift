@@ -23,8 +23,10 @@ struct ListQuery: Sendable {
     ///
     /// - Parameter fields: the fields the listed records can have (a record without one sorts as `null` and matches no
     ///   filter on it); other names are ignored.
+    ///   - defaultLimit: the page size when `limit` is not given (nil: every match).
+    ///   - maxLimit: the largest `limit` accepted (nil: any).
     /// - Throws: `ServiceError` 400 for a bad `page`, `limit`, `order` or `sortBy`.
-    init(_ query: QueryItems, fields: Set<String>) throws(ServiceError) {
+    init(_ query: QueryItems, fields: Set<String>, defaultLimit: Int? = nil, maxLimit: Int? = nil) throws(ServiceError) {
         func positive(_ name: String, _ reason: ServiceError.Reason) throws(ServiceError) -> Int? {
             guard let text = query[name] else { return nil }
             guard let value = Int(text), value >= 1 else {
@@ -33,7 +35,10 @@ struct ListQuery: Sendable {
             return value
         }
         page = try positive("page", .badPage) ?? 1
-        limit = try positive("limit", .badLimit)
+        limit = try positive("limit", .badLimit) ?? defaultLimit
+        if let maxLimit, let limit, limit > maxLimit {
+            throw ServiceError(.badRequest, reason: .badLimit, message: "limit must be at most \(maxLimit), got \(limit): ask for the next page (page=2, ...) for more")
+        }
         if let order = query["order"] {
             switch order.lowercased() {
             case "asc": descending = false
@@ -49,6 +54,13 @@ struct ListQuery: Sendable {
         }
         if let text = query["search"], !text.isEmpty { search = text }
         filters = query.items.filter { !Self.reserved.contains($0.name) && fields.contains($0.name) }.map { ($0.name, $0.value) }
+    }
+
+    /// The records before the requested page (for a database's OFFSET), saturating.
+    var offset: Int {
+        guard let limit else { return 0 }
+        let (skipped, overflow) = (page - 1).multipliedReportingOverflow(by: limit)
+        return overflow ? Int(Int32.max) : min(skipped, Int(Int32.max))
     }
 
     /// The records matching the filters and search, sorted, and the requested page of them; `total` counts every match.

@@ -43,11 +43,25 @@ struct FavoritesController: Sendable {
         return try JSONResponse.make(FavoriteBody.record(stored))
     }
 
+    /// The page size of `GET /api/v1/favorites` when `limit` is not given, and the largest `limit`.
+    static let pageSize = 100
+
+    /// `GET /api/v1/favorites`: a page (100 by default, at most 100) and `X-Total-Count`. The plain list and one
+    /// person's (`?favoritedBy=`) are read a page at a time from the database; other queries (`search`, `sortBy`,
+    /// other filters) are applied to the person's favourites, or to all of them when no person is named.
     private func list(_ request: Request) async throws -> Response {
         let query = QueryItems(request.uri.query)
-        let records = try await database { try await store.list(favoritedBy: query["favoritedBy"]) }.map(FavoriteBody.record)
-        let fields = records.reduce(into: FavoriteBody.knownFields) { $0.formUnion($1.keys) }
-        let (page, total) = try ListQuery(query, fields: fields).apply(to: records)
+        let named = query.items.filter { !ListQuery.reserved.contains($0.name) }.map(\.name)
+        let page: [[String: JSONValue]], total: Int
+        if query["sortBy"] == nil, query["search"] == nil, named.allSatisfy({ $0 == "favoritedBy" }), named.count <= 1 {
+            let parsed = try ListQuery(query, fields: FavoriteBody.knownFields, defaultLimit: Self.pageSize, maxLimit: Self.pageSize)
+            let read = try await database { try await store.page(favoritedBy: query["favoritedBy"], offset: parsed.offset, limit: parsed.limit!) }
+            (page, total) = (read.favorites.map(FavoriteBody.record), read.total)
+        } else {
+            let records = try await database { try await store.list(favoritedBy: query["favoritedBy"]) }.map(FavoriteBody.record)
+            let fields = records.reduce(into: FavoriteBody.knownFields) { $0.formUnion($1.keys) }
+            (page, total) = try ListQuery(query, fields: fields, defaultLimit: Self.pageSize, maxLimit: Self.pageSize).apply(to: records)
+        }
         var response = try JSONResponse.make(page)
         response.headers[ListQuery.totalCountHeader] = String(total)
         return response
@@ -83,10 +97,13 @@ struct FavoritesController: Sendable {
         }
     }
 
-    /// Runs a database call; a failure is logged and answered 503, naming no internals.
+    /// Runs a database call; a person's quota reached is 409 `favorite-quota`; another failure is logged and answered
+    /// 503, naming no internals.
     private func database<T>(_ call: () async throws -> T) async throws(ServiceError) -> T {
         do {
             return try await call()
+        } catch let quota as FavoritesQuotaExceeded {
+            throw ServiceError(.conflict, reason: .favoriteQuota, message: quota.description)
         } catch {
             logger.error("favourites database call failed", metadata: ["error": "\(String(reflecting: error))"])
             throw ServiceError(.serviceUnavailable, reason: .database, message: "the favourites database failed: try again",

@@ -15,19 +15,45 @@ public protocol FavoritesRepository: Sendable {
     /// Connects and creates or migrates the schema; what `serve` does at start.
     func prepare() async throws(FavoritesStoreError)
     /// Stores a new favourite and returns it with its id.
+    ///
+    /// - Throws: `FavoritesQuotaExceeded` when `favoritedBy`'s favourites would pass `FavoritesQuota` (checked in
+    ///   the same statement or transaction as the insert).
     func add(favoritedBy: String, elementNumber: Int, body: String) async throws -> Favorite
     /// The favourite with this id, or nil.
     func favorite(id: Int64) async throws -> Favorite?
     /// Replaces the body of favourite `id`, keeping its id and creation time; nil when there is no such favourite.
+    ///
+    /// - Throws: `FavoritesQuotaExceeded` as `add` does (the replaced favourite does not count).
     func replace(id: Int64, favoritedBy: String, elementNumber: Int, body: String) async throws -> Favorite?
     /// Removes favourite `id` and returns it; nil when there is no such favourite.
     func remove(id: Int64) async throws -> Favorite?
-    /// Favourites, oldest first, of one person when `favoritedBy` is given.
+    /// Favourites, oldest first, of one person when `favoritedBy` is given (for queries the database does not
+    /// answer: `search`, `sortBy`, other filters).
     func list(favoritedBy: String?) async throws -> [Favorite]
+    /// One page of the favourites `list` would return, read from the database alone: `limit` of them after
+    /// `offset`, and how many there are in all.
+    func page(favoritedBy: String?, offset: Int, limit: Int) async throws -> (favorites: [Favorite], total: Int)
     /// Whether the database answers a query now (for /healthz).
     func isHealthy() async -> Bool
     /// Closes connections (PostgreSQL's pool); the repository is unusable afterwards.
     func close() async
+}
+
+/// What one person's favourites (one `favoritedBy`) may total: the mock API had no bound, so one client could post
+/// 300 favourites of 63 KB in 5 s and make every read of the list 18 MB.
+public enum FavoritesQuota {
+    /// Most favourites per person (the catalogue has 118 elements; duplicates are allowed, as in the mock API).
+    public static let count = 1_000
+    /// Most bytes of stored bodies per person (1 MiB: a favourite is usually under 200 bytes, at most 64 KiB).
+    public static let bytes = 1024 * 1024
+}
+
+/// A write refused because it would take a person's favourites past `FavoritesQuota`.
+public struct FavoritesQuotaExceeded: Error, Sendable, CustomStringConvertible {
+    public var favoritedBy: String
+    public var description: String {
+        "'\(favoritedBy.prefix(100))' has as many favourites as one person may keep (\(FavoritesQuota.count), or \(FavoritesQuota.bytes / 1024) KiB of them): remove some first"
+    }
 }
 
 /// Which database holds the favourites: `--db` (or `TILECACHE_DATABASE_URL`) is a path for SQLite or a

@@ -128,11 +128,16 @@ public final class PostgresFavorites: FavoritesRepository {
 
     public func add(favoritedBy: String, elementNumber: Int, body: String) async throws -> Favorite {
         let createdAt = Favorite.now()
+        // The quota checked in the INSERT itself: no row when it would be passed (concurrent writes of one person
+        // may each see the others' rows missing, so it can be passed by at most the writes in flight).
         let rows = try await written("""
             INSERT INTO favorite (favorited_by, element_number, body, created_at)
-            VALUES (\(favoritedBy), \(elementNumber), \(body), \(createdAt)) RETURNING \(unescaped: Self.columns)
+            SELECT \(favoritedBy), \(elementNumber), \(body), \(createdAt)
+            WHERE (SELECT count(*) < \(FavoritesQuota.count) AND coalesce(sum(octet_length(body)), 0) + octet_length(\(body)) <= \(FavoritesQuota.bytes)
+                   FROM favorite WHERE favorited_by = \(favoritedBy))
+            RETURNING \(unescaped: Self.columns)
             """)
-        guard let favorite = rows.first else { throw PostgresFavoritesError("INSERT returned no row") }
+        guard let favorite = rows.first else { throw FavoritesQuotaExceeded(favoritedBy: favoritedBy) }
         return favorite
     }
 
@@ -141,10 +146,17 @@ public final class PostgresFavorites: FavoritesRepository {
     }
 
     public func replace(id: Int64, favoritedBy: String, elementNumber: Int, body: String) async throws -> Favorite? {
-        try await written("""
+        let rows = try await written("""
             UPDATE favorite SET favorited_by = \(favoritedBy), element_number = \(elementNumber), body = \(body)
-            WHERE id = \(id) RETURNING \(unescaped: Self.columns)
-            """).first
+            WHERE id = \(id)
+              AND (SELECT count(*) < \(FavoritesQuota.count) AND coalesce(sum(octet_length(body)), 0) + octet_length(\(body)) <= \(FavoritesQuota.bytes)
+                   FROM favorite WHERE favorited_by = \(favoritedBy) AND id <> \(id))
+            RETURNING \(unescaped: Self.columns)
+            """)
+        if let replaced = rows.first { return replaced }
+        // No row: no such favourite, or the quota.
+        guard try await favorite(id: id) != nil else { return nil }
+        throw FavoritesQuotaExceeded(favoritedBy: favoritedBy)
     }
 
     public func remove(id: Int64) async throws -> Favorite? {
@@ -156,6 +168,22 @@ public final class PostgresFavorites: FavoritesRepository {
             return try await rows("SELECT \(unescaped: Self.columns) FROM favorite WHERE favorited_by = \(favoritedBy) ORDER BY id")
         }
         return try await rows("SELECT \(unescaped: Self.columns) FROM favorite ORDER BY id")
+    }
+
+    public func page(favoritedBy: String?, offset: Int, limit: Int) async throws -> (favorites: [Favorite], total: Int) {
+        let (select, count): (PostgresQuery, PostgresQuery) = if let favoritedBy {
+            ("SELECT \(unescaped: Self.columns) FROM favorite WHERE favorited_by = \(favoritedBy) ORDER BY id LIMIT \(limit) OFFSET \(offset)",
+             "SELECT count(*) FROM favorite WHERE favorited_by = \(favoritedBy)")
+        } else {
+            ("SELECT \(unescaped: Self.columns) FROM favorite ORDER BY id LIMIT \(limit) OFFSET \(offset)", "SELECT count(*) FROM favorite")
+        }
+        let favorites = try await rows(select)
+        let total = try await withDeadline { [client, logger] in
+            var total = 0
+            for try await value in try await client.query(count, logger: logger).decode(Int.self) { total = value }
+            return total
+        }
+        return (favorites, total)
     }
 
     public func isHealthy() async -> Bool {

@@ -91,6 +91,7 @@ public final class SQLiteFavorites: FavoritesRepository {
     public func add(favoritedBy: String, elementNumber: Int, body: String) async throws -> Favorite {
         let createdAt = Favorite.now()
         return try await database.write { db in
+            try Self.checkQuota(db, favoritedBy: favoritedBy, adding: body, replacing: nil)
             var favorite = Favorite(favoritedBy: favoritedBy, elementNumber: elementNumber, body: body, createdAt: createdAt)
             try favorite.insert(db)
             return favorite
@@ -106,6 +107,7 @@ public final class SQLiteFavorites: FavoritesRepository {
     public func replace(id: Int64, favoritedBy: String, elementNumber: Int, body: String) async throws -> Favorite? {
         try await database.write { db in
             guard var favorite = try Favorite.fetchOne(db, key: id) else { return nil }
+            try Self.checkQuota(db, favoritedBy: favoritedBy, adding: body, replacing: id)
             favorite.favoritedBy = favoritedBy
             favorite.elementNumber = elementNumber
             favorite.body = body
@@ -129,6 +131,28 @@ public final class SQLiteFavorites: FavoritesRepository {
             var request = Favorite.order(Column("id"))
             if let favoritedBy { request = request.filter(Column("favoritedBy") == favoritedBy) }
             return try request.fetchAll(db)
+        }
+    }
+
+    /// One page of `list`, by the primary key's order, and the count of all.
+    public func page(favoritedBy: String?, offset: Int, limit: Int) async throws -> (favorites: [Favorite], total: Int) {
+        try await database.read { db in
+            var request = Favorite.order(Column("id"))
+            if let favoritedBy { request = request.filter(Column("favoritedBy") == favoritedBy) }
+            return (try request.limit(limit, offset: offset).fetchAll(db), try request.fetchCount(db))
+        }
+    }
+
+    /// Throws `FavoritesQuotaExceeded` when storing `body` for `favoritedBy` (instead of favourite `replacing`)
+    /// would pass `FavoritesQuota`; runs inside the write's transaction, so no other write comes between.
+    private static func checkQuota(_ db: Database, favoritedBy: String, adding body: String, replacing id: Int64?) throws {
+        let row = try Row.fetchOne(db, sql: """
+            SELECT count(*) AS count, coalesce(sum(length(CAST(body AS BLOB))), 0) AS bytes
+            FROM favorite WHERE favoritedBy = ? AND id IS NOT ?
+            """, arguments: [favoritedBy, id])
+        let (count, bytes): (Int, Int) = (row?["count"] ?? 0, row?["bytes"] ?? 0)
+        if count + 1 > FavoritesQuota.count || bytes + body.utf8.count > FavoritesQuota.bytes {
+            throw FavoritesQuotaExceeded(favoritedBy: favoritedBy)
         }
     }
 

@@ -137,9 +137,16 @@ async function api(path, options = {}) {
   return body;
 }
 
-/** The favourites of `person`, of element `e` only when given (then normally none or one). */
-function favoritesOf(person, e) {
-  return api(`/api/v1/favorites?favoritedBy=${encodeURIComponent(person)}` + (e ? `&number=${e.number}` : ""));
+/** The favourites of `person`, of element `e` only when given (then normally none or one): every page of them (the
+ * API answers 100 at most per request; one person may keep 1,000). */
+async function favoritesOf(person, e) {
+  const query = `/api/v1/favorites?favoritedBy=${encodeURIComponent(person)}` + (e ? `&number=${e.number}` : "");
+  const all = [];
+  for (let page = 1; ; page++) {
+    const batch = await api(`${query}&limit=100&page=${page}`);
+    all.push(...batch);
+    if (batch.length < 100) return all;
+  }
 }
 
 /** Deletes a favourite by id; one already gone (404) counts as deleted. */
