@@ -116,6 +116,8 @@ extension ServiceError {
         public static let elementMismatch = Reason(rawValue: "element-mismatch")
         public static let unknownFavorite = Reason(rawValue: "unknown-favorite")
         public static let bodyTooLarge = Reason(rawValue: "body-too-large")
+        /// A body whose framing the parser refused (a malformed chunk size), 400.
+        public static let badBody = Reason(rawValue: "bad-body")
         public static let database = Reason(rawValue: "database")
         /// A write that would take one person's favourites past `FavoritesQuota` (409).
         public static let favoriteQuota = Reason(rawValue: "favorite-quota")

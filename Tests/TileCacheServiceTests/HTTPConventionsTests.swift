@@ -198,6 +198,25 @@ struct HTTPConventionsTests {
         }
     }
 
+    @Test("CONNECT is 405 and the connection closes (it was a 404 without Content-Length, then a stalled connection); a malformed chunk size is 400, not 413",
+          arguments: [true, false])
+    func connectAndChunks(fastPath: Bool) async throws {
+        try await withService(try await .start { $0.fastPath = fastPath }, mode: .live) { client, _ in
+            let port = try #require(client.port)
+            let connect = try await Self.raw("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\nGET /healthz HTTP/1.1\r\nHost: t\r\n\r\n", port: port)
+            #expect(connect.hasPrefix("HTTP/1.1 405 Method Not Allowed\r\n") && connect.contains("Allow: GET, HEAD, POST, PUT, DELETE, OPTIONS"), "\(connect)")
+            #expect(connect.components(separatedBy: "HTTP/1.1 ").count == 2, "nothing after a CONNECT is answered: \(connect)")
+            for size in ["zz", "-1", "ffffffffffffffffffff"] {
+                let chunked = try await Self.raw("POST /api/v1/favorites HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                                                 + "Transfer-Encoding: chunked\r\n\r\n\(size)\r\n{}\r\n0\r\n\r\n", port: port)
+                #expect(chunked.hasPrefix("HTTP/1.1 400 Bad Request\r\n") && chunked.contains(#""reason":"bad-body""#), "chunk size \(size): \(chunked.prefix(300))")
+            }
+            let tooLarge = try await Self.raw("POST /api/v1/favorites HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                                              + "Content-Length: 70000\r\n\r\n" + String(repeating: " ", count: 70000), port: port)
+            #expect(tooLarge.hasPrefix("HTTP/1.1 413 "), "a body over 64 KiB is still 413: \(tooLarge.prefix(100))")
+        }
+    }
+
     /// Sends `request` on a new connection and returns all it receives until the server closes the connection; throws
     /// when it is still open after 10 s (scaled).
     private static func raw(_ request: String, port: Int) async throws -> String {

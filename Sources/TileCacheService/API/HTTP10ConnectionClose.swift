@@ -22,7 +22,7 @@ final class HTTP10ConnectionClose: ChannelInboundHandler, RemovableChannelHandle
     }
 
     /// Added with Hummingbird's additional channel handlers (which come after its HTTPTypes codec): it puts an
-    /// `HTTP10ConnectionClose` after the request decoder, then removes itself.
+    /// `HTTP10ConnectionClose` and a `ConnectRefusal` after the request decoder, then removes itself.
     final class Installer: ChannelInboundHandler, RemovableChannelHandler {
         typealias InboundIn = Never
         let logger: Logger
@@ -32,9 +32,11 @@ final class HTTP10ConnectionClose: ChannelInboundHandler, RemovableChannelHandle
         func handlerAdded(context: ChannelHandlerContext) {
             do {
                 let decoder = try context.pipeline.syncOperations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
-                try context.pipeline.syncOperations.addHandler(HTTP10ConnectionClose(), position: .after(decoder))
+                let close = HTTP10ConnectionClose()
+                try context.pipeline.syncOperations.addHandler(close, position: .after(decoder))
+                try context.pipeline.syncOperations.addHandler(ConnectRefusal(), position: .after(close))
             } catch {
-                logger.error("HTTP/1.0 connections will stay open after each answer: no HTTP/1 request decoder in the pipeline",
+                logger.error("HTTP/1.0 connections will stay open after each answer, and CONNECT will stall: no HTTP/1 request decoder in the pipeline",
                              metadata: ["error": "\(error)"])
             }
             context.pipeline.syncOperations.removeHandler(context: context, promise: nil)

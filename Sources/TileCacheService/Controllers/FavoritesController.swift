@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import ImageCore
 import Logging
+import NIOCore
 import NIOFoundationCompat
 
 /// `/api/v1/favorites`: the seed's favourites resource over SQLite, with the mock API's semantics (see `FavoriteBody`).
@@ -92,8 +93,11 @@ struct FavoritesController: Sendable {
         }
         do {
             return Data(buffer: try await request.body.collect(upTo: FavoriteBody.maxBytes))
-        } catch {
+        } catch is NIOTooManyBytesError {
             throw ServiceError(.contentTooLarge, reason: .bodyTooLarge, message: "the request body is larger than \(FavoriteBody.maxBytes) bytes")
+        } catch {
+            // The parser's error (a malformed chunk size, a body cut short): the client's, not a size.
+            throw ServiceError(.badRequest, reason: .badBody, message: "the request body could not be read: its framing is malformed (chunk sizes, or a body shorter than Content-Length)")
         }
     }
 
