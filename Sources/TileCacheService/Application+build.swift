@@ -91,7 +91,9 @@ extension ElementsController {
         self.init(catalogue: dependencies.catalogue, builder: configuration.builder, pipeline: dependencies.pipeline,
                   photos: dependencies.photos, metrics: dependencies.metrics, trace: dependencies.trace,
                   maxAgeSeconds: configuration.maxAgeSeconds, signer: configuration.signer,
-                  allowedWidths: configuration.allowedWidths, publicURL: configuration.publicURL, logger: dependencies.logger)
+                  variantRules: VariantRules(allowedWidths: configuration.allowedWidths, allowedQualities: configuration.allowedQualities,
+                                            presets: configuration.presets.mapValues { QueryItems($0) }, onlyPresets: configuration.onlyPresets),
+                  publicURL: configuration.publicURL, logger: dependencies.logger)
     }
 }
 

@@ -35,6 +35,20 @@ public struct ServiceConfiguration: Sendable {
     public var signer: URLSigner?
     /// The widths (after `dpr`) variants may have; others are 400 `width-not-allowed`. Nil: any width.
     public var allowedWidths: Set<Int>?
+    /// The qualities `q` may name when `allowedWidths` is set; empty: only the default quality.
+    public var allowedQualities: Set<Int> = []
+    /// Named option sets URLs may name with `preset=NAME` (imgproxy's presets): a name to its options as a query
+    /// (`w=128&format=webp`); see `presets(parsing:)`.
+    public var presets: [String: String] = [:]
+    /// Only presets may be named in URLs (imgproxy's `IMGPROXY_ONLY_PRESETS`).
+    public var onlyPresets = false
+
+    /// Reads `--presets` (`thumb:w=128&format=webp,card:w=512&q=80`), checking every preset's options.
+    ///
+    /// - Throws: `ServiceConfigurationError` naming the entry and what is wrong with it.
+    public static func presets(parsing text: String) throws(ServiceConfigurationError) -> [String: String] {
+        try VariantRules.presets(parsing: text).mapValues { $0.items.map { "\($0.name)=\($0.value)" }.joined(separator: "&") }
+    }
 
     /// The service's address as clients reach it (`https://tiles.example.com`, or with a path prefix behind a proxy),
     /// from which the JSON's absolute URLs (`thumbnail_url`, `image_url`) are made. Nil: those URLs are paths

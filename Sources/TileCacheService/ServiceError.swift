@@ -90,6 +90,8 @@ extension ServiceError {
         public static let widthNotAllowed = Reason(rawValue: "width-not-allowed")
         /// An option other than `w`, `dpr` and `format` on a service with `--allowed-widths`.
         public static let optionNotAllowed = Reason(rawValue: "option-not-allowed")
+        /// `preset=NAME` names no preset (400).
+        public static let unknownPreset = Reason(rawValue: "unknown-preset")
         public static let missingSignature = Reason(rawValue: "missing-signature")
         public static let badSignature = Reason(rawValue: "bad-signature")
         public static let unknownParameter = Reason(rawValue: "unknown-parameter")

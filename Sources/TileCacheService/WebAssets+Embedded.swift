@@ -487,6 +487,7 @@ paths:
         - $ref: "#/components/parameters/q"
         - $ref: "#/components/parameters/format"
         - $ref: "#/components/parameters/enlarge"
+        - $ref: "#/components/parameters/preset"
         - $ref: "#/components/parameters/sig"
       responses:
         "200": { $ref: "#/components/responses/Image" }
@@ -511,6 +512,7 @@ paths:
         - $ref: "#/components/parameters/q"
         - $ref: "#/components/parameters/format"
         - $ref: "#/components/parameters/enlarge"
+        - $ref: "#/components/parameters/preset"
         - $ref: "#/components/parameters/sig"
       responses:
         "200": { $ref: "#/components/responses/Image" }
@@ -568,6 +570,7 @@ paths:
         - $ref: "#/components/parameters/q"
         - $ref: "#/components/parameters/format"
         - $ref: "#/components/parameters/enlarge"
+        - $ref: "#/components/parameters/preset"
         - $ref: "#/components/parameters/sig"
       responses:
         "200": { $ref: "#/components/responses/Image" }
@@ -595,6 +598,7 @@ paths:
         - $ref: "#/components/parameters/q"
         - $ref: "#/components/parameters/format"
         - $ref: "#/components/parameters/enlarge"
+        - $ref: "#/components/parameters/preset"
         - $ref: "#/components/parameters/sig"
       responses:
         "200": { $ref: "#/components/responses/Image" }
@@ -919,6 +923,12 @@ components:
       in: query
       required: false
       schema: { type: string, enum: ["1", "0", "true", "false"] }
+    preset:
+      name: preset
+      in: query
+      required: false
+      description: A named option set from --presets (also pr); options beside it override its own. Unknown names are 400 unknown-preset.
+      schema: { type: string }
     sig:
       name: sig
       in: query

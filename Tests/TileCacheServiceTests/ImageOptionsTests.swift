@@ -224,6 +224,63 @@ struct ImageOptionsTests {
         }
     }
 
+    @Test("--presets: preset=NAME (or pr=NAME) stands for its options, the URL's own override them and are checked; --allowed-qualities; --only-presets refuses every other option")
+    func presets() async throws {
+        let presets = try ServiceConfiguration.presets(parsing: "thumb:w=64&format=webp, card:w=256&q=80")
+        let harness = try await ServiceHarness.start {
+            $0.allowedWidths = [64, 128]
+            $0.allowedQualities = [60]
+            $0.presets = presets
+        }
+        try await withService(harness) { client, _ in
+            let path = "/api/v1/elements/26/thumbnail"
+            let thumb = try await client.execute(uri: "\(path)?preset=thumb", method: .get)
+            let same = try await client.execute(uri: "\(path)?w=64&format=webp", method: .get)
+            #expect(thumb.status == .ok && thumb.headers[.contentType] == "image/webp")
+            #expect(thumb.headers[.eTag] != nil && thumb.headers[.eTag] == same.headers[.eTag] && thumb.body == same.body, "a preset is the variant its options make")
+            // A preset's options are the operator's: w=256 and q=80 are outside the lists, and allowed.
+            #expect(try await client.execute(uri: "\(path)?pr=card", method: .get).status == .ok)
+            let png = try await client.execute(uri: "\(path)?preset=thumb&format=png", method: .get)
+            #expect(png.status == .ok && png.headers[.contentType] == "image/png", "the URL's format overrides the preset's")
+            #expect(try await client.execute(uri: "\(path)?preset=thumb&w=256", method: .get).errorReason == "width-not-allowed", "the URL's own options are checked")
+            #expect(try await client.execute(uri: "\(path)?preset=thumb&dpr=2", method: .get).status == .ok, "64 x 2 is listed")
+            #expect(try await client.execute(uri: "\(path)?preset=nope", method: .get).errorReason == "unknown-preset")
+            #expect(try await client.execute(uri: "\(path)?preset=thumb&pr=card", method: .get).errorReason == "repeated-parameter")
+            #expect(try await client.execute(uri: "\(path)?w=64&q=60", method: .get).status == .ok, "a listed quality")
+            #expect(try await client.execute(uri: "\(path)?w=64&q=61", method: .get).errorReason == "option-not-allowed")
+        }
+
+        let only = try await ServiceHarness.start {
+            $0.presets = presets
+            $0.onlyPresets = true
+        }
+        try await withService(only) { client, _ in
+            let path = "/api/v1/elements/26/thumbnail"
+            for query in ["", "?v=1", "?preset=thumb", "?pr=card"] {
+                #expect(try await client.execute(uri: path + query, method: .get).status == .ok, "\(query)")
+            }
+            // Every option, alone and beside a preset.
+            let options = ["w=64", "h=64", "fit=cover", "dpr=2", "q=60", "format=png", "enlarge=1"]
+            for option in options {
+                for query in ["?\(option)", "?preset=thumb&\(option)"] {
+                    let response = try await client.execute(uri: path + query, method: .get)
+                    #expect(response.status == .badRequest && response.errorReason == "option-not-allowed", "\(query)")
+                }
+            }
+        }
+    }
+
+    @Test("--presets is checked at start: each entry NAME:OPTIONS, a name once, options that are valid together")
+    func presetParsing() throws {
+        #expect(try ServiceConfiguration.presets(parsing: "a:w=1,b_2-c:format=png&q=5") == ["a": "w=1", "b_2-c": "format=png&q=5"])
+        for (text, complaint) in [("thumb", "not NAME:OPTIONS"), ("bad name:w=1", "not NAME:OPTIONS"), ("a:x=1", "'x', not an option"),
+                                  ("a:w=0", "w must be a whole number"), ("a:w=1,a:w=2", "given twice"), ("a:", "not NAME:OPTIONS"),
+                                  ("a:preset=b", "'preset', not an option")] {
+            #expect(performing: { try ServiceConfiguration.presets(parsing: text) },
+                    throws: { ($0 as? ServiceConfigurationError)?.description.contains(complaint) == true })
+        }
+    }
+
     @Test("past the bound on variants being made and waiting, requests get 503 with Retry-After; the others are made")
     func processingBound() async throws {
         let harness = try await ServiceHarness.start {

@@ -96,7 +96,12 @@ struct PostgresFavoritesTests {
             try await writers.value
             #expect(acknowledged.withLock { $0.count } > before + 8, "writes resumed after the restart: \(statuses.withLock { $0 })")
             #expect(try await client.execute(uri: "/healthz", method: .get).status == .ok)
-            let stored = Set(try #require(try await client.execute(uri: "/api/v1/favorites", method: .get).jsonArray).compactMap { $0["id"] as? String })
+            var stored: Set<String> = []
+            for page in 1... {  // 100 a page
+                let ids = try #require(try await client.execute(uri: "/api/v1/favorites?page=\(page)", method: .get).jsonArray).compactMap { $0["id"] as? String }
+                stored.formUnion(ids)
+                if ids.count < 100 { break }
+            }
             let lost = Set(acknowledged.withLock { $0 }).subtracting(stored)
             #expect(lost.isEmpty, "acknowledged with 201 but not stored: \(lost.sorted())")
             #expect(statuses.withLock { Set($0.keys) }.isSubset(of: [201, 503]), "\(statuses.withLock { $0 })")

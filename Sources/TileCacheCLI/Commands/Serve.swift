@@ -61,9 +61,20 @@ extension TileCacheCommand {
         @Option(help: ArgumentHelp("The salt signed before the path, in hex (default: $TILECACHE_SIGNING_SALT, else empty).", valueName: "hex"))
         var signingSalt: String?
 
-        @Option(help: ArgumentHelp("The only widths variants may have (after dpr), comma-separated; others are 400, and so are h, fit, q and enlarge (default: any).",
+        @Option(help: ArgumentHelp("The only widths variants may have (after dpr), comma-separated; others are 400, and so are h, fit and enlarge, and q outside --allowed-qualities (default: any).",
                                    valueName: "w,w,..."))
         var allowedWidths: String?
+
+        @Option(help: ArgumentHelp("The qualities q may name, comma-separated; others are 400 (default: with --allowed-widths none, so q is refused; without, any).",
+                                   valueName: "q,q,..."))
+        var allowedQualities: String?
+
+        @Option(help: ArgumentHelp("Named option sets URLs may ask for with preset=NAME (or pr=NAME), imgproxy's presets: NAME:OPTIONS, comma-separated (thumb:w=128&format=webp,card:w=512&q=80).",
+                                   valueName: "presets"))
+        var presets: String?
+
+        @Flag(help: "Accept only presets in image URLs: any other option is 400 (imgproxy's IMGPROXY_ONLY_PRESETS).")
+        var onlyPresets = false
 
         @Option(name: .customLong("resize-concurrency"), help: "Variants made at once (default: the number of cores).")
         var resizeConcurrencyGiven: Int?
@@ -120,6 +131,8 @@ extension TileCacheCommand {
             guard requestTimeout > 0, requestTimeout <= 3600 else { throw ValidationError("--request-timeout must be more than 0 and at most 3600") }
             _ = try signer()
             _ = try widths()
+            _ = try qualities()
+            if try presetTable().isEmpty, onlyPresets { throw ValidationError("--only-presets needs --presets (the presets URLs may name)") }
             for (name, seconds) in [("--body-timeout", bodyTimeout), ("--send-timeout", sendTimeout)] where !(seconds > 0 && seconds <= 3600) {
                 throw ValidationError("\(name) must be more than 0 and at most 3600 seconds, got \(seconds)")
             }
@@ -178,6 +191,25 @@ extension TileCacheCommand {
             return widths
         }
 
+        /// `--allowed-qualities` as a set, empty when not given.
+        func qualities() throws -> Set<Int> {
+            guard let allowedQualities else { return [] }
+            var qualities: Set<Int> = []
+            for part in allowedQualities.split(separator: ",", omittingEmptySubsequences: false).map({ $0.trimmingCharacters(in: .whitespaces) }) {
+                guard let quality = Int(part), (1...100).contains(quality) else {
+                    throw ValidationError("--allowed-qualities: '\(part)' is not a quality from 1 to 100 (give e.g. 60,80)")
+                }
+                qualities.insert(quality)
+            }
+            return qualities
+        }
+
+        /// `--presets`, checked.
+        func presetTable() throws -> [String: String] {
+            guard let presets else { return [:] }
+            do { return try ServiceConfiguration.presets(parsing: presets) } catch { throw ValidationError(error.description) }
+        }
+
         /// `--db`, else `TILECACHE_DATABASE_URL`, else favorites.sqlite beside the cache directory.
         func database(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> FavoritesDatabase {
             var value = db
@@ -218,6 +250,9 @@ extension TileCacheCommand {
             configuration.traceFile = recordTrace
             configuration.signer = try signer()
             configuration.allowedWidths = try widths()
+            configuration.allowedQualities = try qualities()
+            configuration.presets = try presetTable()
+            configuration.onlyPresets = onlyPresets
             configuration.pipeline.maxConcurrentProcessing = resizeConcurrency
             configuration.pipeline.maxQueuedProcessing = resizeQueue
             configuration.writeToken = writeToken

@@ -89,6 +89,10 @@ extension TileCacheCommand.Serve: ResolvedOptions {
         values["signing-key"] = configuration.signer == nil ? "none (image URLs are not signed)" : "***"
         values["signing-salt"] = configuration.signer == nil ? Self.none : (signingSalt ?? ProcessInfo.processInfo.environment[URLSigner.saltVariable]).map { _ in "***" } ?? "empty"
         values["allowed-widths"] = configuration.allowedWidths.map { $0.sorted().map(String.init).joined(separator: ",") } ?? "any"
+        values["allowed-qualities"] = configuration.allowedQualities.isEmpty
+            ? (configuration.allowedWidths == nil ? "any" : "the default only") : configuration.allowedQualities.sorted().map(String.init).joined(separator: ",")
+        values["presets"] = configuration.presets.isEmpty ? Self.none : configuration.presets.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ",")
+        values["only-presets"] = String(configuration.onlyPresets)
         values["resize-concurrency"] = "\(configuration.pipeline.maxConcurrentProcessing)"
         values["resize-queue"] = configuration.pipeline.maxQueuedProcessing.map(String.init) ?? "unbounded"
         values["write-token"] = configuration.writeToken == nil ? "none (writes are open)" : "***"

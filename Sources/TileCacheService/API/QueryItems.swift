@@ -16,6 +16,9 @@ struct QueryItems: Sendable {
         self.items = items
     }
 
+    /// These pairs.
+    init(items: [(name: String, value: String)]) { self.items = items }
+
     /// The value of the first item named `name`, or nil.
     subscript(_ name: String) -> String? { items.first { $0.name == name }?.value }
 

@@ -25,8 +25,8 @@ struct ElementsController: Sendable {
     let maxAgeSeconds: Int
     /// Checks the signature of URLs with processing options, when the service requires one.
     let signer: URLSigner?
-    /// The widths variants may have, when restricted.
-    let allowedWidths: Set<Int>?
+    /// The presets and allow-lists that bound the variants URLs may ask for.
+    let variantRules: VariantRules
     /// The base of the JSON's absolute URLs (`--public-url`); nil: paths.
     let publicURL: String?
     let logger: Logger
@@ -99,33 +99,21 @@ struct ElementsController: Sendable {
         return Self.answer(served, to: request.headers, options: options, maxAgeSeconds: maxAgeSeconds).response
     }
 
-    /// The options refused with `--allowed-widths`: each would multiply the variants of a source beyond its widths.
-    static let optionsNotAllowedWithWidths = ["h", "fit", "q", "enlarge"]
+    /// The query names an image URL may carry beside the options: the signature and a preset's name.
+    static let allowedBesideOptions = VariantRules.presetNames.union([URLSigner.parameter])
 
     /// The pipeline's request for an image route's request, once its options, signature and width are checked.
     private func imageRequest(_ uri: URI, headers: HTTPFields, element: Element, kind: ImageKind) throws -> (ImageRequest, ImageOptions) {
         let query = QueryItems(uri.query)
-        let options = try ImageOptions(query, accept: headers[.accept], allowed: [URLSigner.parameter])
-        // The signature first: an unsigned request learns nothing about the service's other limits.
-        if let signer, query.items.contains(where: { ImageOptions.names.contains($0.name) }) {
+        let own = try ImageOptions(query, accept: headers[.accept], allowed: Self.allowedBesideOptions)
+        // The signature before the service's other limits: an unsigned request learns nothing about them.
+        if let signer, query.items.contains(where: { ImageOptions.names.contains($0.name) || VariantRules.presetNames.contains($0.name) }) {
             try signer.verify(path: uri.path, query: query)
         }
-        if let allowedWidths {
-            // Only for a refusal's message: the accepted requests, the many, do not sort and join the list.
-            var list: String { allowedWidths.sorted().map(String.init).joined(separator: ", ") }
-            if let width = options.processing.width, !allowedWidths.contains(width) {
-                throw ServiceError(.badRequest, reason: .widthNotAllowed, message: """
-                    width \(width) is not one this service makes (w x dpr must be one of \(list))
-                    """)
-            }
-            // The variants of a source are then its allowed widths, each in the output formats: any other option
-            // would make a new variant per value (h=100, h=101, q=17, q=18, ...), which is what the list bounds.
-            if let given = Self.optionsNotAllowedWithWidths.first(where: { query[$0] != nil }) {
-                throw ServiceError(.badRequest, reason: .optionNotAllowed, message: """
-                    \(given) is not allowed here: this service makes only the widths \(list) (w x dpr), in any format
-                    """)
-            }
-        }
+        let expanded = try variantRules.expanded(query)
+        let options = query.items.contains(where: { VariantRules.presetNames.contains($0.name) })
+            ? try ImageOptions(expanded, accept: headers[.accept], allowed: [URLSigner.parameter]) : own
+        try variantRules.check(query, width: options.processing.width)
         let url = builder.url(for: element, kind: kind)
         let request = ImageRequest(url: url, alternatives: kind == .full ? builder.otherPhotoURLs(for: element) : [],
                                    processing: options.processing)
