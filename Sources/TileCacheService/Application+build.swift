@@ -93,7 +93,7 @@ extension ElementsController {
                   maxAgeSeconds: configuration.maxAgeSeconds, signer: configuration.signer,
                   variantRules: VariantRules(allowedWidths: configuration.allowedWidths, allowedQualities: configuration.allowedQualities,
                                             presets: configuration.presets.mapValues { QueryItems($0) }, onlyPresets: configuration.onlyPresets),
-                  publicURL: configuration.publicURL, logger: dependencies.logger)
+                  publicURL: configuration.publicURL, trustsProxies: !configuration.trustedProxies.isEmpty, logger: dependencies.logger)
     }
 }
 
@@ -119,9 +119,11 @@ public func buildApplication(_ dependencies: ServiceDependencies, logger: Logger
     let idleTimeout = TimeAmount.nanoseconds(configuration.idleTimeout.nanoseconds)
     let limits = configuration.connectionLimits
     let connections = OpenConnections(maximum: limits.maxConnections ?? ConnectionLimits.defaultMaximum(), metrics: dependencies.metrics)
-    // Before Hummingbird's handling of each connection (or HTTP/2 stream): HTTP/1.0's close, then the connection limits.
+    // Before Hummingbird's handling of each connection (or HTTP/2 stream): HTTP/1.0's close and CONNECT's refusal,
+    // the connection limits, and (with --trusted-proxies) the removal of proxy headers from peers that are not trusted.
     let guards: @Sendable () -> [any RemovableChannelHandler] = {
         [HTTP10ConnectionClose.Installer(logger: logger), ConnectionGuard(connections: connections, limits: limits, logger: logger)]
+            + (configuration.trustedProxies.isEmpty ? [] : [ForwardedHeaders(proxies: configuration.trustedProxies)])
     }
     let server: HTTPServerBuilder
     if let tls = configuration.tls {

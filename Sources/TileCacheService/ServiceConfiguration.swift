@@ -56,6 +56,10 @@ public struct ServiceConfiguration: Sendable {
     /// cache one request with `Host: evil.example` would otherwise set the URLs every client gets.
     public var publicURL: String?
 
+    /// The proxies whose `X-Forwarded-Host` and `-Proto` make the JSON's absolute URLs when `publicURL` is not
+    /// given; from other peers those headers are removed.
+    public var trustedProxies = TrustedProxies.none
+
     /// `url` when it can be `--public-url`: `http` or `https`, a host, an optional port and path, no query, fragment
     /// or user; a trailing `/` is dropped.
     ///

@@ -103,4 +103,35 @@ struct ServiceSecurityTests {
         }
         #expect(try ServiceConfiguration.publicURL(parsing: "http://127.0.0.1:8080/tiles/") == "http://127.0.0.1:8080/tiles")
     }
+
+    @Test("--trusted-proxies: X-Forwarded-Host and -Proto make the JSON's URLs from a trusted peer only; --public-url wins; other peers' are dropped")
+    func trustedProxies() async throws {
+        let forwarded: HTTPFields = [HTTPField.Name("X-Forwarded-Host")!: "tiles.example.com", HTTPField.Name("X-Forwarded-Proto")!: "https"]
+        // The test client's peer address is 127.0.0.1: trusted by the first, not by the second.
+        for (proxies, expected) in [("127.0.0.0/8,::1", "https://tiles.example.com/api/v1/elements/11/thumbnail"),
+                                    ("10.0.0.0/8, fd00::/8", "/api/v1/elements/11/thumbnail")] {
+            let trusted = try TrustedProxies(parsing: proxies)
+            try await withService(try await .start { $0.trustedProxies = trusted }) { client, _ in
+                let sodium = try #require(try await client.execute(uri: "/api/v1/elements/11", method: .get, headers: forwarded).json)
+                #expect(sodium["thumbnail_url"] as? String == expected, "\(proxies)")
+                let list = try #require(try await client.execute(uri: "/api/v1/elements?symbol=Na", method: .get, headers: forwarded).jsonArray)
+                #expect(list.first?["image_url"] as? String == expected.replacingOccurrences(of: "thumbnail", with: "image"), "\(proxies)")
+                // A host that is not a host name is never used.
+                let odd = try #require(try await client.execute(uri: "/api/v1/elements/11", method: .get,
+                                                                headers: [HTTPField.Name("X-Forwarded-Host")!: "evil.example/x?"]).json)
+                #expect(odd["thumbnail_url"] as? String == "/api/v1/elements/11/thumbnail")
+            }
+        }
+        let both = try await ServiceHarness.start {
+            $0.trustedProxies = try! TrustedProxies(parsing: "127.0.0.1")
+            $0.publicURL = "https://cdn.example.net"
+        }
+        try await withService(both) { client, _ in
+            let sodium = try #require(try await client.execute(uri: "/api/v1/elements/11", method: .get, headers: forwarded).json)
+            #expect(sodium["thumbnail_url"] as? String == "https://cdn.example.net/api/v1/elements/11/thumbnail")
+        }
+        for bad in ["10.0.0.0/33", "example.com", "1.2.3", "::1/129", "10.0.0.0/x"] {
+            #expect(throws: ServiceConfigurationError.self, "\(bad)") { try TrustedProxies(parsing: bad) }
+        }
+    }
 }

@@ -97,6 +97,10 @@ extension TileCacheCommand {
                                    valueName: "url"))
         var publicURL: String?
 
+        @Option(help: ArgumentHelp("Proxies (addresses or CIDR blocks, comma-separated) whose X-Forwarded-Host and X-Forwarded-Proto make the JSON's absolute URLs when --public-url is not given; from other peers those headers are dropped (default: none).",
+                                   valueName: "cidrs"))
+        var trustedProxies: String?
+
         @Option(help: ArgumentHelp("Serve HTTPS (and HTTP/2 by ALPN) with this PEM certificate chain; needs --tls-key.", valueName: "file"))
         var tlsCert: String?
 
@@ -142,11 +146,17 @@ extension TileCacheCommand {
             if let writeToken, writeToken.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("--write-token is empty: give a token, or leave it out") }
             _ = try cors()
             _ = try publicBase()
+            _ = try proxies()
             _ = try tls()
         }
 
         func publicBase() throws -> String? {
             do { return try publicURL.map(ServiceConfiguration.publicURL(parsing:)) } catch { throw ValidationError(error.description) }
+        }
+
+        func proxies() throws -> TrustedProxies {
+            guard let trustedProxies else { return .none }
+            do { return try TrustedProxies(parsing: trustedProxies) } catch { throw ValidationError(error.description) }
         }
 
         func cors() throws -> CORSPolicy {
@@ -258,6 +268,7 @@ extension TileCacheCommand {
             configuration.writeToken = writeToken
             configuration.cors = try cors()
             configuration.publicURL = try publicBase()
+            configuration.trustedProxies = try proxies()
             configuration.tls = try tls()
             configuration.logRequests = verbose || logFormat == .json
             configuration.fastPath = fastPath

@@ -98,6 +98,7 @@ extension TileCacheCommand.Serve: ResolvedOptions {
         values["write-token"] = configuration.writeToken == nil ? "none (writes are open)" : "***"
         values["cors-origin"] = configuration.cors.description
         values["public-url"] = configuration.publicURL ?? "none (the JSON's image URLs are paths)"
+        values["trusted-proxies"] = configuration.trustedProxies.description
         values["tls-cert"] = configuration.tls?.certificateChain ?? "none (plain HTTP)"
         values["tls-key"] = configuration.tls?.privateKey ?? Self.none
         values["log-format"] = logFormat.rawValue

@@ -29,6 +29,9 @@ struct ElementsController: Sendable {
     let variantRules: VariantRules
     /// The base of the JSON's absolute URLs (`--public-url`); nil: paths.
     let publicURL: String?
+    /// Whether `--trusted-proxies` is set: only then do `X-Forwarded-Host` and `-Proto` reach the router (from those
+    /// proxies alone) and make the JSON's absolute URLs.
+    let trustsProxies: Bool
     let logger: Logger
 
     /// The seed API's first list holds elements 1 to 100; `elements_remaining` holds the rest.
@@ -61,7 +64,7 @@ struct ElementsController: Sendable {
     }
 
     private func list(_ request: Request, numbers: ClosedRange<Int>) throws -> Response {
-        let base = publicURL ?? ""
+        let base = baseURL(request)
         let records = catalogue.elements.filter { numbers.contains($0.number) }
             .map { ElementRecord.make($0, baseURL: base, hasImage: hasImage($0)) }
         let query = try ListQuery(QueryItems(request.uri.query), fields: ElementRecord.fields)
@@ -73,7 +76,22 @@ struct ElementsController: Sendable {
 
     private func one(_ request: Request, _ context: BasicRequestContext) throws -> Response {
         let element = try element(context.parameters.get("id") ?? "")
-        return try JSONResponse.make(ElementRecord.make(element, baseURL: publicURL ?? "", hasImage: hasImage(element)))
+        return try JSONResponse.make(ElementRecord.make(element, baseURL: baseURL(request), hasImage: hasImage(element)))
+    }
+
+    /// The base of the JSON's absolute URLs: `--public-url`; else, behind a trusted proxy, its `X-Forwarded-Proto`
+    /// and `X-Forwarded-Host` (`ForwardedHeaders` removed them from everyone else's requests; with several values,
+    /// the last, the nearest proxy's); else none: the URLs are paths. Never the `Host` header.
+    func baseURL(_ request: Request) -> String {
+        if let publicURL { return publicURL }
+        guard trustsProxies else { return "" }
+        func last(_ name: HTTPField.Name) -> String? {
+            request.headers[values: name].last?.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+        guard let host = last(.forwardedHost), !host.isEmpty, host.utf8.count <= 255,
+              host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || ".-:[]".contains($0)) }) else { return "" }
+        let scheme = last(.forwardedProto)?.lowercased()
+        return "\(scheme == "https" ? "https" : "http")://\(host)"
     }
 
     /// Whether a photo of `element` is served: none for 90 and up, nor where the photo host answered 404.
