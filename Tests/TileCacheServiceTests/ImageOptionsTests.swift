@@ -270,6 +270,26 @@ struct ImageOptionsTests {
         }
     }
 
+    @Test("with --signing-key, preset is signed like an option: no signature or one over other options is 403")
+    func signedPresets() async throws {
+        let signer = try URLSigner(keyHex: "00112233445566778899aabbccddeeff", saltHex: "")
+        let harness = try await ServiceHarness.start {
+            $0.signer = signer
+            $0.presets = try! ServiceConfiguration.presets(parsing: "thumb:w=64&format=webp,card:w=256")
+        }
+        try await withService(harness) { client, _ in
+            let path = "/api/v1/elements/26/thumbnail"
+            let unsigned = try await client.execute(uri: "\(path)?preset=thumb", method: .get)
+            #expect(unsigned.errorReason == "missing-signature")
+            let none = signer.signature(path: path, options: [])
+            #expect(try await client.execute(uri: "\(path)?preset=thumb&sig=\(none)", method: .get).errorReason == "bad-signature")
+            let card = signer.signature(path: path, options: [("preset", "card")])
+            #expect(try await client.execute(uri: "\(path)?preset=thumb&sig=\(card)", method: .get).errorReason == "bad-signature")
+            let thumb = signer.signature(path: path, options: [("preset", "thumb")])
+            #expect(try await client.execute(uri: "\(path)?preset=thumb&sig=\(thumb)", method: .get).status == .ok)
+        }
+    }
+
     @Test("--presets is checked at start: each entry NAME:OPTIONS, a name once, options that are valid together")
     func presetParsing() throws {
         #expect(try ServiceConfiguration.presets(parsing: "a:w=1,b_2-c:format=png&q=5") == ["a": "w=1", "b_2-c": "format=png&q=5"])

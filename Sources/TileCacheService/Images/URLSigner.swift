@@ -47,7 +47,8 @@ public struct URLSigner: Sendable {
             throw ServiceError(.forbidden, reason: .missingSignature,
                                message: "this service requires signed image URLs: add sig (HMAC-SHA256 of the path and options, see docs/service.md)")
         }
-        let options = query.items.filter { ImageOptions.names.contains($0.name) }
+        // A preset's name is signed like an option: it chooses the variant as they do.
+        let options = query.items.filter { ImageOptions.names.contains($0.name) || VariantRules.presetNames.contains($0.name) }
         guard let signature = Self.base64URLDecoded(text),
               HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: salt + Self.message(path: path, options: options), using: key)
         else {
