@@ -618,7 +618,7 @@ paths:
         - name: page
           in: query
           required: false
-          description: The page-th group of limit favourites, from 1.
+          description: The page-th group of limit favourites, from 1. With sortBy and no favoritedBy, page x limit is at most 10000 (400 bad-page beyond).
           schema: { type: integer, minimum: 1 }
         - name: limit
           in: query

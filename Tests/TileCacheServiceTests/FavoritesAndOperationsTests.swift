@@ -155,6 +155,64 @@ struct FavoritesAndOperationsTests {
         }
     }
 
+    /// A favourite as a seed client's model decodes it.
+    struct ListedFavorite: Decodable, Equatable {
+        var id: String
+        var favoritedBy: String
+        var number: Int
+    }
+
+    @Test("searches, sorts and filters over more favourites than a batch: the page a full sort would give, a bounded depth",
+          arguments: FavoritesBackend.allCases)
+    func favoritesScanned(backend: FavoritesBackend) async throws {
+        try await withService(try await .start(favorites: backend)) { client, dependencies in
+            let store = dependencies.favorites
+            // 1,100 favourites (read 100 at a time): numbers repeat, so a sort has ties; every 7th has a note
+            // with a marker in mixed case; only the 1,090th has the key `late`.
+            var all: [ListedFavorite] = []
+            for index in 1...1_100 {
+                let person = index <= 600 ? "Ada" : "Bob"
+                let number = (index * 37) % 118 + 1
+                var body = #"{"favoritedBy":"\#(person)","number":\#(number)"#
+                if index % 7 == 0 { body += #","note":"see MaRkEr \#(index)""# }
+                if index == 1_090 { body += #","late":"yes""# }
+                let stored = try await store.add(favoritedBy: person, elementNumber: number, body: body + "}")
+                all.append(ListedFavorite(id: String(stored.id!), favoritedBy: person, number: number))
+            }
+            func list(_ query: String) async throws -> (favorites: [ListedFavorite], total: String?) {
+                let response = try await client.execute(uri: "/api/v1/favorites?\(query)", method: .get)
+                #expect(response.status == .ok, "\(query)")
+                return (try JSONDecoder().decode([ListedFavorite].self, from: Data(response.body.readableBytesView)),
+                        response.headers[HTTPField.Name("X-Total-Count")!])
+            }
+            // Sorted by number, descending, ties oldest first: every page is that slice of the whole sort.
+            let byNumber = all.enumerated().sorted { a, b in
+                a.element.number != b.element.number ? a.element.number > b.element.number : a.offset < b.offset
+            }.map(\.element)
+            for (page, limit) in [(1, 7), (3, 7), (40, 7), (2, 100), (11, 100), (12, 100)] {
+                let read = try await list("sortBy=number&order=desc&limit=\(limit)&page=\(page)")
+                let start = min(all.count, (page - 1) * limit)
+                #expect(read.favorites == Array(byNumber[start..<min(all.count, start + limit)]), "page \(page) of \(limit)")
+                #expect(read.total == "1100")
+            }
+            // Search (case-insensitive) and a person, paged after the batch boundary.
+            let marked = all.enumerated().filter { ($0.offset + 1) % 7 == 0 }.map(\.element)
+            let searched = try await list("search=marker&limit=5&page=30")
+            #expect(searched.favorites == Array(marked[145..<150]) && searched.total == String(marked.count))
+            let bobs = try await list("favoritedBy=Bob&search=MARKER&sortBy=number")
+            #expect(bobs.total == String(marked.filter { $0.favoritedBy == "Bob" }.count))
+            // A key only one late favourite has is a field (found by reading on past ten batches), not ignored.
+            let late = try await list("late=yes")
+            #expect(late.favorites.map(\.id) == [all[1_089].id] && late.total == "1")
+            #expect(try await list("late=no").favorites.isEmpty)
+            // A sorted list of everyone's favourites pages 10,000 deep at most; one person's has its quota as bound.
+            let deep = try await client.execute(uri: "/api/v1/favorites?sortBy=number&page=101&limit=100", method: .get)
+            #expect(deep.status == .badRequest && deep.errorReason == "bad-page")
+            #expect(try await list("favoritedBy=Ada&sortBy=number&page=101&limit=100").favorites.isEmpty)
+            #expect(try await list("search=marker&page=101&limit=100").favorites.isEmpty)
+        }
+    }
+
     @Test("favourites survive a restart of the service", arguments: FavoritesBackend.allCases)
     func persistence(backend: FavoritesBackend) async throws {
         let harness = try await ServiceHarness.start(favorites: backend)
@@ -164,7 +222,7 @@ struct FavoritesAndOperationsTests {
         await first.close()
         let second = try harness.dependencies()  // a new process over the same database
         try await second.prepare()
-        #expect(try await second.favorites.list(favoritedBy: "Ada").map(\.elementNumber) == [26])
+        #expect(try await second.favorites.list(favoritedBy: "Ada", after: 0, limit: 100).map(\.elementNumber) == [26])
         await second.close()
         await harness.stop()
     }

@@ -65,26 +65,72 @@ struct ListQuery: Sendable {
 
     /// The records matching the filters and search, sorted, and the requested page of them; `total` counts every match.
     func apply(to records: [[String: JSONValue]]) -> (page: [[String: JSONValue]], total: Int) {
-        var matching = records.filter { record in
-            filters.allSatisfy { Self.matches(record[$0.field], $0.value) }
-                && (search.map { text in record.values.contains { $0.string?.localizedCaseInsensitiveContains(text) == true } } ?? true)
+        var scan = Scan(self)
+        for record in records { scan.add(record) }
+        return scan.result
+    }
+
+    /// Whether `record` passes every filter and the search.
+    func matches(_ record: [String: JSONValue]) -> Bool {
+        filters.allSatisfy { Self.matches(record[$0.field], $0.value) }
+            && (search.map { text in record.values.contains { $0.string?.localizedCaseInsensitiveContains(text) == true } } ?? true)
+    }
+
+    /// The end of the requested page among the matches (`offset + limit`, saturating), or nil for every match.
+    var window: Int? {
+        limit.map { offset.addingReportingOverflow($0).overflow ? Int.max : offset + $0 }
+    }
+
+    /// A query answered over records given one at a time, in their listing order, keeping only what the requested
+    /// page can still need: without `sortBy` the page's own records, with it the `window` first in sort order so far
+    /// (every record when there is no `limit`). So a scan of any number of records holds at most about twice a
+    /// window in memory, never all of them.
+    struct Scan {
+        let query: ListQuery
+        /// The matches so far.
+        private(set) var total = 0
+        /// Matches kept, each with its place among the matches (ties in a sort keep listing order).
+        private var kept: [(order: Int, record: [String: JSONValue])] = []
+
+        init(_ query: ListQuery) { self.query = query }
+
+        mutating func add(_ record: [String: JSONValue]) {
+            guard query.matches(record) else { return }
+            let order = total
+            total += 1
+            guard query.sortBy != nil else {
+                if let window = query.window, order < query.offset || order >= window { return }
+                kept.append((order, record))
+                return
+            }
+            kept.append((order, record))
+            if let window = query.window, kept.count >= max(window > Int.max / 2 ? Int.max : 2 * window, 32) {
+                kept = Array(sorted(kept).prefix(window))
+            }
         }
-        if let sortBy {
-            matching = matching.enumerated().sorted { a, b in
-                let (x, y) = (a.element[sortBy] ?? .null, b.element[sortBy] ?? .null)
+
+        /// The requested page and the number of matches.
+        var result: (page: [[String: JSONValue]], total: Int) {
+            guard query.sortBy != nil else { return (kept.map(\.record), total) }
+            let ordered = sorted(kept)
+            let start = min(ordered.count, query.offset)
+            let end = query.window.map { min(ordered.count, $0) } ?? ordered.count
+            return (ordered[start..<max(start, end)].map(\.record), total)
+        }
+
+        private func sorted(_ entries: [(order: Int, record: [String: JSONValue])]) -> [(order: Int, record: [String: JSONValue])] {
+            guard let sortBy = query.sortBy else { return entries }
+            let descending = query.descending
+            return entries.sorted { a, b in
+                let (x, y) = (a.record[sortBy] ?? .null, b.record[sortBy] ?? .null)
                 if (x == .null) != (y == .null) { return y == .null }  // null last in either order
-                switch Self.compare(x, y) {
-                case .orderedSame: return a.offset < b.offset
+                switch ListQuery.compare(x, y) {
+                case .orderedSame: return a.order < b.order
                 case .orderedAscending: return !descending
                 case .orderedDescending: return descending
                 }
-            }.map(\.element)
+            }
         }
-        let total = matching.count
-        guard let limit else { return (matching, total) }
-        let (skipped, overflow) = (page - 1).multipliedReportingOverflow(by: limit)
-        let start = overflow ? total : min(total, skipped)
-        return (Array(matching[start..<(start + min(limit, total - start))]), total)
     }
 
     /// Exact match of a query value against a field: numbers numerically, strings as written, `true`/`false`, `null`.
@@ -101,7 +147,7 @@ struct ListQuery: Sendable {
     }
 
     /// Numbers before strings (each in natural order, strings case-insensitively), then other values.
-    private static func compare(_ a: JSONValue, _ b: JSONValue) -> ComparisonResult {
+    fileprivate static func compare(_ a: JSONValue, _ b: JSONValue) -> ComparisonResult {
         let (ra, rb) = (rank(a), rank(b))
         if ra != rb { return ra < rb ? .orderedAscending : .orderedDescending }
         if let x = a.double, let y = b.double { return x == y ? .orderedSame : (x < y ? .orderedAscending : .orderedDescending) }

@@ -46,10 +46,16 @@ struct FavoritesController: Sendable {
 
     /// The page size of `GET /api/v1/favorites` when `limit` is not given, and the largest `limit`.
     static let pageSize = 100
+    /// Favourites read from the database at a time by a query it does not answer.
+    static let scanBatch = 100
+    /// How deep a sorted query over every person's favourites may page (`page` x `limit`; 400 `bad-page` beyond), as
+    /// Elasticsearch's `max_result_window`: a sorted scan keeps the records up to the page's end in memory.
+    static let maxSortedWindow = 10_000
 
     /// `GET /api/v1/favorites`: a page (100 by default, at most 100) and `X-Total-Count`. The plain list and one
     /// person's (`?favoritedBy=`) are read a page at a time from the database; other queries (`search`, `sortBy`,
-    /// other filters) are applied to the person's favourites, or to all of them when no person is named.
+    /// other filters) scan the person's favourites, or all of them when no person is named, a batch at a time,
+    /// keeping only what the page needs (`ListQuery.Scan`).
     private func list(_ request: Request) async throws -> Response {
         let query = QueryItems(request.uri.query)
         let named = query.items.filter { !ListQuery.reserved.contains($0.name) }.map(\.name)
@@ -59,13 +65,59 @@ struct FavoritesController: Sendable {
             let read = try await database { try await store.page(favoritedBy: query["favoritedBy"], offset: parsed.offset, limit: parsed.limit!) }
             (page, total) = (read.favorites.map(FavoriteBody.record), read.total)
         } else {
-            let records = try await database { try await store.list(favoritedBy: query["favoritedBy"]) }.map(FavoriteBody.record)
-            let fields = records.reduce(into: FavoriteBody.knownFields) { $0.formUnion($1.keys) }
-            (page, total) = try ListQuery(query, fields: fields, defaultLimit: Self.pageSize, maxLimit: Self.pageSize).apply(to: records)
+            (page, total) = try await scanned(query, named: named)
         }
         var response = try JSONResponse.make(page)
         response.headers[ListQuery.totalCountHeader] = String(total)
         return response
+    }
+
+    /// A list query the database does not answer, over a scan of the favourites (one person's when named).
+    ///
+    /// Which query names are fields depends on what is stored (a filter on a key no favourite has is ignored, as mock
+    /// APIs do), so names a favourite may lack are first looked for, a batch at a time until each is found.
+    private func scanned(_ query: QueryItems, named: [String]) async throws -> (page: [[String: JSONValue]], total: Int) {
+        let person = query["favoritedBy"]
+        let asked = Set(named + [query["sortBy"] ?? ""].filter { !$0.isEmpty })
+        // page, limit and order are checked before any database work.
+        _ = try ListQuery(query, fields: FavoriteBody.knownFields.union(asked), defaultLimit: Self.pageSize, maxLimit: Self.pageSize)
+        var fields = FavoriteBody.knownFields
+        var unseen = asked.subtracting(fields)
+        if !unseen.isEmpty {
+            try await scan(favoritedBy: person) { record in
+                let found = unseen.filter { record[$0] != nil }
+                fields.formUnion(found)
+                unseen.subtract(found)
+                return !unseen.isEmpty
+            }
+        }
+        let parsed = try ListQuery(query, fields: fields, defaultLimit: Self.pageSize, maxLimit: Self.pageSize)
+        if person == nil, parsed.sortBy != nil, let window = parsed.window, window > Self.maxSortedWindow {
+            throw ServiceError(.badRequest, reason: .badPage, message: """
+                a sorted list of every person's favourites reaches \(Self.maxSortedWindow) deep at most (page x limit): \
+                name a person (favoritedBy=) or narrow it with search or a filter
+                """)
+        }
+        var scan = ListQuery.Scan(parsed)
+        try await self.scan(favoritedBy: person) { record in
+            scan.add(record)
+            return true
+        }
+        return scan.result
+    }
+
+    /// Reads the favourites (one person's when named), oldest first, `scanBatch` at a time by the primary key, and
+    /// gives each to `visit` until it returns false.
+    private func scan(favoritedBy person: String?, _ visit: ([String: JSONValue]) -> Bool) async throws(ServiceError) {
+        var after: Int64 = 0
+        while true {
+            let batch = try await database { try await store.list(favoritedBy: person, after: after, limit: Self.scanBatch) }
+            for favorite in batch {
+                guard visit(FavoriteBody.record(favorite)) else { return }
+            }
+            guard batch.count == Self.scanBatch, let last = batch.last?.id else { return }
+            after = last
+        }
     }
 
     private func find(_ context: BasicRequestContext) async throws -> Favorite {

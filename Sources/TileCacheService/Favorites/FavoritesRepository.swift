@@ -27,9 +27,10 @@ public protocol FavoritesRepository: Sendable {
     func replace(id: Int64, favoritedBy: String, elementNumber: Int, body: String) async throws -> Favorite?
     /// Removes favourite `id` and returns it; nil when there is no such favourite.
     func remove(id: Int64) async throws -> Favorite?
-    /// Favourites, oldest first, of one person when `favoritedBy` is given (for queries the database does not
-    /// answer: `search`, `sortBy`, other filters).
-    func list(favoritedBy: String?) async throws -> [Favorite]
+    /// Up to `limit` favourites with ids above `after`, oldest first, of one person when `favoritedBy` is given: a
+    /// batch of a scan for the queries the database does not answer (`search`, `sortBy`, other filters), which reads
+    /// every favourite a batch at a time, each batch by the primary key.
+    func list(favoritedBy: String?, after: Int64, limit: Int) async throws -> [Favorite]
     /// One page of the favourites `list` would return, read from the database alone: `limit` of them after
     /// `offset`, and how many there are in all.
     func page(favoritedBy: String?, offset: Int, limit: Int) async throws -> (favorites: [Favorite], total: Int)

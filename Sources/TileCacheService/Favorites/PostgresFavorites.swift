@@ -163,11 +163,14 @@ public final class PostgresFavorites: FavoritesRepository {
         try await written("DELETE FROM favorite WHERE id = \(id) RETURNING \(unescaped: Self.columns)").first
     }
 
-    public func list(favoritedBy: String?) async throws -> [Favorite] {
+    public func list(favoritedBy: String?, after: Int64, limit: Int) async throws -> [Favorite] {
         if let favoritedBy {
-            return try await rows("SELECT \(unescaped: Self.columns) FROM favorite WHERE favorited_by = \(favoritedBy) ORDER BY id")
+            return try await rows("""
+                SELECT \(unescaped: Self.columns) FROM favorite WHERE favorited_by = \(favoritedBy) AND id > \(after)
+                ORDER BY id LIMIT \(limit)
+                """)
         }
-        return try await rows("SELECT \(unescaped: Self.columns) FROM favorite ORDER BY id")
+        return try await rows("SELECT \(unescaped: Self.columns) FROM favorite WHERE id > \(after) ORDER BY id LIMIT \(limit)")
     }
 
     public func page(favoritedBy: String?, offset: Int, limit: Int) async throws -> (favorites: [Favorite], total: Int) {

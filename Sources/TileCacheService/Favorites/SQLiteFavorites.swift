@@ -125,12 +125,12 @@ public final class SQLiteFavorites: FavoritesRepository {
         }
     }
 
-    /// Favourites, oldest first, of one person when `favoritedBy` is given.
-    public func list(favoritedBy: String?) async throws -> [Favorite] {
+    /// Up to `limit` favourites with ids above `after`, oldest first, of one person when `favoritedBy` is given.
+    public func list(favoritedBy: String?, after: Int64, limit: Int) async throws -> [Favorite] {
         try await database.read { db in
-            var request = Favorite.order(Column("id"))
+            var request = Favorite.filter(Column("id") > after).order(Column("id"))
             if let favoritedBy { request = request.filter(Column("favoritedBy") == favoritedBy) }
-            return try request.fetchAll(db)
+            return try request.limit(limit).fetchAll(db)
         }
     }
 
