@@ -71,7 +71,7 @@ public func buildRouter(_ dependencies: ServiceDependencies) -> Router<BasicRequ
     let configuration = dependencies.configuration
     router.add(middleware: MetricsMiddleware(metrics: dependencies.metrics))
     router.add(middleware: RequestLogMiddleware(logRequests: configuration.logRequests))
-    router.add(middleware: CORSMiddleware(policy: configuration.cors))
+    router.add(middleware: CORSMiddleware(policy: configuration.cors, publicOrigin: configuration.publicOrigin))
     router.add(middleware: TextResponseMiddleware())
     router.add(middleware: JSONErrorMiddleware())
     if let token = configuration.writeToken { router.add(middleware: WriteTokenMiddleware(token: token)) }

@@ -56,6 +56,13 @@ public struct ServiceConfiguration: Sendable {
     /// cache one request with `Host: evil.example` would otherwise set the URLs every client gets.
     public var publicURL: String?
 
+    /// The origin of `publicURL` (`https://tiles.example.com`, without its path), as a browser names pages under it.
+    var publicOrigin: String? {
+        guard let publicURL, let components = URLComponents(string: publicURL), let scheme = components.scheme,
+              let host = components.host else { return nil }
+        return scheme.lowercased() + "://" + (components.port.map { URLAuthority.string(host: host, port: $0) } ?? host).lowercased()
+    }
+
     /// The proxies whose `X-Forwarded-Host` and `-Proto` make the JSON's absolute URLs when `publicURL` is not
     /// given; from other peers those headers are removed.
     public var trustedProxies = TrustedProxies.none

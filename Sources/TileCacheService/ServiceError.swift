@@ -29,14 +29,17 @@ public struct ServiceError: HTTPResponseError, Sendable, Equatable, CustomString
     public var description: String { "\(message) (\(status.code) \(reason.rawValue))" }
 
     /// The `error` object of the body.
-    private struct Body: Encodable {
+    struct Body: Encodable {
         var status: Int
         var reason: String
         var message: String
     }
 
+    /// The JSON body, as every error answer carries it (also those made before the router, `EarlyRefusal`'s).
+    var body: [String: Body] { ["error": Body(status: Int(status.code), reason: reason.rawValue, message: message)] }
+
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        var response = try JSONResponse.make(["error": Body(status: Int(status.code), reason: reason.rawValue, message: message)], status: status)
+        var response = try JSONResponse.make(body, status: status)
         for field in headers { response.headers.append(field) }
         response.headers[.cacheControl] = "no-store"
         return response
@@ -120,6 +123,8 @@ extension ServiceError {
         public static let bodyTooLarge = Reason(rawValue: "body-too-large")
         /// A body whose framing the parser refused (a malformed chunk size), 400.
         public static let badBody = Reason(rawValue: "bad-body")
+        /// A `Transfer-Encoding` other than `chunked` (501).
+        public static let unsupportedTransferCoding = Reason(rawValue: "unsupported-transfer-coding")
         public static let database = Reason(rawValue: "database")
         /// A write that would take one person's favourites past `FavoritesQuota` (409).
         public static let favoriteQuota = Reason(rawValue: "favorite-quota")

@@ -170,14 +170,35 @@ struct HTTPConventionsTests {
             let listed = try await client.execute(uri: "/api/v1/favorites", method: .post,
                                                   headers: [.origin: "https://APP.example.com", .contentType: "application/json; charset=utf-8"], body: body)
             #expect(listed.status == (cors == "https://app.example.com" ? .created : .forbidden))
-            // The service's own page (Origin names the host the request went to), and clients that send no Origin.
-            let ownPage = try await client.execute(uri: "/api/v1/favorites", method: .post,
-                                                   headers: [HTTPField.Name("Host")!: "tiles.example:8080", .origin: "http://tiles.example:8080", .contentType: "application/json"], body: body)
-            #expect(ownPage.status == .created)
+            // The service's own page (Origin names the address the request went to), and clients that send no Origin.
+            for host in ["127.0.0.1:8080", "localhost:8080", "[::1]:8080"] {
+                let ownPage = try await client.execute(uri: "/api/v1/favorites", method: .post,
+                                                       headers: [HTTPField.Name("Host")!: host, .origin: "http://\(host)", .contentType: "application/json"], body: body)
+                #expect(ownPage.status == .created, "\(host)")
+            }
+            // A page under a name that resolves here only for the attack (DNS rebinding) is same-origin by Host alone:
+            // refused (it was 201).
+            let rebound = try await client.execute(uri: "/api/v1/favorites", method: .post,
+                                                   headers: [HTTPField.Name("Host")!: "rebind.attacker.example:8080", .origin: "http://rebind.attacker.example:8080",
+                                                             .contentType: "application/json"], body: body)
+            #expect(rebound.status == .forbidden && rebound.errorReason == "cross-origin-write")
             let curl = try await client.execute(uri: "/api/v1/favorites", method: .post, headers: [.contentType: "application/vnd.api+json"], body: body)
             #expect(curl.status == .created)
             let stored = try #require(try await client.execute(uri: "/api/v1/favorites", method: .get).jsonArray)
-            #expect(stored.count == (cors == "https://app.example.com" ? 3 : 2))
+            #expect(stored.count == (cors == "https://app.example.com" ? 5 : 4))
+        }
+    }
+
+    @Test("the pages under --public-url write whatever their Host; other names need --cors-origin")
+    func publicURLWrites() async throws {
+        try await withService(try await .start { $0.publicURL = "https://Tiles.example.com:8443/images" }) { client, _ in
+            let body = ByteBuffer(string: #"{"favoritedBy":"Ada","elementName":"Iron","elementSymbol":"Fe"}"#)
+            for (origin, status) in [("https://tiles.example.com:8443", HTTPResponse.Status.created), ("https://tiles.example.com", .forbidden),
+                                     ("http://tiles.example.com:8443", .forbidden)] {
+                let post = try await client.execute(uri: "/api/v1/favorites", method: .post,
+                                                    headers: [HTTPField.Name("Host")!: "backend:8080", .origin: origin, .contentType: "application/json"], body: body)
+                #expect(post.status == status, "\(origin)")
+            }
         }
     }
 
@@ -198,7 +219,7 @@ struct HTTPConventionsTests {
         }
     }
 
-    @Test("CONNECT is 405 and the connection closes (it was a 404 without Content-Length, then a stalled connection); a malformed chunk size is 400, not 413",
+    @Test("CONNECT is 405 and the connection closes (it was a 404 without Content-Length, then a stalled connection); a malformed chunk size is 400, not 413; an announced body over 64 KiB is 413 at once; a transfer coding other than chunked is 501",
           arguments: [true, false])
     func connectAndChunks(fastPath: Bool) async throws {
         try await withService(try await .start { $0.fastPath = fastPath }, mode: .live) { client, _ in
@@ -214,6 +235,22 @@ struct HTTPConventionsTests {
             let tooLarge = try await Self.raw("POST /api/v1/favorites HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nConnection: close\r\n"
                                               + "Content-Length: 70000\r\n\r\n" + String(repeating: " ", count: 70000), port: port)
             #expect(tooLarge.hasPrefix("HTTP/1.1 413 "), "a body over 64 KiB is still 413: \(tooLarge.prefix(100))")
+            // A length over the limit is refused from the head, and the connection closes: it was held (and the body
+            // read) until the body timeout.
+            let started = ContinuousClock.now
+            let announced = try await Self.raw("POST /api/v1/favorites HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+                                               + "Content-Length: 999999999999\r\n\r\n{", port: port)
+            #expect(announced.hasPrefix("HTTP/1.1 413 ") && announced.contains(#""reason":"body-too-large""#), "\(announced.prefix(300))")
+            #expect(ContinuousClock.now - started < TestTime.scaled(.seconds(8)), "closed within the linger time, not at the body timeout")
+            // After a request still being answered, in order.
+            let pipelined = try await Self.raw("GET /api/v1/elements/1 HTTP/1.1\r\nHost: t\r\n\r\n"
+                                               + "PUT /api/v1/favorites/1 HTTP/1.1\r\nHost: t\r\nContent-Length: 70000\r\n\r\n", port: port)
+            let statuses = pipelined.components(separatedBy: "HTTP/1.1 ").dropFirst().map { $0.prefix(3) }
+            #expect(statuses == ["200", "413"], "\(statuses)")
+            // A transfer coding other than chunked is 501 (gzip was accepted and ignored).
+            let gzip = try await Self.raw("POST /api/v1/favorites HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+                                          + "Transfer-Encoding: gzip, chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n", port: port)
+            #expect(gzip.hasPrefix("HTTP/1.1 501 ") && gzip.contains(#""reason":"unsupported-transfer-coding""#), "\(gzip.prefix(300))")
         }
     }
 
@@ -236,7 +273,7 @@ struct HTTPConventionsTests {
                                         at: .now + TestTime.scaled(.seconds(10)), onExpiry: { channel.channel.close(promise: nil) })
     }
 
-    @Test("X-Request-ID: a client's sensible ID is echoed; a missing or unsafe one is replaced by a new one")
+    @Test("X-Request-ID: a client's sensible ID (letters, digits and -_.:/+=, at most 128) is echoed; a missing or unsafe one is replaced by a new one")
     func requestID() async throws {
         try await withService(try await .start()) { client, _ in
             let id = HTTPField.Name("X-Request-ID")!
@@ -245,8 +282,11 @@ struct HTTPConventionsTests {
             let first = try #require(try await client.execute(uri: "/healthz", method: .get).headers[id])
             let second = try #require(try await client.execute(uri: "/api/v1/elements/1", method: .get).headers[id])
             #expect(first.count == 32 && second.count == 32 && first != second)
-            let unsafe = try await client.execute(uri: "/healthz", method: .get, headers: [id: "a b\u{7F}"])
-            #expect(unsafe.headers[id] != "a b\u{7F}" && unsafe.headers[id]?.count == 32)
+            for unsafe in ["a b\u{7F}", "<script>alert(1)</script>", "id\"quoted\"", "a;b"] {
+                let answer = try await client.execute(uri: "/healthz", method: .get, headers: [id: unsafe])
+                #expect(answer.headers[id] != unsafe && answer.headers[id]?.count == 32, "\(unsafe)")
+            }
+            #expect(try await client.execute(uri: "/healthz", method: .get, headers: [id: "req_1.a:B-2/x+y="]).headers[id] == "req_1.a:B-2/x+y=")
             let error = try await client.execute(uri: "/nowhere", method: .get, headers: [id: "err-1"])
             #expect(error.status == .notFound && error.headers[id] == "err-1")
         }

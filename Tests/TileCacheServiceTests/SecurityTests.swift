@@ -35,7 +35,7 @@ struct ServiceSecurityTests {
         }
     }
 
-    @Test("favourites: error bodies name no Swift internals; favoritedBy's limit counts scalars; control characters and bidi overrides are refused")
+    @Test("favourites: error bodies name no Swift internals; favoritedBy's limit counts scalars; control, format and invisible characters are refused; names are composed")
     func favoriteBodies() async throws {
         try await withService(try await .start()) { client, _ in
             func post(_ bytes: [UInt8]) async throws -> TestResponse {
@@ -59,12 +59,23 @@ struct ServiceSecurityTests {
             let accents = "a" + String(repeating: "\u{301}", count: 5_000)
             let long = try await post(#"{"favoritedBy": "\#(accents)", "number": 26}"#)
             #expect(long.status == .badRequest && long.errorReason == "field-too-long")
-            for unsafe in ["Ada\\u0000Lovelace", "\u{202E}ecalevoL adA", "Ada\u{2066}x\u{2069}", "Ada\\u0007"] {
+            // Controls, bidi overrides, and what draws nothing: zero-width spaces and marks, BOM, tags, separators, fillers
+            // (at either end, those that are white space are trimmed like spaces).
+            let invisible = ["\u{200B}", "\u{200E}", "\u{200F}", "\u{061C}", "\u{FEFF}", "\u{E0041}", "\u{2028}", "\u{3164}", "\u{200D}"]
+            for unsafe in ["Ada\\u0000Lovelace", "\u{202E}ecalevoL adA", "Ada\u{2066}x\u{2069}", "Ada\\u0007"] + invisible.map({ "Ad" + $0 + "a" }) {
                 let response = try await post(#"{"favoritedBy": "\#(unsafe)", "number": 26}"#)
-                #expect(response.status == .badRequest && response.errorReason == "bad-field", "\(unsafe)")
+                #expect(response.status == .badRequest && response.errorReason == "bad-field", "\(unsafe.unicodeScalars.map { $0.value })")
             }
+            // A syntax error is named as the parser found it, not as a number out of range.
+            let cut = try await post(#"{"favoritedBy": "Ada", "number":"#)
+            #expect(cut.status == .badRequest && String(buffer: cut.body).contains("end of file"), "\(String(buffer: cut.body))")
             #expect(try await post(#"{"favoritedBy": "Ad\#u{E0}\#u{301} Lov\#u{E9}lace", "number": 26}"#).status == .created)
-            #expect(try await client.execute(uri: "/api/v1/favorites", method: .get).jsonArray?.count == 1)
+            // Composed and decomposed spellings are one person; emoji joined by U+200D are a name like any other.
+            let decomposed = try await post(#"{"favoritedBy": "Ade\#u{301}le", "number": 26}"#)
+            #expect(decomposed.status == .created && decomposed.json?["favoritedBy"] as? String == "Ad\u{E9}le")
+            #expect(try await client.execute(uri: "/api/v1/favorites?favoritedBy=Ad%C3%A9le", method: .get).jsonArray?.count == 1)
+            #expect(try await post(#"{"favoritedBy": "Ada \#u{1F469}\#u{200D}\#u{1F52C}", "number": 26}"#).status == .created)
+            #expect(try await client.execute(uri: "/api/v1/favorites", method: .get).jsonArray?.count == 3)
         }
     }
 

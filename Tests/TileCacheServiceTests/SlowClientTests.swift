@@ -46,6 +46,7 @@ struct SlowClientTests {
             #expect(try await client.execute(uri: "/iron.jpg", method: .get).status == .ok)  // in memory: the fast path's
             let before = Self.metric(dependencies, "tilecache_http_connections_open")
             let channel = try await Self.connect(port: try #require(client.port), reading: false)
+            let (server, peer) = (try #require(client.port), try #require(channel.localAddress?.port))
             try await Self.waitUntil(within: .seconds(5), "the service counts the connection") {
                 Self.metric(dependencies, "tilecache_http_connections_open") == before + 1
             }
@@ -55,13 +56,16 @@ struct SlowClientTests {
             try await Self.waitUntil(within: .seconds(15), "the server closes the connection that reads nothing") {
                 Self.closedCount(dependencies, reason: "send-timeout") == 1
             }
-            // The server let go of it (the kernel still holds what was sent, so the client would see the close only
-            // after reading megabytes through its 4 KiB window).
             try await Self.waitUntil(within: .seconds(5), "the connection is no longer open in the service") {
                 Self.metric(dependencies, "tilecache_http_connections_open") == before
             }
-            channel.close(promise: nil)  // (the kernel may have delivered the close already)
-            try await Self.closed(channel, within: .seconds(15), "the non-reader's connection, once read")
+            // Reset, not closed: a plain close left the server's socket in FIN-WAIT-1 holding the megabytes the client
+            // had not taken, for as long as the client kept its end open.
+            try await Self.waitUntil(within: .seconds(5), "the kernel drops the server's end of the connection") {
+                Self.serverSocketState(port: server, peer: peer) == nil
+            }
+            channel.close(promise: nil)  // (the kernel may have delivered the reset already)
+            try await Self.closed(channel, within: .seconds(15), "the non-reader's connection")
         }
     }
 
@@ -128,6 +132,22 @@ struct SlowClientTests {
             guard ContinuousClock.now < deadline else { throw TestFailure("\(what): not within \(timeout)") }
             try await Task.sleep(for: .milliseconds(20))
         }
+    }
+
+    /// The TCP state (Linux's code: `01` established, `04` FIN-WAIT-1, ...) of the server's socket listening on
+    /// `port` and connected to the client's `peer` port on loopback, from /proc/net/tcp and tcp6; nil when the kernel
+    /// has none.
+    static func serverSocketState(port: Int, peer: Int) -> String? {
+        for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+            guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { continue }
+            for line in text.split(separator: "\n").dropFirst() {
+                let fields = line.split(separator: " ")
+                guard fields.count > 3, let local = fields[1].split(separator: ":").last, let remote = fields[2].split(separator: ":").last,
+                      Int(local, radix: 16) == port, Int(remote, radix: 16) == peer else { continue }
+                return String(fields[3])
+            }
+        }
+        return nil
     }
 
     /// `tilecache_http_connections_closed_total` for `reason`, from the service's own metrics.

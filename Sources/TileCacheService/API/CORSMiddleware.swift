@@ -59,20 +59,38 @@ public struct CORSPolicy: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// Whether a page on `origin` may write (POST, PUT, PATCH, DELETE): a page served by this service itself (its
-    /// origin names the authority the request was sent to, `host`), or one of the listed origins. A wildcard or `none`
-    /// never lets another origin write, and neither does the opaque origin `null` (sandboxed frames, `file:` pages).
+    /// Whether a page on `origin` may write (POST, PUT, PATCH, DELETE): a page served by this service itself, or one
+    /// of the listed origins. A wildcard or `none` never lets another origin write, and neither does the opaque origin
+    /// `null` (sandboxed frames, `file:` pages).
+    ///
+    /// This service's own pages are those under `publicOrigin` (`--public-url`'s origin), and those whose origin names
+    /// the authority the request was sent to (`host`) when that is an IP address or `localhost`: any other name may be
+    /// an attacker's, pointed at this service's address after the page has loaded (DNS rebinding), and a page under it
+    /// would be same-origin by the `Host` header alone. So behind a DNS name, the page writes with `--public-url` set
+    /// (or its origin in `--cors-origin`).
     ///
     /// Browsers send `Origin` with every such request, including `no-cors` ones that need no preflight (a form, or a
     /// `fetch` with a `text/plain` body), so refusing on it stops cross-site writes whatever the request looks like.
-    func allowsWrite(from origin: String, host: String?) -> Bool {
+    func allowsWrite(from origin: String, host: String?, publicOrigin: String?) -> Bool {
         let lowered = origin.lowercased()
-        if let host, let authority = lowered.split(separator: "://", maxSplits: 1).dropFirst().first,
+        if let publicOrigin, lowered == publicOrigin.lowercased() { return true }
+        if let host, Self.cannotBeRebound(host), let authority = lowered.split(separator: "://", maxSplits: 1).dropFirst().first,
            authority == host.lowercased() {
             return true
         }
         if case .listed(let set) = origins { return set.contains(lowered) }
         return false
+    }
+
+    /// Whether an authority (`host[:port]`) names this machine in a way a page's author cannot redirect: an IPv4 or
+    /// bracketed IPv6 address, or `localhost` (and `*.localhost`, which browsers resolve to loopback themselves).
+    static func cannotBeRebound(_ authority: String) -> Bool {
+        let lowered = authority.lowercased()
+        if lowered.hasPrefix("[") { return lowered.contains("]") }  // an IPv6 literal
+        let host = lowered.split(separator: ":", maxSplits: 1).first.map(String.init) ?? lowered
+        if host == "localhost" || host.hasSuffix(".localhost") { return true }
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets.allSatisfy { !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isASCII) && UInt8($0) != nil }
     }
 
     /// The `Access-Control-Allow-Origin` value for a request from `origin`; nil when it is not allowed.
@@ -94,6 +112,8 @@ public struct ServiceConfigurationError: Error, Sendable, CustomStringConvertibl
 /// Answers CORS preflights and adds the CORS headers to answers for allowed origins (see `CORSPolicy`).
 struct CORSMiddleware<Context: RequestContext>: RouterMiddleware {
     let policy: CORSPolicy
+    /// The origin of `--public-url`, whose pages are this service's own (see `CORSPolicy.allowsWrite`).
+    let publicOrigin: String?
     /// Request headers a page may send.
     static var allowedHeaders: String { "Accept, Authorization, Content-Type, If-None-Match, If-Modified-Since, X-Request-ID" }
     /// Response headers a page may read beyond the CORS-safelisted ones.
@@ -102,9 +122,9 @@ struct CORSMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let origin = request.headers[.origin]
         if let origin, WriteTokenMiddleware<Context>.writeMethods.contains(request.method),
-           !policy.allowsWrite(from: origin, host: request.head.authority) {
+           !policy.allowsWrite(from: origin, host: request.head.authority, publicOrigin: publicOrigin) {
             throw ServiceError(.forbidden, reason: .crossOriginWrite,
-                               message: "a page on '\(origin.prefix(100))' may not write here: only this service's own pages and the origins given to --cors-origin may")
+                               message: "a page on '\(origin.prefix(100))' may not write here: only this service's own pages (at --public-url, or an IP address or localhost) and the origins given to --cors-origin may")
         }
         guard policy.origins != .none else { return try await next(request, context) }
         if let origin, request.method == .options, let asked = request.headers[.accessControlRequestMethod] {

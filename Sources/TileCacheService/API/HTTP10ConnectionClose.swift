@@ -22,7 +22,7 @@ final class HTTP10ConnectionClose: ChannelInboundHandler, RemovableChannelHandle
     }
 
     /// Added with Hummingbird's additional channel handlers (which come after its HTTPTypes codec): it puts an
-    /// `HTTP10ConnectionClose` and a `ConnectRefusal` after the request decoder, then removes itself.
+    /// `HTTP10ConnectionClose` and an `EarlyRefusal` after the request decoder, then removes itself.
     final class Installer: ChannelInboundHandler, RemovableChannelHandler {
         typealias InboundIn = Never
         let logger: Logger
@@ -34,7 +34,7 @@ final class HTTP10ConnectionClose: ChannelInboundHandler, RemovableChannelHandle
                 let decoder = try context.pipeline.syncOperations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
                 let close = HTTP10ConnectionClose()
                 try context.pipeline.syncOperations.addHandler(close, position: .after(decoder))
-                try context.pipeline.syncOperations.addHandler(ConnectRefusal(), position: .after(close))
+                try context.pipeline.syncOperations.addHandler(EarlyRefusal(), position: .after(close))
             } catch {
                 logger.error("HTTP/1.0 connections will stay open after each answer, and CONNECT will stall: no HTTP/1 request decoder in the pipeline",
                              metadata: ["error": "\(error)"])

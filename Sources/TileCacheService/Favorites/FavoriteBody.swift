@@ -47,7 +47,7 @@ enum FavoriteBody {
         do {
             parsed = try JSONDecoder().decode(JSONValue.self, from: bytes)
         } catch {
-            throw ServiceError(.badRequest, reason: .badJSON, message: "the body is not valid JSON: \(Self.describe(error))")
+            throw ServiceError(.badRequest, reason: .badJSON, message: "the body is not valid JSON: \(Self.describe(error, bytes))")
         }
         guard case .object(var object) = parsed else {
             throw ServiceError(.badRequest, reason: .badJSON, message: "the body must be a JSON object with favoritedBy and the element's name or symbol")
@@ -56,7 +56,8 @@ enum FavoriteBody {
         guard case .string(let rawPerson)? = object["favoritedBy"] else {
             throw ServiceError(.badRequest, reason: .missingField, message: "favoritedBy is required (a non-empty string)")
         }
-        let person = rawPerson.trimmingCharacters(in: .whitespacesAndNewlines)
+        // Composed (NFC): "é" typed as one character or as "e" and a combining accent is one person.
+        let person = rawPerson.trimmingCharacters(in: .whitespacesAndNewlines).precomposedStringWithCanonicalMapping
         guard !person.isEmpty else {
             throw ServiceError(.badRequest, reason: .missingField, message: "favoritedBy is required (a non-empty string)")
         }
@@ -64,11 +65,9 @@ enum FavoriteBody {
             throw ServiceError(.badRequest, reason: .fieldTooLong,
                                message: "favoritedBy is longer than \(maxNameLength) characters (Unicode scalars: combining marks count)")
         }
-        if let index = person.unicodeScalars.firstIndex(where: Self.isUnsafeInName) {
-            let scalar = person.unicodeScalars[index]
-            let position = person.unicodeScalars.distance(from: person.unicodeScalars.startIndex, to: index) + 1
+        if let (position, scalar) = Self.firstUnsafeScalar(in: person) {
             throw ServiceError(.badRequest, reason: .badField,
-                               message: "favoritedBy may not hold control characters or bidirectional overrides (U+\(String(format: "%04X", scalar.value)) at position \(position))")
+                               message: "favoritedBy may not hold control, format or invisible characters such as bidirectional overrides or zero-width spaces (U+\(String(format: "%04X", scalar.value)) at position \(position))")
         }
         object["favoritedBy"] = .string(person)
         let element = try namedElement(object, catalogue: catalogue)
@@ -130,17 +129,44 @@ enum FavoriteBody {
         return object
     }
 
-    /// Control characters (C0, DEL, C1: NUL among them) and the bidirectional embeddings, overrides and isolates
-    /// (U+202A-U+202E, U+2066-U+2069), which make a name display as something else.
-    static func isUnsafeInName(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.properties.generalCategory == .control || (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
+    /// Characters that make a name display as something else, or as nothing: controls (C0, DEL, C1: NUL among them),
+    /// format characters (the bidirectional embeddings, overrides, isolates and marks, zero-width spaces and joiners,
+    /// U+FEFF, tag characters), line and paragraph separators, surrogates, private-use and unassigned code points,
+    /// and the Hangul fillers, which are letters that draw nothing. "Ada" and "Ada" + U+200B looked the same and were
+    /// two people for filters and quotas.
+    /// The zero-width joiner is allowed between two emoji, where it draws one (a family, a profession).
+    static func firstUnsafeScalar(in name: String) -> (position: Int, scalar: Unicode.Scalar)? {
+        let scalars = Array(name.unicodeScalars)
+        for (index, scalar) in scalars.enumerated() {
+            let unsafe: Bool
+            switch scalar.properties.generalCategory {
+            case .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .privateUse, .unassigned:
+                let joinsEmoji = scalar.value == 0x200D && index > 0 && index + 1 < scalars.count
+                    && scalars[index - 1...index + 1].allSatisfy { $0 == scalar || ($0.value > 0xFF && $0.properties.isEmoji) || $0.value == 0xFE0F }
+                unsafe = !joinsEmoji
+            default:
+                unsafe = [0x115F, 0x1160, 0x3164, 0xFFA0].contains(scalar.value)
+            }
+            if unsafe { return (index + 1, scalar) }
+        }
+        return nil
     }
 
-    /// Why the body is not JSON, in the parser's words when it located a syntax error; never a Swift type name.
-    private static func describe(_ error: any Error) -> String {
-        if case DecodingError.dataCorrupted(let context) = error, let underlying = context.underlyingError as NSError? {
-            return underlying.localizedDescription
+    /// Why the body is not JSON, in the parser's words (where it stopped, and why); never a Swift type name.
+    private static func describe(_ error: any Error, _ bytes: Data) -> String {
+        guard String(validating: bytes, as: UTF8.self) != nil else { return "it is not UTF-8 text" }
+        if case DecodingError.dataCorrupted(let context) = error, let underlying = context.underlyingError as NSError?,
+           let said = underlying.userInfo[NSDebugDescriptionErrorKey] as? String {
+            return said
         }
-        return "it holds a number JSON cannot carry in 64 bits (such as 1e309) or text that is not UTF-8"
+        // Foundation's decoder says only that the data is not valid JSON; its parser says where and why.
+        do {
+            _ = try JSONSerialization.jsonObject(with: bytes, options: [.fragmentsAllowed])
+        } catch {
+            if let said = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String {
+                return said.replacingOccurrences(of: " in Swift", with: " in 64 bits")
+            }
+        }
+        return "it is not a JSON document"
     }
 }
