@@ -76,22 +76,24 @@ test-deps: deps
 ## The debug build of `tilecache`, which the checks below and the suite's child processes run.
 DEBUG_BIN = .build/debug/tilecache
 
-## Builds `tilecache` (debug); runs the API check (schemathesis over docs/openapi.yaml against
-## the running service; curl, Python's gzip and brotli decode its compressed answers); checks the web front end in
-## headless Chromium (installed if missing); kills prefetches at random and verifies the disk cache (short form;
-## `scripts/crash-test.sh 50` for the long one); checks that verdicts depend only on the bytes and agree with Pillow,
-## libvips, djpeg and Chromium (short form; `make verdicts` for the long one); then runs the whole test suite (swift
-## test last, so its summary closes the output; its tests run `tilecache demo` too). 681 s on a fresh 2-core machine,
-## build included (2026-11-25). The release build, the demo with it and the install check are `make release-check`
-## (CI runs both): the release build alone takes about 8 minutes on 2 cores, and the two builds together do not fit
-## the suite's 15-minute budget.
+## Builds `tilecache` (debug); runs the API check (schemathesis over docs/openapi.yaml against the running service;
+## curl, Python's gzip and brotli decode its compressed answers); checks the web front end in headless Chromium
+## (installed if missing); kills prefetches at random and verifies the disk cache (short form; `scripts/crash-test.sh
+## BINARY 50` for the long one); builds and runs Examples/PrefetchURLs, a package that depends on the library by path;
+## runs the whole test suite (Swift Testing; its InspectDeterminismTests keep the verdict corpus in .build/verdict-
+## corpus); then checks that every file's verdict is the same alone and agrees with Pillow, libvips, djpeg and Chromium
+## (their verdicts recorded in scripts/verdict-oracles.json; `make verdicts` judges again and re-records). Every
+## script is given the debug binary, so nothing builds twice.
 test: test-deps
 	$(SWIFT) build --product tilecache
 	scripts/api-check.sh $(DEBUG_BIN)
-	scripts/browser-check.sh
-	scripts/crash-test.sh 3
-	scripts/verdict-check.sh 3
-	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(TEST_WIDTH) scripts/with-test-servers.sh $(SWIFT) test
+	scripts/browser-check.sh $(DEBUG_BIN)
+	scripts/crash-test.sh $(DEBUG_BIN) 3
+	scripts/example-check.sh $(DEBUG_BIN)
+	rm -rf .build/verdict-corpus
+	TILECACHE_VERDICT_CORPUS_DIR=$(CURDIR)/.build/verdict-corpus SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(TEST_WIDTH) \
+	    scripts/with-test-servers.sh $(SWIFT) test
+	scripts/verdict-check.sh $(DEBUG_BIN) 3 .build/verdict-corpus
 
 ## The release build as users get it (`make demo`, `make install`), checked: it builds the release binary and runs the
 ## demo with it, since the optimizer can fail where a debug build does not (a Swift 6.3 crash in SIL copy propagation
@@ -110,9 +112,11 @@ fleet: deps
 	$(RELEASE_BUILD)
 	scripts/fleet-demo.py
 
-## The verdict check's long form: 20 rounds of `tilecache inspect` at -j 1 and -j 16 over the verdict corpus.
+## The verdict check's long form: 20 rounds of `tilecache inspect` at -j 1 and -j 16 over the verdict corpus, and every
+## file judged again by Pillow, libvips, djpeg and Chromium, their verdicts re-recorded in scripts/verdict-oracles.json.
 verdicts: deps
-	scripts/verdict-check.sh 20
+	$(SWIFT) build --product tilecache
+	VERDICT_ORACLES_RECORD=1 scripts/verdict-check.sh $(DEBUG_BIN) 20
 
 ## Regenerates the embedded element catalogue from ../shared/data (dev-time only).
 catalogue:

@@ -67,11 +67,10 @@ let package = Package(
             linkerSettings: [.linkedLibrary("jpeg")]
         ),
         // The thumbnailer's pixel work (Lanczos-3 resample, alpha premultiplication, EXIF orientation, ICC to sRGB with
-        // Little CMS from Debian's liblcms2-dev), optimised in every build (-O3: the vertical pass vectorises), since the
-        // debug-built test suite resizes real photos.
+        // Little CMS from Debian's liblcms2-dev). No `unsafeFlags`: another package must be able to depend on the
+        // libraries (release builds compile it at -O2, which vectorises the vertical pass as -O3 did).
         .target(
             name: "CImageOps",
-            cSettings: [.unsafeFlags(["-O3"])],
             linkerSettings: [.linkedLibrary("m"), .linkedLibrary("lcms2"), .linkedLibrary("z")]
         ),
         .target(

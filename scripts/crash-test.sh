@@ -3,13 +3,12 @@
 # built-in origin with latency, and after every kill checks that every entry decodes and matches its checksum
 # (`tilecache stats --verify`), that no temp file survives the next start, and that the size limit holds. Then two
 # prefetches write into the same cache at once, and a final prefetch must get every image.
-# Usage: scripts/crash-test.sh [KILLS] (default 5; make test runs the short form).
+# Usage: scripts/crash-test.sh TILECACHE_BINARY [KILLS] (default 5; make test runs the short form).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-kills=${1:-5}
+tilecache=${1:?usage: scripts/crash-test.sh TILECACHE_BINARY [KILLS]}
+kills=${2:-5}
 limit_bytes=$((4 * 1024 * 1024))
-swift build --product tilecache >/dev/null
-tilecache="$(swift build --show-bin-path)/tilecache"
 work=$(mktemp -d /tmp/tilecache-crash.XXXXXX)
 origin_pid=""
 cleanup() { [ -n "$origin_pid" ] && kill "$origin_pid" 2>/dev/null; rm -rf "$work"; }

@@ -13,9 +13,15 @@ per disagreement and a summary table. Fails when a rule below breaks:
 3. Every file TileCache calls truncated fails in libvips with fail_on=truncated, or in Pillow (its truncation check).
 4. Every JPEG TileCache calls valid without a warning is clean for djpeg (exit 0).
 
-Usage: scripts/verdict_oracles.py CORPUS_DIR INSPECT_JSON
+The peers' verdicts depend only on a file's bytes and the tools' versions, so they are kept in
+scripts/verdict-oracles.json by SHA-256, with the versions they were made with: a run judges anew only the files (or,
+when a tool's version changed, all of them) the record does not hold, and `--record` (what `make verdicts` uses)
+judges everything again and rewrites the record. TileCache's own verdicts are always today's.
+
+Usage: scripts/verdict_oracles.py CORPUS_DIR INSPECT_JSON [--record]
 """
 import concurrent.futures
+import hashlib
 import json
 import os
 import re
@@ -28,6 +34,8 @@ import time
 from PIL import Image
 
 corpus, report = sys.argv[1], sys.argv[2]
+rerecord = "--record" in sys.argv[3:]
+RECORD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "verdict-oracles.json")
 verdicts = {os.path.basename(r["path"]): r for r in json.load(open(report))}
 work = tempfile.mkdtemp(prefix="tilecache-oracles-")
 
@@ -94,12 +102,33 @@ def chromium_sizes(names):
     return {name: tuple(size) if size else None for name, size in json.loads(match.group(1).replace("&quot;", '"')).items()}
 
 
+def tool_versions():
+    """The versions the peers' verdicts depend on."""
+    import PIL
+    def first_line(command):
+        run = subprocess.run(command, capture_output=True, text=True)
+        return (run.stdout.strip() or run.stderr.strip()).splitlines()[0] if (run.stdout or run.stderr) else "?"
+    browser = shutil.which("chromium") or shutil.which("chromium-browser") or "chromium"
+    return {"pillow": PIL.__version__, "vips": first_line(["vips", "--version"]), "djpeg": first_line(["djpeg", "-version"]),
+            "chromium": first_line([browser, "--version"])}
+
+
 names = sorted(os.listdir(corpus))
 missing = [name for name in names if name not in verdicts]
 if missing:
     raise SystemExit(f"verdict oracles: not in the report: {missing[:5]}")
 started = time.time()
-browser = chromium_sizes(names)
+digests = {name: hashlib.sha256(open(os.path.join(corpus, name), "rb").read()).hexdigest() for name in names}
+versions = tool_versions()
+recorded = {}
+if not rerecord and os.path.exists(RECORD):
+    stored = json.load(open(RECORD))
+    if stored.get("tools") == versions:
+        recorded = stored.get("files", {})
+    else:
+        print(f"verdict oracles: the record was made with {stored.get('tools')}, these are {versions}: judging every file")
+fresh = [name for name in names if digests[name] not in recorded]
+browser = chromium_sizes(fresh) if fresh else {}
 
 
 def judge(name):
@@ -110,7 +139,36 @@ def judge(name):
 
 
 with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
-    peers = dict(zip(names, pool.map(judge, names)))
+    judged_now = dict(zip(fresh, pool.map(judge, fresh)))
+
+
+def stable(text):
+    """A tool's message without what changes from run to run: the corpus's folder, vips's process id and time."""
+    text = text.replace(corpus.rstrip("/") + "/", "")
+    return re.sub(r"\(vips:\d+\): VIPS-WARNING \*\*: [\d:.]+: ", "VIPS-WARNING: ", text)
+
+
+def as_record(peer, chrome):
+    return {"peers": [[stable(outcome), list(size) if isinstance(size, tuple) else stable(size) if size else size]
+                      for outcome, size in peer],
+            "chromium": list(chrome) if chrome else None}
+
+
+def from_record(entry):
+    peers = tuple((outcome, tuple(size) if isinstance(size, list) else size) for outcome, size in entry["peers"])
+    return peers, tuple(entry["chromium"]) if entry["chromium"] else None
+
+
+for name in fresh:
+    recorded[digests[name]] = as_record(judged_now[name], browser.get(name))
+peers, browser = {}, {}
+for name in names:
+    peers[name], browser[name] = from_record(recorded[digests[name]])
+if rerecord:
+    used = {digests[name] for name in names}
+    with open(RECORD, "w") as out:
+        json.dump({"tools": versions, "files": {digest: recorded[digest] for digest in sorted(used)}}, out, indent=0, sort_keys=True)
+        out.write("\n")
 failures = []
 table = {}
 for name in names:
@@ -136,7 +194,11 @@ for name in names:
     if judged == "truncated" and vips_truncated == "ok" and pil == "ok":
         failures.append(f"{name}: we say truncated, libvips (fail_on=truncated) and Pillow both open it")
 
-print(f"verdict oracles: {len(names)} files, {time.time() - started:.0f} s")
+if fresh and not rerecord:
+    print(f"verdict oracles: {len(fresh)} files are not in {os.path.basename(RECORD)} (a new or changed corpus file, or new tool"
+          " versions): judged now; `make verdicts` records them")
+print(f"verdict oracles: {len(names)} files, {len(fresh)} judged by the peers now, {len(names) - len(fresh)} from"
+      f" {os.path.basename(RECORD)} ({versions['vips']}, Pillow {versions['pillow']}, {versions['chromium']}), {time.time() - started:.0f} s")
 print("| TileCache | Pillow | libvips | libvips fail_on=warning | djpeg | Chromium | files |")
 print("|---|---|---|---|---|---|---|")
 for row, count in sorted(table.items()):
