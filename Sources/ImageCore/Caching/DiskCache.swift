@@ -258,10 +258,8 @@ public final class DiskCache: Sendable {
     }
 
     /// The path of the entry file for `url`.
-    public func path(for url: String) -> String { entriesDirectory + "/" + Self.entryName(for: url) }
+    public func path(for url: String) -> String { entriesDirectory + "/" + ImageKey.diskEntryName(forKey: url) }
 
-    /// The name of the entry file for `url`: the SHA-256 of the URL, in hex, and `.tce`.
-    static func entryName(for url: String) -> String { sha256Hex(Array(url.utf8)) + ".tce" }
 
     /// For each of `urls`, whether the index holds an entry file for it, without reading any (the entries are not
     /// verified): for ordering work, never for deciding what to serve. One read of the index's names, whatever the
@@ -274,13 +272,13 @@ public final class DiskCache: Sendable {
         } else {
             names = state.withLockedValue { Set($0.snapshot.keys) }
         }
-        return urls.map { names.contains(Self.entryName(for: $0)) }
+        return urls.map { names.contains(ImageKey.diskEntryName(forKey: $0)) }
     }
 
     /// The verified entry for `url`, or nil. A damaged entry is removed and counted; the read refreshes its access time.
     /// A file that exists but cannot be read is a miss too, logged with the system's reason.
     public func entry(for url: String) -> DiskCacheEntry? {
-        let name = Self.entryName(for: url)
+        let name = ImageKey.diskEntryName(forKey: url)
         let path = entriesDirectory + "/" + name
         let file: [UInt8]?
         do {
@@ -355,7 +353,7 @@ public final class DiskCache: Sendable {
             return (true, false)
         }
         if skip { return false }
-        let name = Self.entryName(for: metadata.url)
+        let name = ImageKey.diskEntryName(forKey: metadata.url)
         let path = entriesDirectory + "/" + name
         let temp = newTempPath()
         do {
@@ -430,7 +428,7 @@ public final class DiskCache: Sendable {
     /// Removes `url`'s entry, if any.
     public func remove(_ url: String) {
         guard !isReadOnly else { return }
-        removeFile(named: Self.entryName(for: url))
+        removeFile(named: ImageKey.diskEntryName(forKey: url))
     }
 
     /// The metadata of every entry, read from each file's header (the bytes are not read or verified). An entry

@@ -168,7 +168,7 @@ extension ImagePipeline {
     /// revalidated counts as held, an alias as not; either way only the order changes.
     func startOrder(_ requests: [ImageRequest]) async -> [Int] {
         guard let disk = diskCache else { return Array(requests.indices) }
-        let keys = requests.map { ImageRequest.diskKey(servedBy: $0.url) }
+        let keys = requests.map { ImageKey(url: $0.url).cacheKey }
         let isHeld = await BlockingWork.run { disk.hasEntries(for: keys) }
         var network: [Int] = [], held: [Int] = []
         for index in requests.indices {

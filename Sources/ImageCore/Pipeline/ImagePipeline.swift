@@ -17,7 +17,7 @@ import NIOCore
 public final class ImagePipeline: Sendable {
     /// The configuration.
     public let configuration: Configuration
-    /// The memory tier: pixels or encoded bytes (see `MemoryContent`), keyed by `ImageRequest.memoryKey`.
+    /// The memory tier: pixels or encoded bytes (see `MemoryContent`), keyed by `ImageKey.cacheKey`.
     public let memoryCache: MemoryCache<String, CachedImage>
     /// Validated bytes by URL; nil when running without a disk cache.
     public let diskCache: DiskCache?
@@ -171,7 +171,7 @@ public final class ImagePipeline: Sendable {
 
     /// The memory tier's entry for `request` served by `servedBy`, as a load's result.
     private func memoryHit(_ request: ImageRequest, servedBy: String) -> Loaded? {
-        guard let cached = memoryCache.value(forKey: request.memoryKey(servedBy: servedBy)) else { return nil }
+        guard let cached = memoryCache.value(forKey: request.key(servedBy: servedBy).cacheKey) else { return nil }
         return Loaded(servedBy: servedBy == request.url ? nil : servedBy, bytes: cached.bytes, header: cached.header,
                       contentType: cached.contentType, validators: cached.validators, image: cached.image,
                       outcome: .memoryHit, warnings: [], bytesDownloaded: 0, freshUntil: cached.freshUntil)
@@ -293,7 +293,7 @@ public final class ImagePipeline: Sendable {
         // Result storage: the variant under its source's key plus the processing, fresh as long as the source; on the
         // local disk (read back only while its ETag matches the source's) and in the shared tier.
         let now = Date()
-        var metadata = DiskCacheMetadata(url: request.memoryKey(servedBy: servedBy), header: loaded.header, bytes: variant.bytes,
+        var metadata = DiskCacheMetadata(url: request.key(servedBy: servedBy).cacheKey, header: loaded.header, bytes: variant.bytes,
                                          contentType: nil, etag: loaded.validators.etag, lastModified: loaded.validators.lastModified,
                                          cacheControl: nil, storedAt: now)
         metadata.maxAgeSeconds = loaded.freshUntil.map { max(0, Int($0.timeIntervalSince(now))) }
@@ -304,7 +304,7 @@ public final class ImagePipeline: Sendable {
                 logger.warning("a variant could not be stored on disk", metadata: ["url": "\(metadata.url)", "reason": "\(error.message)"])
             }
         }
-        sharedTier?.store(named: SharedTier.variantName(for: servedBy, processing: request.processing), bytes: variant.bytes, metadata: metadata)
+        sharedTier?.store(named: request.key(servedBy: servedBy).sharedObjectName, bytes: variant.bytes, metadata: metadata)
         return loaded
     }
 
@@ -313,7 +313,7 @@ public final class ImagePipeline: Sendable {
     /// decoded only when pixels are wanted.
     private func diskVariant(_ request: ImageRequest, of source: Loaded) async -> Loaded? {
         guard let disk = diskCache, !request.options.contains(.reloadIgnoringCachedData) else { return nil }
-        let key = request.memoryKey(servedBy: source.servedBy ?? request.url)
+        let key = request.key(servedBy: source.servedBy ?? request.url).cacheKey
         let validators = source.validators.processed(request.processing)
         guard let entry = await BlockingWork.run({ disk.entry(for: key) }), entry.metadata.etag == validators.etag else { return nil }
         var image: DecodedImage?
@@ -359,8 +359,8 @@ public final class ImagePipeline: Sendable {
         if candidates[0] == request.url { candidates += request.alternatives }
         var found: (url: String, entry: DiskCacheEntry)?
         for candidate in candidates {
-            if let (entry, _) = await tier.entry(named: SharedTier.variantName(for: candidate, processing: request.processing),
-                                                 url: request.memoryKey(servedBy: candidate)) {
+            let key = request.key(servedBy: candidate)
+            if let (entry, _) = await tier.entry(named: key.sharedObjectName, url: key.cacheKey) {
                 found = (candidate, entry)
                 break
             }
@@ -457,7 +457,7 @@ public final class ImagePipeline: Sendable {
             entry = CachedImage(header: loaded.header, contentType: loaded.contentType, validators: loaded.validators, bytes: loaded.bytes,
                                 freshUntil: loaded.freshUntil)
         }
-        memoryCache.set(entry, forKey: request.memoryKey(servedBy: loaded.servedBy ?? request.url), cost: entry.cost)
+        memoryCache.set(entry, forKey: request.key(servedBy: loaded.servedBy ?? request.url).cacheKey, cost: entry.cost)
     }
 
     // MARK: - Bytes: aliases, disk, network
@@ -551,7 +551,7 @@ public final class ImagePipeline: Sendable {
 
     /// Bytes from the disk cache, else from the shared tier (fresh, or revalidated by a 304), else from the network.
     private func loadBytes(_ url: String, request: ImageRequest, deadline: ContinuousClock.Instant?) async throws(ImageCoreError) -> LoadedBytes {
-        let key = ImageRequest.diskKey(servedBy: url)
+        let key = ImageKey(url: url).cacheKey
         guard !request.options.contains(.reloadIgnoringCachedData) else {
             return try await fromNetwork(url, request: request, deadline: deadline)
         }
@@ -601,7 +601,7 @@ public final class ImagePipeline: Sendable {
                 }
             }
             // The fleet sees the entry fresh again too.
-            sharedTier?.store(named: SharedTier.sourceName(for: url), bytes: entry.bytes, metadata: metadata)
+            sharedTier?.store(named: ImageKey(url: url).sharedObjectName, bytes: entry.bytes, metadata: metadata)
         }
         return LoadedBytes(bytes: entry.bytes, metadata: metadata, outcome: .revalidated, httpStatus: 304, timings: response.timings,
                            bytesDownloaded: response.downloadedBytes)
@@ -611,7 +611,7 @@ public final class ImagePipeline: Sendable {
     /// written to the local disk (unless the request says not to). Nil on a miss, a failure or an object that does
     /// not decode (then the network fetch that follows replaces it).
     private func fromSharedTier(_ url: String, request: ImageRequest) async -> (entry: DiskCacheEntry, loaded: LoadedBytes)? {
-        guard let tier = sharedTier, let (entry, _) = await tier.entry(named: SharedTier.sourceName(for: url), url: url) else { return nil }
+        guard let tier = sharedTier, let (entry, _) = await tier.entry(named: ImageKey(url: url).sharedObjectName, url: url) else { return nil }
         let persist = !request.options.contains(.disableDiskCacheWrites)
         let validated: ValidatedImage
         var warnings: [String] = []
@@ -689,7 +689,7 @@ public final class ImagePipeline: Sendable {
             }
         }
         if !request.options.contains(.disableDiskCacheWrites) {
-            sharedTier?.store(named: SharedTier.sourceName(for: url), bytes: response.body, metadata: metadata)
+            sharedTier?.store(named: ImageKey(url: url).sharedObjectName, bytes: response.body, metadata: metadata)
         }
         return LoadedBytes(bytes: response.body, metadata: metadata, outcome: .networkFetch, validated: validated, warnings: warnings,
                            httpStatus: response.status, timings: response.timings, bytesDownloaded: response.downloadedBytes)

@@ -1,6 +1,6 @@
 /// One image wanted: where it lives, what to do to it, and which caches may answer.
 ///
-/// The memory key, the coalescing key and the disk key all derive from a request here, and nowhere else.
+/// Its keys (memory, disk, shared store, ETag, coalescing) derive from it in one place, `ImageKeys.swift`.
 public struct ImageRequest: Sendable, Hashable {
     /// Which layers a request may read and write. The default uses them all.
     public struct Options: OptionSet, Sendable, Hashable {
@@ -49,25 +49,5 @@ public struct ImageRequest: Sendable, Hashable {
         var copy = self
         copy.processing = .none
         return copy
-    }
-
-    /// The key of the memory tier for this request, once `servedBy` (the URL that serves it: `url` or an alias) is
-    /// known: a memory entry holds the image of the URL that served it, processed as asked.
-    func memoryKey(servedBy: String) -> String { servedBy + processing.keySuffix }
-
-    /// The key concurrent requests share one load under: the URL asked for, the processing, the alternatives and
-    /// the options (a reload must not join a load that may answer from a cache).
-    var coalescingKey: CoalescingKey { CoalescingKey(url: url, processing: processing, alternatives: alternatives, options: options) }
-
-    /// The key of the disk tier for a source: the URL that served it. A variant is stored under its memory key (the
-    /// serving URL plus the processing), and read back only while its ETag matches its source's.
-    static func diskKey(servedBy: String) -> String { servedBy }
-
-    /// See `coalescingKey`.
-    struct CoalescingKey: Hashable, Sendable {
-        var url: String
-        var processing: ImageProcessing
-        var alternatives: [String]
-        var options: Options
     }
 }

@@ -38,7 +38,7 @@ public struct ImageValidators: Sendable, Hashable {
 
     /// The validators of the original image `metadata` describes.
     init(source metadata: DiskCacheMetadata) {
-        etag = "\"\(metadata.checksum.prefix(32))\""
+        etag = ImageKey.etag(sourceChecksum: metadata.checksum)
         lastModified = metadata.lastModified ?? HTTPDate.string(from: metadata.storedAt)
     }
 
@@ -51,7 +51,7 @@ public struct ImageValidators: Sendable, Hashable {
     /// The validators of a variant of this (original) image: the ETag names the processing.
     public func processed(_ processing: ImageProcessing) -> ImageValidators {
         var copy = self
-        copy.etag = String(etag.dropLast()) + processing.etagSuffix + "\""
+        copy.etag = ImageKey.etag(variantOf: etag, processing: processing)
         return copy
     }
 }

@@ -1,8 +1,8 @@
 /// What to make of a source image before it is returned: a size, how the size is reached, and the encoding.
 ///
-/// Every option is a field here, and every key derives from all of them through `keySuffix` (memory, shared tier) and
-/// `etagSuffix` (ETags), so two requests that differ in any option never share a variant, and two spellings of the
-/// same options (`w=64&dpr=2` and `w=128`) do. Options that describe the same output are normalised when parsed
+/// Every option is a field here, and every key derives from all of them (`ImageKey`: memory, disk, shared store,
+/// ETag), so two requests that differ in any option never share a variant, and two spellings of the same options
+/// (`w=64&dpr=2` and `w=128`) do. Options that describe the same output are normalised when parsed
 /// (`dpr` multiplies `width` and `height`; the default quality is stored as nil).
 public struct ImageProcessing: Sendable, Hashable {
     /// How the source is fitted to `width` x `height` when both are given.
@@ -71,8 +71,8 @@ public struct ImageProcessing: Sendable, Hashable {
     /// The quality to encode with.
     public var effectiveQuality: Int { quality ?? Self.defaultQuality }
 
-    /// The options in a fixed order, defaults left out: `w=64`, `w=64&h=64&fit=cover&f=webp`. The one place options
-    /// become text for keys.
+    /// The options in a fixed order, defaults left out: `w=64`, `w=64&h=64&fit=cover&f=webp` (what `ImageKey.cacheKey`
+    /// puts after a variant's URL).
     public var canonicalQuery: String {
         var parts: [String] = []
         if let width { parts.append("w=\(width)") }
@@ -82,24 +82,6 @@ public struct ImageProcessing: Sendable, Hashable {
         if let quality { parts.append("q=\(quality)") }
         if let format { parts.append("f=\(format.rawValue)") }
         return parts.joined(separator: "&")
-    }
-
-    /// What a variant's keys add to its source's URL: empty for the original, `#w=64`, `#w=64&f=webp`.
-    var keySuffix: String { isNone ? "" : "#" + canonicalQuery }
-
-    /// What a variant's ETag (and its shared-tier object name) adds to its source's: `-r2w64`, `-r2w64h64cq90webp`;
-    /// letters and digits only, since S3 keys signed by curl 7.88 must avoid `+` and `=`. `r2` is the revision of the
-    /// processing code: output made by an older resampler is another variant, never served under the new ETag.
-    var etagSuffix: String {
-        guard !isNone else { return "" }
-        var token = "-r\(Self.revision)"
-        if let width { token += "w\(width)" }
-        if let height { token += "h\(height)" }
-        if fit != .inside { token += fit == .cover ? "c" : "s" }
-        if enlarge { token += "e" }
-        if let quality { token += "q\(quality)" }
-        if let format { token += format.rawValue }
-        return token
     }
 
     /// Bumped whenever the same options make different pixels (a new filter, orientation, colour conversion).

@@ -108,17 +108,6 @@ public final class SharedTier: Sendable {
 
     // MARK: - Keys
 
-    /// The object name of the original image at `url`: `objects/` + the first two hex digits + the SHA-256 of the URL.
-    static func sourceName(for url: String) -> String {
-        let hex = DiskCache.sha256Hex(Array(url.utf8))
-        return "objects/\(hex.prefix(2))/\(hex)"
-    }
-
-    /// The object name of a variant: the source's name plus the processing (`-w64`), as result storage.
-    static func variantName(for url: String, processing: ImageProcessing) -> String {
-        sourceName(for: url) + processing.etagSuffix
-    }
-
     // MARK: - Reads
 
     /// What the tier holds under `name` for `url`, verified; nil for a miss, a damaged object, a failure (counted), or

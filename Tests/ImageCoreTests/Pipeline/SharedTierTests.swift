@@ -93,7 +93,7 @@ struct SharedTierTests {
             let original = try await first.image(for: url)
             await first.sharedTier!.drain()
             // Overwrite the object's bytes, keeping its metadata (and so its recorded SHA-256).
-            let name = SharedTier.sourceName(for: url)
+            let name = ImageKey(url: url).sharedObjectName
             let client = first.sharedTier!.client
             let object = try #require(try await client.object(client.key(name)))
             var damaged = object.bytes

@@ -1,0 +1,77 @@
+/// Every key and name an image gets, derived here and nowhere else: the memory tier's key, the disk cache's key and
+/// entry file, the shared store's object name, the ETag and the key concurrent requests share one load under.
+///
+/// A changed derivation is a cache flush for every user: each disk entry and shared-store object made before becomes
+/// unreachable, and every client's cached ETag stops matching. `ImageKeysTests` pins each one with literal values.
+public struct ImageKey: Hashable, Sendable {
+    /// The URL whose image this is: the one asked for, or the other spelling that served it (an alias).
+    public let url: String
+    /// What is made of the image (`.none`: the original).
+    public let processing: ImageProcessing
+
+    public init(url: String, processing: ImageProcessing = .none) {
+        self.url = url
+        self.processing = processing
+    }
+
+    /// The key of the memory tier and of the disk cache: the URL, and for a variant `#` and its options in a fixed
+    /// order, defaults left out (`…/s7.JPG#w=64`, `…/gold.jpg#w=64&h=64&fit=cover&f=webp`). A disk variant is read
+    /// back only while its ETag is the one its current source gives it.
+    public var cacheKey: String { processing.isNone ? url : url + "#" + processing.canonicalQuery }
+
+    /// The disk cache's file for `cacheKey`: its SHA-256 in hex, `.tce` (the key itself is in the file).
+    public var diskEntryName: String { Self.diskEntryName(forKey: cacheKey) }
+
+    /// The disk cache's file for a key (see `diskEntryName`).
+    public static func diskEntryName(forKey key: String) -> String { DiskCache.sha256Hex(Array(key.utf8)) + ".tce" }
+
+    /// The shared store's object: `objects/`, the first two hex digits of the URL's SHA-256, `/`, all of them, and a
+    /// variant's `etagSuffix` (`objects/3f/3f…9a-r2w64`), relative to the store's prefix. Letters, digits, `/` and
+    /// `-` only: S3 keys signed by curl 7.88 must avoid `+` and `=`.
+    public var sharedObjectName: String {
+        let hex = DiskCache.sha256Hex(Array(url.utf8))
+        return "objects/\(hex.prefix(2))/\(hex)" + etagSuffix
+    }
+
+    /// What a variant's ETag adds to its source's: `-r2w64`, `-r2w64h64cq90webp`; empty for the original. `r2` is
+    /// `ImageProcessing.revision`: output an older resampler made is another variant, never served under the new ETag.
+    public var etagSuffix: String { Self.etagSuffix(processing) }
+
+    /// See `etagSuffix`.
+    static func etagSuffix(_ processing: ImageProcessing) -> String {
+        guard !processing.isNone else { return "" }
+        var token = "-r\(ImageProcessing.revision)"
+        if let width = processing.width { token += "w\(width)" }
+        if let height = processing.height { token += "h\(height)" }
+        if processing.fit != .inside { token += processing.fit == .cover ? "c" : "s" }
+        if processing.enlarge { token += "e" }
+        if let quality = processing.quality { token += "q\(quality)" }
+        if let format = processing.format { token += format.rawValue }
+        return token
+    }
+
+    /// The strong ETag of an original whose bytes have `checksum` (SHA-256 hex): its first 32 digits, quoted.
+    public static func etag(sourceChecksum checksum: String) -> String { "\"\(checksum.prefix(32))\"" }
+
+    /// The ETag of `processing`'s variant of a source whose ETag is `sourceETag`: the source's and `etagSuffix`.
+    public static func etag(variantOf sourceETag: String, processing: ImageProcessing) -> String {
+        String(sourceETag.dropLast()) + etagSuffix(processing) + "\""
+    }
+}
+
+extension ImageRequest {
+    /// The key of the image `servedBy` (`url`, or an alias) serves, processed as this request asks.
+    public func key(servedBy: String) -> ImageKey { ImageKey(url: servedBy, processing: processing) }
+
+    /// The key concurrent requests share one load under: the URL asked for, the processing, the alternatives and the
+    /// options (a reload must not join a load that may answer from a cache).
+    var coalescingKey: CoalescingKey { CoalescingKey(url: url, processing: processing, alternatives: alternatives, options: options) }
+
+    /// See `coalescingKey`.
+    struct CoalescingKey: Hashable, Sendable {
+        var url: String
+        var processing: ImageProcessing
+        var alternatives: [String]
+        var options: Options
+    }
+}
