@@ -7,7 +7,7 @@ import HummingbirdHTTP2
 import HummingbirdTLS
 import NIOCore
 import NIOSSL
-import ServiceLifecycle
+public import ServiceLifecycle
 
 /// Everything the service is built from: the catalogue, the pipeline, favourites, metrics and configuration.
 /// `buildRouter` hands each controller only the parts it needs.
@@ -58,10 +58,23 @@ extension ServiceDependencies {
     }
 
     /// What a graceful stop does after the last request: finishes the shared tier's queued writes (so a restarted
-    /// fleet finds what this instance fetched) and closes the favourites database's connections.
+    /// fleet finds what this instance fetched). The favourites database's connections close with its service.
     public func close() async {
         await pipeline.sharedTier?.drain()
-        await favorites.close()
+    }
+
+    /// What runs beside the HTTP server, in the application's service group: the favourites repository (PostgreSQL's
+    /// connection pool). Started before the server, stopped after it has drained.
+    public var services: [any Service] { [favorites] }
+
+    /// `body`'s result with `services` running, for callers that use the dependencies without the application (a
+    /// test of the repository, a second instance's migration); they stop when it returns.
+    public func withServicesRunning<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for service in services { group.addTask { try await service.run() } }
+            defer { group.cancelAll() }
+            return try await body()
+        }
     }
 }
 
@@ -114,7 +127,7 @@ public func buildApplication(_ configuration: ServiceConfiguration, logger: Logg
 public func buildApplication(_ dependencies: ServiceDependencies, logger: Logger,
                              onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) throws -> some ApplicationProtocol {
     let configuration = dependencies.configuration
-    var services: [any Service] = []
+    var services = dependencies.services
     if configuration.prefetchAtStart { services.append(PrefetchService(dependencies: dependencies, logger: logger)) }
     let idleTimeout = TimeAmount.nanoseconds(configuration.idleTimeout.nanoseconds)
     let limits = configuration.connectionLimits

@@ -37,9 +37,11 @@ struct ServeDescriptorLimitTests {
             }
 
             // Within 10 s: the half heads are closed by the idle timeout at 30 s, which would free descriptors anyway.
-            let probe = Task { try await TransferEngine().perform(TransferRequest(url: "http://127.0.0.1:\(port)/healthz")) }
+            let probe: @Sendable () async throws -> TransferResponse = {
+                try await TransferEngine().perform(TransferRequest(url: "http://127.0.0.1:\(port)/healthz"))
+            }
             let healthz = try await Deadline.first(of: probe, orThrow: { TestFailure("/healthz did not answer within 10 s") },
-                                                   at: .now + TestTime.scaled(.seconds(10)), onExpiry: { probe.cancel() })
+                                                   at: .now + TestTime.scaled(.seconds(10)))
             #expect(healthz.status == 200, "/healthz answers while 110 clients hold connections")
 
             // Quiet once every admitted client has stalled: a window of a second with little CPU. A thread retrying a

@@ -218,12 +218,13 @@ struct FavoritesAndOperationsTests {
         let harness = try await ServiceHarness.start(favorites: backend)
         let first = try harness.dependencies()
         try await first.prepare()
-        _ = try await first.favorites.add(favoritedBy: "Ada", elementNumber: 26, body: #"{"favoritedBy":"Ada","number":26}"#)
-        await first.close()
+        try await first.withServicesRunning {
+            _ = try await first.favorites.add(favoritedBy: "Ada", elementNumber: 26, body: #"{"favoritedBy":"Ada","number":26}"#)
+        }
         let second = try harness.dependencies()  // a new process over the same database
         try await second.prepare()
-        #expect(try await second.favorites.list(favoritedBy: "Ada", after: 0, limit: 100).map(\.elementNumber) == [26])
-        await second.close()
+        let stored = try await second.withServicesRunning { try await second.favorites.list(favoritedBy: "Ada", after: 0, limit: 100) }
+        #expect(stored.map(\.elementNumber) == [26])
         await harness.stop()
     }
 

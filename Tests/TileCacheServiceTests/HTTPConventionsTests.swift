@@ -261,7 +261,7 @@ struct HTTPConventionsTests {
             .connect(host: "127.0.0.1", port: port) { channel in
                 channel.eventLoop.makeCompletedFuture { try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel) }
             }
-        let exchange = Task {
+        let exchange: @Sendable () async throws -> String = {
             try await channel.executeThenClose { inbound, outbound in
                 try await outbound.write(ByteBuffer(string: request))
                 var received = ByteBuffer()

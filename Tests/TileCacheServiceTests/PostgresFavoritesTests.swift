@@ -116,7 +116,6 @@ struct PostgresFavoritesTests {
         func failure(_ url: String) async throws -> String {
             guard case .postgres(let location) = try FavoritesDatabase(url) else { return "not PostgreSQL" }
             let repository = try PostgresFavorites(location: location, logger: logger, startPatience: .seconds(1))
-            defer { Task { await repository.close() } }
             do throws(FavoritesStoreError) {
                 try await repository.prepare()
                 return "no error"

@@ -120,8 +120,7 @@ struct SlowClientTests {
 
     /// Waits until the server has closed `channel`; throws after `timeout` (scaled).
     static func closed(_ channel: any Channel, within timeout: Duration, _ what: String) async throws {
-        let close = Task { try await channel.closeFuture.get() }
-        try await Deadline.first(of: close, orThrow: { TestFailure("\(what) is still open after \(timeout)") },
+        try await Deadline.first(of: { try await channel.closeFuture.get() }, orThrow: { TestFailure("\(what) is still open after \(timeout)") },
                                  at: .now + TestTime.scaled(timeout), onExpiry: { channel.close(promise: nil) })
     }
 

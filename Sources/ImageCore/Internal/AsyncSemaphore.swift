@@ -1,18 +1,14 @@
+import DequeModule
 import NIOConcurrencyHelpers
 
 /// A counting semaphore for tasks: `acquire` suspends (in FIFO order) while `limit` holders are inside.
 ///
 /// Thread-safety: any task may acquire and release. A task cancelled while waiting leaves the queue and throws
-/// `CancellationError`; it never holds a permit.
+/// `CancellationError`; it never holds a permit (`Suspension` does the waiting).
 final class AsyncSemaphore: Sendable {
-    private struct State {
+    private struct State: Sendable {
         var available: Int
-        var nextID: UInt64 = 0
-        var waiters: [(id: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
-        /// Waiters whose id was issued but who have not queued their continuation yet.
-        var unregistered: Set<UInt64> = []
-        /// Of those, the ones cancelled before they queued.
-        var cancelledEarly: Set<UInt64> = []
+        var waiters: Deque<(ticket: Suspension.Ticket, continuation: CheckedContinuation<Void, any Error>)> = []
     }
 
     private let state: NIOLockedValueBox<State>
@@ -23,57 +19,35 @@ final class AsyncSemaphore: Sendable {
     }
 
     func acquire() async throws {
-        let id: UInt64? = state.withLockedValue { state in
+        let taken = state.withLockedValue { state in
+            guard state.available > 0 else { return false }
+            state.available -= 1
+            return true
+        }
+        guard !taken else { return }
+        try await Suspension.wait(in: state) { state, ticket, continuation in
+            // A permit released since this caller found none (with no waiter to hand it to) is taken now: queueing
+            // behind it would wait for a release that may never come.
             if state.available > 0 {
                 state.available -= 1
-                return nil
+                continuation.resume()
+            } else {
+                state.waiters.append((ticket, continuation))
             }
-            state.nextID += 1
-            state.unregistered.insert(state.nextID)
-            return state.nextID
-        }
-        guard let id else { return }
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                enum Registration { case cancelled, admitted, queued }
-                let registration = state.withLockedValue { state -> Registration in
-                    state.unregistered.remove(id)
-                    if state.cancelledEarly.remove(id) != nil { return .cancelled }
-                    // A permit released since this caller found none (with no waiter queued to hand it to) is taken
-                    // now: queueing behind it would wait for a release that may never come.
-                    if state.available > 0 {
-                        state.available -= 1
-                        return .admitted
-                    }
-                    state.waiters.append((id, continuation))
-                    return .queued
-                }
-                switch registration {
-                case .cancelled: continuation.resume(throwing: CancellationError())
-                case .admitted: continuation.resume()
-                case .queued: break
-                }
-            }
-        } onCancel: {
-            let continuation = state.withLockedValue { state -> CheckedContinuation<Void, any Error>? in
-                if let index = state.waiters.firstIndex(where: { $0.id == id }) {
-                    return state.waiters.remove(at: index).continuation
-                }
-                // Not queued yet: tell it to give up when it queues. Otherwise it already holds a permit.
-                if state.unregistered.contains(id) { state.cancelledEarly.insert(id) }
-                return nil
-            }
-            continuation?.resume(throwing: CancellationError())
+            return nil
+        } remove: { state, ticket, _ in
+            guard let index = state.waiters.firstIndex(where: { $0.ticket == ticket }) else { return .nothing }
+            return Suspension.Removed(continuation: state.waiters.remove(at: index).continuation, then: nil)
         }
     }
 
     func release() {
         let next = state.withLockedValue { state -> CheckedContinuation<Void, any Error>? in
-            if state.waiters.isEmpty {
+            guard let first = state.waiters.popFirst() else {
                 state.available += 1
                 return nil
             }
-            return state.waiters.removeFirst().continuation
+            return first.continuation
         }
         next?.resume()
     }

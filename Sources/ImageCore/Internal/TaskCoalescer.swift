@@ -5,23 +5,25 @@ import NIOConcurrencyHelpers
 /// A cancelled caller that others still wait with stops waiting at once, and the operation goes on for them. The last
 /// caller, cancelled, cancels the operation and waits for how it ends: its result when it finished its work anyway
 /// (an image already stored is reported as loaded, never as cancelled), else its cancellation error. So what an
-/// operation did and what its last caller is told never disagree. Thread-safety: callable from any task.
+/// operation did and what its last caller is told never disagree. A caller whose deadline passes leaves with the
+/// deadline's error and the operation goes on, for the others and to fill the caches. The operation runs in a task of
+/// its own, since it may outlive every caller; the callers wait through `Suspension`. Thread-safety: callable from any
+/// task.
 final class TaskCoalescer<Key: Hashable & Sendable, Value: Sendable>: Sendable {
-    private struct Group {
+    private typealias Waiters = [Suspension.Ticket: CheckedContinuation<Value, any Error>]
+
+    private struct Group: Sendable {
         var generation: UInt64
-        var waiters: [UInt64: CheckedContinuation<Value, any Error>]
+        var waiters: Waiters
         var task: Task<Void, Never>?
         /// The last caller was cancelled: the operation is cancelled, and no new caller may join it.
         var cancelled = false
     }
 
-    private struct State {
+    private struct State: Sendable {
         var groups: [Key: Group] = [:]
         /// Waiters of cancelled operations replaced by a new one for the same key, by generation.
-        var draining: [UInt64: [UInt64: CheckedContinuation<Value, any Error>]] = [:]
-        var nextID: UInt64 = 0
-        var unregistered: Set<UInt64> = []
-        var cancelledEarly: Set<UInt64> = []
+        var draining: [UInt64: Waiters] = [:]
     }
 
     private let state = NIOLockedValueBox(State())
@@ -32,72 +34,70 @@ final class TaskCoalescer<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// Number of keys with an operation in flight.
     var inFlightCount: Int { state.withLockedValue { $0.groups.count } }
 
-    /// The result of `operation` for `key`, run once for all concurrent callers.
+    /// The result of `operation` for `key`, run once for all concurrent callers; `expired()` thrown at `deadline`.
     ///
+    /// - Parameter registered: called once the caller waits, with whether it joined an operation another caller had
+    ///   started (under the coalescer's lock: keep it short).
     /// - Returns: the value, and whether this caller joined an operation another caller had started.
-    func run(_ key: Key, operation: @escaping @Sendable () async throws -> Value) async throws -> (Value, joined: Bool) {
-        let id = state.withLockedValue { state in
-            state.nextID += 1
-            state.unregistered.insert(state.nextID)
-            return state.nextID
-        }
+    func run(_ key: Key, until deadline: ContinuousClock.Instant? = nil, expired: @escaping @Sendable () -> any Error = { CancellationError() },
+             registered: @Sendable (_ joined: Bool) -> Void = { _ in },
+             operation: @escaping @Sendable () async throws -> Value) async throws -> (Value, joined: Bool) {
         let joined = NIOLockedValueBox(false)
-        let value = try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
-                let start: UInt64? = state.withLockedValue { state in
-                    state.unregistered.remove(id)
-                    if state.cancelledEarly.remove(id) != nil {
-                        continuation.resume(throwing: CancellationError())
-                        return nil
-                    }
-                    if let group = state.groups[key], !group.cancelled {
-                        state.groups[key]!.waiters[id] = continuation
-                        joined.withLockedValue { $0 = true }
-                        return nil
-                    }
-                    if let cancelled = state.groups[key] {
-                        // A cancelled operation still finishing: this caller starts afresh under another generation,
-                        // and the old one's waiter is moved aside so `finish` still reaches it.
-                        state.draining[cancelled.generation] = cancelled.waiters
-                    }
-                    state.groups[key] = Group(generation: id, waiters: [id: continuation])
-                    return id
-                }
-                guard let generation = start else { return }
-                let task = Task {
-                    let result: Result<Value, any Error>
-                    do { result = .success(try await operation()) } catch { result = .failure(error) }
-                    self.finish(key, generation: generation, with: result)
-                }
-                // Cancel at once when the group was replaced, or its last caller cancelled before the task was stored.
-                let orphaned = state.withLockedValue { state in
-                    guard state.groups[key]?.generation == generation else { return true }
-                    state.groups[key]!.task = task
-                    return state.groups[key]!.cancelled
-                }
-                if orphaned { task.cancel() }
+        let value: Value = try await Suspension.wait(in: state, until: deadline, expired: expired) { state, ticket, continuation in
+            if let group = state.groups[key], !group.cancelled {
+                state.groups[key]!.waiters[ticket] = continuation
+                joined.withLockedValue { $0 = true }
+                registered(true)
+                return nil
             }
-        } onCancel: {
-            let (continuation, task) = state.withLockedValue { state -> (CheckedContinuation<Value, any Error>?, Task<Void, Never>?) in
-                if state.unregistered.contains(id) {
-                    state.cancelledEarly.insert(id)
-                    return (nil, nil)
+            if let cancelled = state.groups[key] {
+                // A cancelled operation still finishing: this caller starts afresh under another generation, and the
+                // old one's waiters are moved aside so `finish` still reaches them.
+                state.draining[cancelled.generation] = cancelled.waiters
+            }
+            let generation = ticket.id
+            state.groups[key] = Group(generation: generation, waiters: [ticket: continuation])
+            registered(false)
+            return { self.start(key, generation: generation, operation) }
+        } remove: { state, ticket, removal in
+            guard var group = state.groups[key], group.waiters[ticket] != nil else {
+                // Moved aside with a replaced operation: leave it there too.
+                for (generation, var waiters) in state.draining {
+                    if let continuation = waiters.removeValue(forKey: ticket) {
+                        state.draining[generation] = waiters
+                        return Suspension.Removed(continuation: continuation, then: nil)
+                    }
                 }
-                guard var group = state.groups[key], group.waiters[id] != nil else { return (nil, nil) }
-                if group.waiters.count == 1 {
-                    // The last caller: cancel the operation and wait for `finish` to report how it ended.
-                    group.cancelled = true
-                    state.groups[key] = group
-                    return (nil, group.task)
-                }
-                let continuation = group.waiters.removeValue(forKey: id)
+                return .nothing
+            }
+            if removal == .cancelled, group.waiters.count == 1 {
+                // The last caller: cancel the operation and wait for `finish` to report how it ended.
+                group.cancelled = true
                 state.groups[key] = group
-                return (continuation, nil)
+                let task = group.task
+                return Suspension.Removed(continuation: nil, then: { task?.cancel() })
             }
-            continuation?.resume(throwing: CancellationError())
-            task?.cancel()
+            let continuation = group.waiters.removeValue(forKey: ticket)
+            state.groups[key] = group
+            return Suspension.Removed(continuation: continuation, then: nil)
         }
         return (value, joined.withLockedValue { $0 })
+    }
+
+    /// Starts the operation of `key`'s group `generation`; cancels it at once when its last caller was cancelled (or the
+    /// group replaced) before the task was stored.
+    private func start(_ key: Key, generation: UInt64, _ operation: @escaping @Sendable () async throws -> Value) {
+        let task = Task {
+            let result: Result<Value, any Error>
+            do { result = .success(try await operation()) } catch { result = .failure(error) }
+            self.finish(key, generation: generation, with: result)
+        }
+        let orphaned = state.withLockedValue { state in
+            guard state.groups[key]?.generation == generation else { return true }
+            state.groups[key]!.task = task
+            return state.groups[key]!.cancelled
+        }
+        if orphaned { task.cancel() }
     }
 
     private func finish(_ key: Key, generation: UInt64, with result: Result<Value, any Error>) {

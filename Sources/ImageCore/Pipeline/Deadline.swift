@@ -1,40 +1,48 @@
 import NIOConcurrencyHelpers
-import NIOCore
-import NIOPosix
 
-/// Waiting for a task with a deadline: the pipeline's request timeout and the service's database calls.
+/// Work with a deadline that is not waited for past it: the service's database calls (a query in flight on a
+/// connection whose server died may not answer cancellation, so a task group, which waits for its children, would not
+/// keep the bound), and tests that must not hang. The pipeline's own deadline is the coalescer's (`TaskCoalescer`).
 public enum Deadline {
-    /// `work`'s result, or `expired()` thrown at `deadline` if `work` has none by then; `onExpiry` runs at that moment
-    /// (to cancel `work`, say; by default it is left running, for others that want its result).
+    /// `work`'s result, or `expired()` thrown at `deadline` if `work` has none by then: `work` is cancelled then but not
+    /// waited for, and `onExpiry` runs (to close a connection, say). A cancelled caller stops waiting the same way.
     ///
-    /// The timer is an event loop's scheduled task, cancelled when the result comes first. Not a task sleeping until
-    /// the deadline: on Linux a cancelled `Task.sleep` keeps its task and its dispatch timer until the deadline passes,
-    /// so every request past the memory tier held about 600 bytes for the whole request timeout (60 s when serving): a
-    /// serve soak at 15,000 disk hits a second grew by 4 MB/s (issue 19).
-    public static func first<Value: Sendable>(of work: Task<Value, any Error>, orThrow expired: @escaping @Sendable () -> any Error,
+    /// `work` runs in a task of its own, since it may outlive the wait; the wait is `Suspension`'s, whose deadline is
+    /// an event loop's timer, cancelled when the result comes first.
+    public static func first<Value: Sendable>(of work: @escaping @Sendable () async throws -> Value,
+                                              orThrow expired: @escaping @Sendable () -> any Error,
                                               at deadline: ContinuousClock.Instant,
                                               onExpiry: @escaping @Sendable () -> Void = {}) async throws -> Value {
-        let resumed = NIOLockedValueBox(false)
-        let timer = NIOLockedValueBox<Scheduled<Void>?>(nil)
-        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
-            @Sendable func resume(_ result: Result<Value, any Error>) {
-                let first = resumed.withLockedValue { done in
-                    defer { done = true }
-                    return !done
+        let slot = NIOLockedValueBox(DeadlineSlot<Value>())
+        return try await Suspension.wait(in: slot, until: deadline, expired: expired) { state, _, continuation in
+            state.waiter = continuation
+            return {
+                let worker = Task {
+                    let result: Result<Value, any Error>
+                    do { result = .success(try await work()) } catch { result = .failure(error) }
+                    let waiter = slot.withLockedValue { slot in
+                        defer { slot.waiter = nil }
+                        return slot.waiter
+                    }
+                    waiter?.resume(with: result)
                 }
-                guard first else { return }
-                timer.withLockedValue { $0?.cancel() }
-                continuation.resume(with: result)
+                slot.withLockedValue { $0.worker = worker }
             }
-            // The timer is kept before the result is awaited, so `resume` always finds it to cancel.
-            timer.withLockedValue { $0 = MultiThreadedEventLoopGroup.singleton.any()
-                .scheduleTask(in: .nanoseconds(max(0, ContinuousClock.now.duration(to: deadline).nanoseconds))) {
-                    onExpiry()
-                    resume(.failure(expired()))
-                } }
-            Task { resume(await work.result) }
+        } remove: { state, _, removal in
+            defer { state.waiter = nil }
+            let worker = state.worker
+            return Suspension.Removed(continuation: state.waiter, then: {
+                worker?.cancel()
+                if removal == .expired { onExpiry() }
+            })
         }
     }
+}
+
+/// A `Deadline.first` wait: its waiter, and the task running the work (to cancel).
+private struct DeadlineSlot<Value: Sendable>: Sendable {
+    var waiter: CheckedContinuation<Value, any Error>?
+    var worker: Task<Void, Never>?
 }
 
 extension Duration {

@@ -192,31 +192,25 @@ public final class ImagePipeline: Sendable {
     /// deadline the request fails at once and the load goes on (for other requests, and to fill the caches); a
     /// cancelled request stops the load when no other request waits for it (see `TaskCoalescer`).
     private func shared(_ request: ImageRequest, deadline: ContinuousClock.Instant?) async throws(Failure) -> (Loaded, Bool) {
-        // `loads` runs only the first caller's operation, so `led` tells whether this request's load ran.
-        let led = NIOLockedValueBox(false)
-        let key = request.coalescingKey
-        let operation: @Sendable () async throws -> Loaded = { [self] in
-            led.withLockedValue { $0 = true }
-            return try await load(request, deadline: deadline)
-        }
+        // Whether this request joined another's load, known once it waits: a failure it met is then that load's.
+        let joined = NIOLockedValueBox(false)
         let expired = configuration.requestTimeout.map {
             ImageCoreError(.deadlineExceeded, subject: request.url, message: "the image was not ready within \($0)")
         }
+        let expiry: @Sendable () -> any Error = { expired.map { $0 as any Error } ?? CancellationError() }
+        let registered: @Sendable (Bool) -> Void = { value in joined.withLockedValue { $0 = value } }
+        let operation: @Sendable () async throws -> Loaded = { [self] in try await load(request, deadline: deadline) }
         do {
-            guard let deadline, let expired else { return try await loads.run(key, operation: operation) }
-            let waiting = Task { [loads] in try await loads.run(key, operation: operation) }
-            return try await withTaskCancellationHandler {
-                try await Deadline.first(of: waiting, orThrow: { expired }, at: deadline)
-            } onCancel: {
-                waiting.cancel()
-            }
+            let (loaded, sharedLoad) = try await loads.run(request.coalescingKey, until: deadline, expired: expiry,
+                                                           registered: registered, operation: operation)
+            return (loaded, sharedLoad)
         } catch var error as ImageCoreError {
             // A transfer cut to fit the deadline times out with it: that is the deadline's failure.
             if error.reason == .timeout, let deadline, let expired, ContinuousClock.now >= deadline { error = expired }
-            throw Failure(error: error, shared: !led.withLockedValue { $0 })
+            throw Failure(error: error, shared: joined.withLockedValue { $0 })
         } catch {
             throw Failure(error: ImageCoreError(.cancelled, subject: request.url, message: "the request was cancelled"),
-                          shared: !led.withLockedValue { $0 })
+                          shared: joined.withLockedValue { $0 })
         }
     }
 

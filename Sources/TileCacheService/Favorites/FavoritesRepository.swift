@@ -3,13 +3,19 @@ import Foundation
 public import GRDB
 import ImageCore
 public import Logging
+public import ServiceLifecycle
 
 /// Where favourites live: the embedded SQLite file (one machine), or PostgreSQL (a fleet). The service talks to them
 /// only through this protocol; both implementations run the same tests.
 ///
 /// Semantics both keep: ids are never reused (also after deletes), `createdAt` is set once, lists are oldest first,
 /// and a call that returns has committed (a favourite answered with 201 survives a crash of either database).
-public protocol FavoritesRepository: Sendable {
+///
+/// A repository is a `Service`: its `run()` (PostgreSQL's connection pool) runs beside the HTTP server in the
+/// application's service group, started before it and stopped after it has drained, as hummingbird-examples'
+/// todos-postgres runs its `PostgresClient`. Calls made while it does not run wait for it (PostgreSQL) or work
+/// without it (SQLite).
+public protocol FavoritesRepository: Service {
     /// Where the favourites are, for logs and errors: a file path, or a PostgreSQL URL with the password masked.
     var location: String { get }
     /// Connects and creates or migrates the schema; what `serve` does at start.
@@ -36,8 +42,6 @@ public protocol FavoritesRepository: Sendable {
     func page(favoritedBy: String?, offset: Int, limit: Int) async throws -> (favorites: [Favorite], total: Int)
     /// Whether the database answers a query now (for /healthz).
     func isHealthy() async -> Bool
-    /// Closes connections (PostgreSQL's pool); the repository is unusable afterwards.
-    func close() async
 }
 
 /// What one person's favourites (one `favoritedBy`) may total: the mock API had no bound, so one client could post

@@ -17,8 +17,6 @@ public final class PostgresFavorites: FavoritesRepository {
     private let connection: PostgresConnection.Configuration
     private let client: PostgresClient
     private let logger: Logger
-    /// Runs the pool (`PostgresClient.run()`) until `close()`.
-    private let running: Task<Void, Never>
     /// How long a call waits for a connection and its answer.
     let callDeadline: Duration
     /// How long `prepare()` retries a server that refuses connections.
@@ -54,12 +52,14 @@ public final class PostgresFavorites: FavoritesRepository {
                                                          password: location.password, database: location.database, tls: clientTLS)
         configuration.options.connectTimeout = .seconds(2)
         configuration.options.maximumConnections = 16
-        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-        self.client = client
-        running = Task { await client.run() }
+        client = PostgresClient(configuration: configuration, backgroundLogger: logger)
     }
 
-    deinit { running.cancel() }
+    /// Runs the connection pool until the service group shuts down gracefully (after the HTTP server has drained) or
+    /// the task is cancelled: `PostgresClient.run()`, as a service.
+    public func run() async throws {
+        await client.run()
+    }
 
     /// Connects (retrying for up to `startPatience` while the server refuses connections: it may be starting) and
     /// creates or migrates the schema, under an advisory lock so that instances starting together do it once.
@@ -118,10 +118,6 @@ public final class PostgresFavorites: FavoritesRepository {
                 try await connection.query("INSERT INTO tilecache_schema (version) VALUES (1)", logger: logger)
             }
         }
-    }
-
-    public func close() async {
-        running.cancel()
     }
 
     // MARK: - Calls
@@ -238,9 +234,8 @@ public final class PostgresFavorites: FavoritesRepository {
     /// died may not answer cancellation, and a task group would wait for it, so the bound would not hold.
     private func withDeadline<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T {
         let deadline = callDeadline
-        let worker = Task { try await work() }
-        return try await Deadline.first(of: worker, orThrow: { PostgresFavoritesError("no answer from PostgreSQL within \(deadline)") },
-                                        at: .now + deadline, onExpiry: { worker.cancel() })
+        return try await Deadline.first(of: work, orThrow: { PostgresFavoritesError("no answer from PostgreSQL within \(deadline)") },
+                                        at: .now + deadline)
     }
 
     // MARK: - Errors

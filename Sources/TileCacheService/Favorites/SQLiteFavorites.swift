@@ -2,6 +2,7 @@ public import Catalogue
 import Foundation
 import GRDB
 import ImageCore
+import ServiceLifecycle
 
 /// Favourites in SQLite (GRDB, WAL journal): user data beside the cache, never removed by `tilecache clear`. The
 /// embedded default: one machine needs nothing else.
@@ -81,8 +82,11 @@ public final class SQLiteFavorites: FavoritesRepository {
     /// Nothing to do: the file was opened and migrated by `init`.
     public func prepare() async throws(FavoritesStoreError) {}
 
-    /// Nothing to do: GRDB closes the pool when it is released.
-    public func close() async {}
+    /// Nothing runs beside the calls (GRDB's pool is used from the calling tasks and closed when released): waits for
+    /// the service group's graceful shutdown, or cancellation.
+    public func run() async throws {
+        try? await gracefulShutdown()
+    }
 
     // Every call is GRDB's async access: SQLite runs on GRDB's own dispatch queues while the calling task suspends,
     // never blocking one of Swift's cooperative threads.
