@@ -14,8 +14,8 @@ import NIOPosix
 /// registers, and is never stored. `register` and `remove` run under the owner's lock; the work they return runs after
 /// it is released.
 ///
-/// The deadline is an event loop's scheduled task, cancelled when the wait ends: not a task sleeping until the
-/// deadline, since on Linux a cancelled `Task.sleep` keeps its task and dispatch timer until the deadline passes (600
+/// The deadline is a scheduled task on an event loop of its own (`timers`), cancelled when the wait ends: not a task
+/// sleeping until the deadline, since on Linux a cancelled `Task.sleep` keeps its task and dispatch timer until the deadline passes (600
 /// bytes for every request's whole timeout, 4 MB/s in a serve soak: issue 19).
 enum Suspension {
     /// One wait, as its owner's state knows it.
@@ -38,6 +38,10 @@ enum Suspension {
     }
 
     private static let tickets = NIOLockedValueBox<UInt64>(0)
+
+    /// The thread deadlines fire on: one of its own, so that no server's or client's work on the shared event loops (an
+    /// origin rendering images, a burst of connections) delays a deadline. It lives as long as the process.
+    private static let timers = MultiThreadedEventLoopGroup(numberOfThreads: 1).next()
 
     /// Where one wait stands: not stored yet, stored, or ended before it was stored.
     private enum Phase {
@@ -76,8 +80,7 @@ enum Suspension {
             removed.then?()
         }
         let timer = deadline.map { deadline in
-            MultiThreadedEventLoopGroup.singleton.any()
-                .scheduleTask(in: .nanoseconds(max(0, ContinuousClock.now.duration(to: deadline).nanoseconds))) { end(.expired) }
+            timers.scheduleTask(in: .nanoseconds(max(0, ContinuousClock.now.duration(to: deadline).nanoseconds))) { end(.expired) }
         }
         defer { timer?.cancel() }
         return try await withTaskCancellationHandler {
