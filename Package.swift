@@ -15,6 +15,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "ImageCore", targets: ["ImageCore"]),
+        .library(name: "SharedStore", targets: ["SharedStore"]),
         .library(name: "Catalogue", targets: ["Catalogue"]),
         .library(name: "TileCacheOrigin", targets: ["TileCacheOrigin"]),
         .library(name: "TileCacheService", targets: ["TileCacheService"]),
@@ -84,8 +85,21 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
-                .product(name: "DequeModule", package: "swift-collections"),  // the shared tier's write queue
+                .product(name: "DequeModule", package: "swift-collections"),  // the semaphore's queue
                 .product(name: "GRDB", package: "GRDB.swift"),  // the disk cache's index (SQLite)
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // A fleet's shared tier: an S3-compatible bucket between the local disk and the origin (a DataTier of the
+        // pipeline), over ImageCore's libcurl engine (SigV4 by libcurl); S3's XML read by libxml2 through FoundationXML.
+        .target(
+            name: "SharedStore",
+            dependencies: [
+                "ImageCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "DequeModule", package: "swift-collections"),  // the write queue
             ],
             swiftSettings: swiftSettings
         ),
@@ -132,7 +146,7 @@ let package = Package(
         .target(
             name: "TileCacheService",
             dependencies: [
-                "ImageCore", "Catalogue", "CHTTPCompression",
+                "ImageCore", "SharedStore", "Catalogue", "CHTTPCompression",
                 .product(name: "Crypto", package: "swift-crypto"),  // HMAC-SHA256 of signed image URLs
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -157,7 +171,7 @@ let package = Package(
         .target(
             name: "TileCacheCLI",
             dependencies: [
-                "ImageCore", "Catalogue", "TileCacheOrigin", "TileCacheService", "CacheLab",
+                "ImageCore", "SharedStore", "Catalogue", "TileCacheOrigin", "TileCacheService", "CacheLab",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "NIOCore", package: "swift-nio"),  // IOError: why a port could not be bound
@@ -181,7 +195,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "ImageCore", "Catalogue", "TileCacheOrigin", "TileCacheService", "CSpawn",
+                "ImageCore", "SharedStore", "Catalogue", "TileCacheOrigin", "TileCacheService", "CSpawn",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
@@ -196,7 +210,7 @@ let package = Package(
         .testTarget(
             name: "TileCacheServiceTests",
             dependencies: [
-                "TileCacheService", "ImageCore", "Catalogue", "TileCacheOrigin", "TestSupport",
+                "TileCacheService", "ImageCore", "SharedStore", "Catalogue", "TileCacheOrigin", "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -206,13 +220,18 @@ let package = Package(
         ),
         .testTarget(
             name: "TileCacheCLITests",
-            dependencies: ["TileCacheCLI", "ImageCore", "Catalogue", "TileCacheOrigin", "CacheLab", "TestSupport",
+            dependencies: ["TileCacheCLI", "ImageCore", "SharedStore", "Catalogue", "TileCacheOrigin", "CacheLab", "TestSupport",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CacheLabTests",
             dependencies: ["CacheLab", "ImageCore", "Catalogue"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SharedStoreTests",
+            dependencies: ["SharedStore", "ImageCore", "TileCacheOrigin", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,6 +1,7 @@
 public import Catalogue
 public import Hummingbird
 public import ImageCore
+import SharedStore
 public import Logging
 import HummingbirdCore
 import HummingbirdHTTP2

@@ -1,5 +1,6 @@
 import Foundation
 import ImageCore
+import SharedStore
 import Testing
 import TestSupport
 import TileCacheOrigin

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import ImageCore
+import SharedStore
 import Logging
 import Testing
 import TestSupport

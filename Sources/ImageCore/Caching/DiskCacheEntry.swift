@@ -81,6 +81,11 @@ public struct DiskCacheEntry: Sendable {
     public var metadata: DiskCacheMetadata
     /// The original validated bytes.
     public var bytes: [UInt8]
+
+    public init(metadata: DiskCacheMetadata, bytes: [UInt8]) {
+        self.metadata = metadata
+        self.bytes = bytes
+    }
 }
 
 /// The on-disk form: `TCE1`, a little-endian UInt32 metadata length, the metadata as JSON, then the bytes.

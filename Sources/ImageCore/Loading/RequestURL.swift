@@ -1,19 +1,19 @@
 import Foundation
 
 /// The parts of an absolute http(s) URL that the engine needs, checked before anything is sent.
-struct RequestURL: Hashable, Sendable {
+public struct RequestURL: Hashable, Sendable {
     /// `http` or `https`.
-    var scheme: String
+    public var scheme: String
     /// Host name or address, lowercased (IPv6 literal in brackets).
-    var host: String
+    public var host: String
     /// Explicit or default port.
-    var port: Int
+    public var port: Int
 
     /// `scheme://host:port`: the key connection limits are counted under.
-    var origin: String { "\(scheme)://\(host):\(port)" }
+    public var origin: String { "\(scheme)://\(host):\(port)" }
 
     /// Parses `url`, refusing other schemes, credentials, spaces and missing hosts.
-    init(_ url: String) throws(ImageCoreError) {
+    public init(_ url: String) throws(ImageCoreError) {
         guard let separator = url.range(of: "://") else {
             throw ImageCoreError(.invalidURL, subject: url, message: "not an absolute URL (expected http:// or https://)")
         }

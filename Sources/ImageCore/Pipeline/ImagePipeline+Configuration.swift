@@ -34,8 +34,9 @@ extension ImagePipeline {
         public var requestTimeout: Duration?
         /// Validation limits.
         public var inspector = ImageInspector()
-        /// The shared tier of a fleet (an S3 bucket), between local disk and the origin; nil: none (default).
-        public var sharedStore: SharedStoreConfiguration?
+        /// The data tiers after the local disk, made when the pipeline is built (a fleet's shared store: the
+        /// SharedStore module's `sharedStore`); none by default.
+        public var extraTiers: [DataTierFactory] = []
 
         /// The defaults.
         public init() {}

@@ -22,9 +22,8 @@ public final class ImagePipeline: Sendable {
     public let diskCache: DiskCache?
     /// The network layer.
     public let downloader: Downloader
-    /// The shared tier of a fleet (an S3 bucket, over the downloader's engine), when configured; the last of `tiers`.
-    public let sharedTier: SharedTier?
-    /// The data tiers below memory, first to last: the local disk, then the shared store.
+    /// The data tiers below memory, first to last: the local disk, then those of `Configuration.extraTiers` (a
+    /// fleet's shared store).
     public let tiers: [any DataTier]
     /// Statistics since the pipeline was created: every request, by outcome and failure reason.
     public let statistics = PipelineStatistics()
@@ -72,8 +71,7 @@ public final class ImagePipeline: Sendable {
         self.diskCache = diskCache
         let downloader = Downloader(configuration: configuration.downloader)
         self.downloader = downloader
-        sharedTier = configuration.sharedStore.map { SharedTier(configuration: $0, engine: downloader.engine, logger: logger) }
-        tiers = [diskCache as (any DataTier)?, sharedTier].compactMap { $0 }
+        tiers = [diskCache].compactMap { $0 } + configuration.extraTiers.map { $0.make(downloader.engine, logger) }
         aliases = AliasBook(disk: diskCache, logger: logger)
         originals = OriginalLoader(configuration: configuration, tiers: tiers, downloader: downloader, aliases: aliases, logger: logger)
         let limiter = configuration.maxQueuedProcessing.map {

@@ -118,6 +118,10 @@ public struct LatencySummary: Sendable, Hashable, Codable {
     public var p99: Double
     /// Largest.
     public var max: Double
+
+    public init(count: Int, p50: Double, p90: Double, p99: Double, max: Double) {
+        (self.count, self.p50, self.p90, self.p99, self.max) = (count, p50, p90, p99, max)
+    }
 }
 
 /// Requests answered by a load another request had started (they waited for it; its outcome is counted once, by the

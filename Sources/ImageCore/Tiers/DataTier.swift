@@ -1,3 +1,5 @@
+public import Logging
+
 /// A store of images below the memory tier that loading an original walks, in order, before the network: the local
 /// disk (`DiskCache`), a fleet's shared store (`SharedTier`), and later others. Variants are kept in the same tiers
 /// under their own keys (`ImageKey`).
@@ -44,5 +46,18 @@ public struct TierHit: Sendable {
     public init(entry: DiskCacheEntry, validated: ValidatedImage? = nil) {
         self.entry = entry
         self.validated = validated
+    }
+}
+
+/// A data tier the pipeline makes when it is built, over the pipeline's own transfer engine (its connection pool) and
+/// logger: how a tier defined in another module (the shared store) joins the pipeline's tiers after the local disk.
+public struct DataTierFactory: Sendable {
+    /// What the tier is made from, for whoever configured it to read back (a `SharedStoreConfiguration`).
+    public let settings: any Sendable
+    public let make: @Sendable (TransferEngine, Logger) -> any DataTier
+
+    public init(settings: any Sendable, make: @escaping @Sendable (TransferEngine, Logger) -> any DataTier) {
+        self.settings = settings
+        self.make = make
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ImageCore
+import SharedStore
 import Logging
 
 extension TileCacheCommand {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Catalogue
 import Foundation
 import ImageCore
+import SharedStore
 import Logging
 import ServiceLifecycle
 import UnixSignals

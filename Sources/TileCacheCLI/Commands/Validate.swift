@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ImageCore
+import SharedStore
 
 extension TileCacheCommand {
     /// `tilecache validate`: checks image URLs and reports the broken ones.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ImageCore
+import SharedStore
 import Logging
 
 /// `--shared-store s3://BUCKET[/PREFIX]`, `--s3-endpoint` and `--create-bucket`: the shared cache tier of a fleet.

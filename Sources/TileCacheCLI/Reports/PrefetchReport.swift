@@ -1,5 +1,6 @@
 import Foundation
 public import ImageCore
+public import SharedStore
 
 /// The report of one prefetch run, in the shape `--format json` prints.
 public struct PrefetchReport: Sendable, Codable, Equatable {

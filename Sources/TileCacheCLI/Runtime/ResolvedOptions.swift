@@ -1,6 +1,7 @@
 import Catalogue
 import Foundation
 import ImageCore
+import SharedStore
 import TileCacheService
 
 /// A command whose options `config --show` reports with the values the command will run with, computed by the same

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import ImageCore
+import SharedStore
 
 /// `/api/v1/stats`, `/metrics` and `/healthz`.
 struct OperationsController: Sendable {

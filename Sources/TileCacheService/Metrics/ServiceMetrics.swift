@@ -1,4 +1,5 @@
 public import ImageCore
+public import SharedStore
 import Metrics
 public import Prometheus
 import NIOConcurrencyHelpers

@@ -1,5 +1,6 @@
 import Foundation
 public import ImageCore
+public import SharedStore
 
 #if canImport(Glibc)
 import Glibc

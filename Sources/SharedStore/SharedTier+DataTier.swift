@@ -1,3 +1,4 @@
+public import ImageCore
 /// The shared store of a fleet as a data tier: objects other machines wrote, verified by their SHA-256 and URL, and
 /// decoded before use; writes go through the tier's background queue.
 extension SharedTier: DataTier {

@@ -1,3 +1,4 @@
+public import ImageCore
 import Foundation
 
 /// Where the shared cache tier lives and how to reach it: an S3 bucket (and key prefix) on an S3-compatible endpoint,

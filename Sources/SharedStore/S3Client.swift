@@ -1,3 +1,4 @@
+import ImageCore
 import Foundation
 
 /// The few S3 API calls the shared tier makes, over the pipeline's own transfer engine (its connection pool and
@@ -85,7 +86,7 @@ struct S3Client: Sendable {
 
     /// A failure for an unexpected status, with S3's error code when the body has one.
     private func failure(_ response: TransferResponse, _ request: TransferRequest) -> Failure {
-        let code = Self.xmlValue("Code", in: response.body).map { " (\($0))" } ?? ""
+        let code = S3XML(response.body)?.value("Error", "Code").map { " (\($0))" } ?? ""
         let reason = response.status == 403 ? "forbidden" : response.status >= 500 ? "http-5xx" : "http-\(response.status)"
         return Failure(reason: reason, message: "\(request.method.rawValue) \(request.url): HTTP \(response.status)\(code)",
                        status: response.status)
@@ -147,30 +148,14 @@ struct S3Client: Sendable {
             let request = request(.get, url(query: query))
             let response = try await perform(request)
             guard response.status == 200 else { throw failure(response, request) }
-            let sizes = Self.xmlValues("Size", in: response.body)
+            guard let listing = S3XML(response.body) else {
+                throw Failure(reason: "bad-answer", message: "\(request.method.rawValue) \(request.url): the listing is not well-formed XML")
+            }
+            let sizes = listing.values("ListBucketResult", "Contents", "Size")
             objects += sizes.count
             bytes += sizes.compactMap { Int($0) }.reduce(0, +)
-            token = Self.xmlValue("IsTruncated", in: response.body) == "true" ? Self.xmlValue("NextContinuationToken", in: response.body) : nil
+            token = listing.value("ListBucketResult", "IsTruncated") == "true" ? listing.value("ListBucketResult", "NextContinuationToken") : nil
         } while token != nil
         return (objects, bytes)
-    }
-
-    // MARK: - XML
-
-    /// The text of the first `<name>` element (S3's answers are flat enough for this), entities decoded.
-    static func xmlValue(_ name: String, in body: [UInt8]) -> String? { xmlValues(name, in: body).first }
-
-    static func xmlValues(_ name: String, in body: [UInt8]) -> [String] {
-        let text = String(decoding: body, as: UTF8.self)
-        var values: [String] = []
-        var rest = text[...]
-        while let open = rest.range(of: "<\(name)>"), let close = rest[open.upperBound...].range(of: "</\(name)>") {
-            values.append(String(rest[open.upperBound..<close.lowerBound])
-                .replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#34;", with: "\"")
-                .replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
-                .replacingOccurrences(of: "&amp;", with: "&"))
-            rest = rest[close.upperBound...]
-        }
-        return values
     }
 }

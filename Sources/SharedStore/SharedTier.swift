@@ -1,3 +1,4 @@
+public import ImageCore
 import DequeModule
 import Foundation
 import Histogram

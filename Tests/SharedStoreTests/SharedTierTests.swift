@@ -1,6 +1,7 @@
 import Catalogue
 import Foundation
-@testable import ImageCore
+import ImageCore
+@testable import SharedStore
 import Testing
 import TestSupport
 import TileCacheOrigin
