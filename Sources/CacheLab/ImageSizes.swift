@@ -23,7 +23,7 @@ public struct ImageSizes: Sendable {
         configuration.inspector = ImageInspector(strictness: .lenient)
         let pipeline: ImagePipeline
         do { pipeline = try ImagePipeline(requiringDiskCacheWith: configuration) } catch { return }
-        for metadata in pipeline.diskCache?.allMetadata() ?? [] where !metadata.url.contains("#") {  // originals, not variants
+        for metadata in await pipeline.diskCache?.allMetadata() ?? [] where !metadata.url.contains("#") {  // originals, not variants
             let request = ImageRequest(url: metadata.url, options: [.returnCacheDataDontLoad, .returnPixels, .disableMemoryCacheWrites,
                                                                     .disableDiskCacheWrites])
             guard let image = try? await pipeline.image(for: request).image else { continue }

@@ -62,11 +62,11 @@ struct CacheCommandsTests {
                 console.readLine = { "n" }
                 let code = await Console.$current.withValue(console) { await TileCacheCommand.run(arguments: ["clear", "--cache-dir", cache]) }
                 #expect(code == 0 && captured.err.contains("[y/N]") && captured.err.contains("nothing removed"))
-                let kept = try DiskCache(directory: cache).count
+                let kept = try await DiskCache(directory: cache).count
                 #expect(kept == 1)
                 console.readLine = { "y" }
                 _ = await Console.$current.withValue(console) { await TileCacheCommand.run(arguments: ["clear", "--cache-dir", cache]) }
-                let left = try DiskCache(directory: cache).count
+                let left = try await DiskCache(directory: cache).count
                 #expect(left == 0)
             }
         }
@@ -141,10 +141,10 @@ struct CacheCommandsTests {
                 _ = await tilecache(["prefetch", "--tiles-base", origin.tilesBase, "--elements", "1", "--kind", "thumbnails", "--cache-dir", cache])
                 let refused = await tilecache("clear", "--cache-dir", cache)
                 #expect(refused.code == 1 && refused.err.contains("there is no terminal to ask on: add --yes"), "\(refused.err)")
-                let kept = try DiskCache(directory: cache).count
+                let kept = try await DiskCache(directory: cache).count
                 #expect(kept == 1)
                 let cleared = await tilecache("clear", "--cache-dir", cache, "--yes")
-                let left = try DiskCache(directory: cache).count
+                let left = try await DiskCache(directory: cache).count
                 #expect(cleared.code == 0 && left == 0)
             }
         }

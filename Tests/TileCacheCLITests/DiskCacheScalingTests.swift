@@ -12,7 +12,7 @@ struct DiskCacheScalingTests {
     static let strace = "/usr/bin/strace"
 
     /// A cache at `directory` holding `count` entries (stored in this process, as a previous run would have).
-    func fill(_ directory: String, count: Int) throws {
+    func fill(_ directory: String, count: Int) async throws {
         let bytes = ImageSynthesizer(seed: 7).jpeg(ElementCatalogue.standard.element(number: 1)!, kind: .thumbnail)
         let header = try ImageInspector().inspectHeader(bytes, subject: "fill")
         let cache = try DiskCache(directory: directory)
@@ -20,7 +20,7 @@ struct DiskCacheScalingTests {
             let url = "http://filler.test/\(index).jpg"
             let metadata = DiskCacheMetadata(url: url, header: header, bytes: bytes, contentType: "image/jpeg", etag: nil,
                                              lastModified: nil, cacheControl: "max-age=3600")
-            try cache.store(bytes, metadata: metadata)
+            try await cache.store(bytes, metadata: metadata)
         }
     }
 
@@ -47,8 +47,8 @@ struct DiskCacheScalingTests {
     func storesDoNotRescan() async throws {
         try await withTemporaryDirectory { work in
             try await withOrigin { origin in
-                try fill(work + "/small", count: 100)
-                try fill(work + "/large", count: 2_000)
+                try await fill(work + "/small", count: 100)
+                try await fill(work + "/large", count: 2_000)
                 let urls = { (tag: String) in
                     (1...40).map { "\(origin.tilesBase)/Tiles/\(String(format: "%03d", $0))/s7.JPG?\(tag)" }
                 }

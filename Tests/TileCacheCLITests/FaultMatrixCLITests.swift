@@ -42,11 +42,11 @@ struct FaultMatrixCLITests {
                 #expect(report.memoryHits == 0 && report.diskHits == 0)
 
                 let disk = try DiskCache(directory: cache)
-                let stored = Dictionary(uniqueKeysWithValues: disk.allMetadata().map { ($0.url, $0.format.rawValue) })
+                let stored = await Dictionary(uniqueKeysWithValues: disk.allMetadata().map { ($0.url, $0.format.rawValue) })
                 for (index, testCase) in FaultMatrix.cases.enumerated() {
                     #expect(stored[urls[index]] == testCase.format, "\(testCase.name)")
                 }
-                let verification = try disk.verifyAll()
+                let verification = try await disk.verifyAll()
                 #expect(verification.valid == valid && verification.removed == 0)
             }
         }

@@ -189,7 +189,7 @@ struct ElementsEndpointTests {
                 #expect(response.status == .ok && response.bytes == cesium.bytes, "\(uri)")
             }
             let primary = harness.configuration.builder.fullImageURL(for: dependencies.catalogue.element(number: 55)!)
-            #expect(dependencies.pipeline.diskCache?.alias(for: primary) == harness.origin.imagesBase + "/caesium.jpg")
+            #expect(await dependencies.pipeline.diskCache?.alias(for: primary) == harness.origin.imagesBase + "/caesium.jpg")
         }
     }
 
@@ -225,7 +225,7 @@ struct ElementsEndpointTests {
             harness.origin.setFaults([])
             let recovered = try await client.execute(uri: "/api/v1/elements/1/thumbnail", method: .get)
             #expect(recovered.status == .ok && ImageFormat.sniff(recovered.bytes) == .jpeg)
-            #expect(dependencies.pipeline.diskCache?.count == 1)
+            #expect(await dependencies.pipeline.diskCache?.count == 1)
         }
     }
 }

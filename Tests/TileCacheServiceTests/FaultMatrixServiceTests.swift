@@ -76,7 +76,7 @@ struct FaultMatrixServiceTests {
             let afterFirst = try await stats()
             #expect(afterFirst.0 == valid && afterFirst.1 == cases.count - valid)
             #expect(afterFirst.2 == valid && afterFirst.3 == valid)
-            let storedURLs = Set(dependencies.pipeline.diskCache?.allMetadata().map(\.url) ?? [])
+            let storedURLs = await Set(dependencies.pipeline.diskCache?.allMetadata().map(\.url) ?? [])
             let validURLs = Set(cases.indices.filter { cases[$0].isValid }.map {
                 harness.origin.urlBuilder.thumbnailURL(for: FaultMatrix.element(ofCase: $0))
             })

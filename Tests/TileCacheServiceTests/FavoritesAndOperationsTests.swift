@@ -414,7 +414,7 @@ extension LiveServiceTests {
         let bound = try #require(await ports.next())
         #expect(try await ImageCoreFetch.status("http://127.0.0.1:\(bound)/healthz") == 200)
         // The debug-build origin renders about ten images a second, so wait for a good start, not the whole set.
-        while (dependencies.pipeline.diskCache?.count ?? 0) < 20 { try await Task.sleep(for: .milliseconds(50)) }
+        try await waitUntil("20 images in the disk cache", within: .seconds(60)) { await (dependencies.pipeline.diskCache?.count ?? 0) >= 20 }
         let paths = harness.origin.statistics.requestsByPath.keys
         #expect(paths.allSatisfy { $0.hasPrefix("/periodictable/Tiles/") || $0.hasPrefix("/images-of-elements/") })
         #expect(!paths.contains("/images-of-elements/thorium.jpg"))  // known missing: never asked

@@ -140,9 +140,9 @@ struct ImageOptionsTests {
             let before = try await resized()
             #expect(before == 2)
             let disk = try #require(dependencies.pipeline.diskCache)
-            let variants = disk.allMetadata().filter { $0.url.contains("#") }
+            let variants = await disk.allMetadata().filter { $0.url.contains("#") }
             #expect(variants.count == 2)  // both variants were stored beside their source
-            for variant in variants { disk.remove(variant.url) }
+            for variant in variants { await disk.remove(variant.url) }
             let etag = try #require(small.headers[.eTag])
             let notModified = try await client.execute(uri: "/api/v1/elements/26/thumbnail?w=64", method: .get, headers: [.ifNoneMatch: etag])
             #expect(notModified.status == .notModified && notModified.headers[.eTag] == etag && notModified.body.readableBytes == 0)

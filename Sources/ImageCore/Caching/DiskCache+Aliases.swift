@@ -12,12 +12,19 @@ extension DiskCache {
     var aliasesPath: String { directory + "/aliases.json" }
 
     /// The URL that served `url`'s image under another spelling (see `rememberAlias`), or nil.
-    public func alias(for url: String) -> String? { readAliases()[url] }
+    public func alias(for url: String) async -> String? {
+        await BlockingWork.run { self.readAliases()[url] }
+    }
 
     /// Remembers that `url`'s image is served by `target` (nil forgets it), for every process using this directory.
     ///
     /// - Throws: `.io` naming the file when it cannot be written; the previous file is left intact.
-    public func rememberAlias(_ target: String?, for url: String) throws(ImageCoreError) {
+    public func rememberAlias(_ target: String?, for url: String) async throws(ImageCoreError) {
+        try await BlockingWork.run { () throws(ImageCoreError) in try self.writeAlias(target, for: url) }
+    }
+
+    /// See `rememberAlias(_:for:)`.
+    func writeAlias(_ target: String?, for url: String) throws(ImageCoreError) {
         try refuseIfReadOnly(aliasesPath)
         try withLock { () throws(ImageCoreError) in
             var aliases = self.readAliases()

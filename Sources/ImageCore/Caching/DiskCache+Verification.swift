@@ -42,7 +42,12 @@ extension DiskCache {
     ///
     /// - Throws: `.io` when the entries directory cannot be listed or an entry file cannot be read (not for files
     ///   removed meanwhile).
-    public func verifyAll(inspector: ImageInspector = ImageInspector()) throws(ImageCoreError) -> Verification {
+    public func verifyAll(inspector: ImageInspector = ImageInspector()) async throws(ImageCoreError) -> Verification {
+        try await BlockingWork.run { () throws(ImageCoreError) in try self.verifyEntries(inspector: inspector) }
+    }
+
+    /// See `verifyAll(inspector:)`.
+    func verifyEntries(inspector: ImageInspector) throws(ImageCoreError) -> Verification {
         var verification = Verification()
         let names = try LocalDirectory.names(in: entriesDirectory)
         verification.tempFiles = names.filter { $0.hasPrefix(".tmp-") }.count
@@ -73,7 +78,7 @@ extension DiskCache {
             verification.removed += 1
             verification.failures.append(Verification.Failure(path: path, url: url, reason: reason))
         }
-        verification.totalBytes = totalBytes
+        verification.totalBytes = totals.bytes
         return verification
     }
 }

@@ -169,7 +169,7 @@ extension ImagePipeline {
     func startOrder(_ requests: [ImageRequest]) async -> [Int] {
         guard let disk = diskCache else { return Array(requests.indices) }
         let keys = requests.map { ImageKey(url: $0.url).cacheKey }
-        let isHeld = await BlockingWork.run { disk.hasEntries(for: keys) }
+        let isHeld = await disk.hasEntries(for: keys)
         var network: [Int] = [], held: [Int] = []
         for index in requests.indices {
             if isHeld[index] { held.append(index) } else { network.append(index) }

@@ -5,8 +5,7 @@ import NIOConcurrencyHelpers
 /// Which URL serves an image asked for under another spelling (`cesium.jpg` served by `caesium.jpg`): what this
 /// process found, and what the disk cache remembers for every process that uses it (read once per URL).
 ///
-/// Thread-safety: any task may call it; the map is behind a lock, the disk's file read and written on the blocking
-/// pool.
+/// Thread-safety: any task may call it; the map is behind a lock, and the disk cache does its own I/O.
 final class AliasBook: Sendable {
     /// Found aliases, and URLs whose disk entry this process has read (alias or not).
     private struct Known {
@@ -27,7 +26,7 @@ final class AliasBook: Sendable {
     func alias(of url: String) async -> String? {
         if let known = inMemory(url) { return known }
         var stored: String?
-        if let disk { stored = await BlockingWork.run { disk.alias(for: url) } }
+        if let disk { stored = await disk.alias(for: url) }
         known.withLockedValue {
             $0.lookedUp.insert(url)
             if $0.aliases[url] == nil { $0.aliases[url] = stored }
@@ -58,7 +57,7 @@ final class AliasBook: Sendable {
         }
         if persist, let disk {
             do {
-                try await BlockingWork.run { () throws(ImageCoreError) in try disk.rememberAlias(alias, for: url) }
+                try await disk.rememberAlias(alias, for: url)
             } catch {
                 logger.warning("could not remember an alias in the disk cache", metadata: ["url": "\(url)", "reason": "\(error.message)"])
             }

@@ -6,15 +6,16 @@ extension DiskCache: DataTier {
     public var holdsValidatedImages: Bool { true }
 
     public func entry(for key: ImageKey, decode: (@Sendable (DiskCacheEntry) -> ValidatedImage?)?) async -> TierHit? {
+        // One trip to the blocking pool reads the entry and, when asked, decodes it too.
         await BlockingWork.run {
-            guard let entry = self.entry(for: key.cacheKey) else { return nil }
+            guard let entry = self.readEntry(for: key.cacheKey) else { return nil }
             return TierHit(entry: entry, validated: decode?(entry))
         }
     }
 
     public func store(_ bytes: [UInt8], metadata: DiskCacheMetadata, for key: ImageKey) async -> String? {
         do {
-            try await BlockingWork.run { () throws(ImageCoreError) in _ = try self.store(bytes, metadata: metadata) }
+            try await store(bytes, metadata: metadata)
             return nil
         } catch {
             logger.warning("could not store to the disk cache", metadata: ["url": "\(key.cacheKey)", "reason": "\(error.message)"])
@@ -23,6 +24,6 @@ extension DiskCache: DataTier {
     }
 
     public func remove(_ key: ImageKey) async {
-        await BlockingWork.run { self.remove(key.cacheKey) }
+        await remove(key.cacheKey)
     }
 }

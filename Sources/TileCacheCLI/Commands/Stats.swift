@@ -41,7 +41,7 @@ extension TileCacheCommand {
             var verification: DiskCache.Verification?
             if verify, FileManager.default.fileExists(atPath: cacheDir + "/entries") {
                 do {
-                    verification = try DiskCache(directory: cacheDir, sizeLimit: .max).verifyAll()
+                    verification = try await DiskCache(directory: cacheDir, sizeLimit: .max).verifyAll()
                 } catch {
                     throw RuntimeError("\(error.subject): \(error.message)")
                 }
@@ -50,7 +50,7 @@ extension TileCacheCommand {
                 // verify and nothing wrong, said as such rather than by leaving the report's verification out.
                 verification = DiskCache.Verification()
             }
-            var summary = try CacheSummary(cacheDirectory: cacheDir, lastRuns: last)
+            var summary = try await CacheSummary(cacheDirectory: cacheDir, lastRuns: last)
             summary.verification = verification
             var logger = Logger(label: "tilecache") { StreamLogHandler.standardError(label: $0) }
             logger.logLevel = .error
@@ -90,7 +90,7 @@ extension TileCacheCommand {
             } catch {
                 throw RuntimeError("\(error.subject): \(error.message)")
             }
-            let count = cache.count, bytes = cache.totalBytes
+            let (count, bytes) = (await cache.count, await cache.totalBytes)
             if !yes {
                 // Off a terminal nobody sees the question: a script must say --yes.
                 guard console.errIsTerminal else {
@@ -106,7 +106,7 @@ extension TileCacheCommand {
                 }
             }
             do {
-                try cache.removeAll()
+                try await cache.removeAll()
             } catch {
                 throw RuntimeError("\(error.subject): \(error.message)")
             }

@@ -76,7 +76,7 @@ public struct CacheSummary: Sendable, Encodable {
     ///
     /// - Throws: `InputError` when `cacheDirectory` is missing or not a directory (`requireDirectory`), or its
     ///   entries cannot be read.
-    public init(cacheDirectory: String, lastRuns: Int) throws {
+    public init(cacheDirectory: String, lastRuns: Int) async throws {
         try Self.requireDirectory(cacheDirectory)
         directory = cacheDirectory
         runsAsked = lastRuns
@@ -84,8 +84,8 @@ public struct CacheSummary: Sendable, Encodable {
         if FileManager.default.fileExists(atPath: cacheDirectory + "/entries") {
             do {
                 let cache = try DiskCache(readingOnly: cacheDirectory)
-                metadata = cache.allMetadata()
-                bytes = cache.totalBytes
+                metadata = await cache.allMetadata()
+                bytes = await cache.totalBytes
             } catch {
                 throw InputError("\(error.subject): \(error.message)")
             }

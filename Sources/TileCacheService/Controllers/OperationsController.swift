@@ -39,7 +39,7 @@ struct OperationsController: Sendable {
     /// GET routes (HEAD comes from the router).
     var routes: RouteCollection<BasicRequestContext> {
         let routes = RouteCollection(context: BasicRequestContext.self)
-        routes.get("/api/v1/stats") { _, _ in try JSONResponse.make(stats()).noStore() }
+        routes.get("/api/v1/stats") { _, _ in try JSONResponse.make(await stats()).noStore() }
         routes.get("/metrics") { _, _ in
             Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
                      body: .init(byteBuffer: ByteBuffer(string: metrics.render())))
@@ -48,14 +48,15 @@ struct OperationsController: Sendable {
         return routes
     }
 
-    private func stats() -> Stats {
+    private func stats() async -> Stats {
         let report = pipeline.statistics.snapshot
+        let (diskEntries, diskBytes) = (await pipeline.diskCache?.count, await pipeline.diskCache?.totalBytes)
         let outcomes = Dictionary(uniqueKeysWithValues: ImageOutcome.allCases.map { ($0.rawValue, report.count(of: $0)) })
         return Stats(requests: report.requests, hitRate: report.hitRate, outcomes: outcomes, failures: report.failures,
                      sharedLoads: report.sharedLoads, resized: report.processed, bytesDownloaded: report.bytesDownloaded,
                      latencyMilliseconds: report.latencyMilliseconds, memoryCache: pipeline.memoryCache.statistics,
                      memoryContent: pipeline.configuration.memoryContent, diskCache: pipeline.diskCache?.statistics,
-                     diskEntries: pipeline.diskCache?.count, diskBytes: pipeline.diskCache?.totalBytes,
+                     diskEntries: diskEntries, diskBytes: diskBytes,
                      sharedStore: pipeline.sharedTier?.statistics)
     }
 

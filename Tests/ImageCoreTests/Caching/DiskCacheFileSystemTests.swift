@@ -32,7 +32,8 @@ struct DiskCacheFileSystemTests {
             let directory = mountPoint + "/cache"
             let cache = try DiskCache(directory: directory, writeRetryInterval: .milliseconds(200), logger: log.logger)
             let entries = try (1...30).map(entry)
-            let stored = try entries.map { try cache.store($0.bytes, metadata: $0.metadata) }
+            var stored: [Bool] = []
+            for entry in entries { stored.append(try await cache.store(entry.bytes, metadata: entry.metadata)) }
             let kept = stored.prefix { $0 }.count
             #expect(kept > 0 && kept < entries.count, "192 KiB (the index and its journal take a part) holds some of the 30 thumbnails, not all")
             #expect(stored.dropFirst(kept).allSatisfy { !$0 }, "after the first refusal nothing is written")
@@ -43,19 +44,20 @@ struct DiskCacheFileSystemTests {
             #expect(cache.writeRefusal == "No space left on device")
             #expect(cache.statistics.writes == kept && cache.statistics.skippedWrites == entries.count - kept - 1)
             #expect(tempFiles(directory).isEmpty)
-            for stored in entries.prefix(kept) { #expect(cache.entry(for: stored.url)?.bytes == stored.bytes) }
+            for stored in entries.prefix(kept) { #expect(await cache.entry(for: stored.url)?.bytes == stored.bytes) }
 
             // Past the retry interval, a write is tried again; refused again, it stays quiet.
             let next = entries[kept]
             try await Task.sleep(for: .milliseconds(250))
-            #expect(try !cache.store(next.bytes, metadata: next.metadata))
+            #expect(try await !cache.store(next.bytes, metadata: next.metadata))
             #expect(log.warnings.count == 1 && cache.writeRefusal == "No space left on device")
 
             // Room again: the next write after the retry interval succeeds, and writing goes on.
             try SmallFileSystem.remount(mountPoint, kilobytes: 4096, readOnly: false)
             try await Task.sleep(for: .milliseconds(250))
-            #expect(try cache.store(next.bytes, metadata: next.metadata))
-            #expect(cache.writeRefusal == nil && cache.entry(for: next.url)?.bytes == next.bytes)
+            #expect(try await cache.store(next.bytes, metadata: next.metadata))
+            #expect(cache.writeRefusal == nil)
+            #expect(await cache.entry(for: next.url)?.bytes == next.bytes)
             #expect(log.messages.contains { $0.level == .info && $0.text.contains("writable again") })
             #expect(log.warnings.count == 1)
         }
@@ -68,18 +70,18 @@ struct DiskCacheFileSystemTests {
             let directory = mountPoint + "/cache"
             let cache = try DiskCache(directory: directory, logger: log.logger)
             let entries = try (1...4).map(entry)
-            for stored in entries.prefix(2) { #expect(try cache.store(stored.bytes, metadata: stored.metadata)) }
+            for stored in entries.prefix(2) { #expect(try await cache.store(stored.bytes, metadata: stored.metadata)) }
 
             // The cache holds its index open for writing, so the whole tmpfs cannot turn read-only under it: the
             // entries directory does, by a read-only bind mount over itself.
             try await SmallFileSystem.withReadOnly(directory + "/entries") {
                 for stored in entries.dropFirst(2) {
-                    let written = try cache.store(stored.bytes, metadata: stored.metadata)
+                    let written = try await cache.store(stored.bytes, metadata: stored.metadata)
                     #expect(!written)
                 }
                 #expect(log.warnings.count == 1 && cache.writeRefusal == "Read-only file system")
-                for stored in entries.prefix(2) { #expect(cache.entry(for: stored.url)?.bytes == stored.bytes) }
-                #expect(cache.count == 2)
+                for stored in entries.prefix(2) { #expect(await cache.entry(for: stored.url)?.bytes == stored.bytes) }
+                #expect(await cache.count == 2)
 
                 let pipelineLog = CapturedLog()
                 var configuration = ImagePipeline.Configuration()
@@ -100,7 +102,7 @@ struct DiskCacheFileSystemTests {
             let entries = try (1...3).map(entry)
             do {
                 let cache = try DiskCache(directory: directory)
-                for stored in entries { #expect(try cache.store(stored.bytes, metadata: stored.metadata)) }
+                for stored in entries { #expect(try await cache.store(stored.bytes, metadata: stored.metadata)) }
             }
             // Fill what is left (SQLite then cannot create the index's shared-memory file).
             let filler = open(mountPoint + "/filler", O_WRONLY | O_CREAT, 0o644)
@@ -109,13 +111,13 @@ struct DiskCacheFileSystemTests {
             close(filler)
             let log = CapturedLog()
             let cache = try DiskCache(directory: directory, logger: log.logger)
-            for stored in entries { #expect(cache.entry(for: stored.url)?.bytes == stored.bytes) }
-            #expect(cache.count == 3 && cache.writeRefusal != nil)
+            for stored in entries { #expect(await cache.entry(for: stored.url)?.bytes == stored.bytes) }
+            #expect(await cache.count == 3 && cache.writeRefusal != nil)
             let next = try entry(4)
-            #expect(try !cache.store(next.bytes, metadata: next.metadata))
+            #expect(try await !cache.store(next.bytes, metadata: next.metadata))
             #expect(log.warnings.count == 1 && log.warnings.first?.text.contains("cannot be written") == true, "\(log.warnings)")
-            #expect(throws: ImageCoreError.self) { try cache.removeAll() }
-            #expect(cache.entry(for: entries[0].url) != nil, "nothing removed")
+            await #expect(throws: ImageCoreError.self) { try await cache.removeAll() }
+            #expect(await cache.entry(for: entries[0].url) != nil, "nothing removed")
         }
     }
 

@@ -16,18 +16,18 @@ struct DiskCacheTests {
             let bytes = Fixtures.thumbnailJPEG
             do {
                 let cache = try DiskCache(directory: directory)
-                #expect(try cache.store(bytes, metadata: metadata(url, bytes)))
+                #expect(try await cache.store(bytes, metadata: metadata(url, bytes)))
             }
             let reopened = try DiskCache(directory: directory)
-            #expect(reopened.count == 1)
-            let entry = try #require(reopened.entry(for: url))
+            #expect(await reopened.count == 1)
+            let entry = try #require(await reopened.entry(for: url))
             #expect(entry.bytes == bytes)
             #expect(entry.metadata.url == url && entry.metadata.etag == "\"e1\"" && entry.metadata.maxAgeSeconds == 60)
             #expect(entry.metadata.format == .jpeg && entry.metadata.byteCount == bytes.count)
             let name = (reopened.path(for: url) as NSString).lastPathComponent
             #expect(name.count == 64 + 4 && name.allSatisfy { $0.isHexDigit || $0 == "." || $0 == "t" || $0 == "c" || $0 == "e" })
             #expect(reopened.path(for: url).hasPrefix(directory + "/entries/"))
-            #expect(reopened.entry(for: "http://example.com/other.jpg") == nil)
+            #expect(await reopened.entry(for: "http://example.com/other.jpg") == nil)
         }
     }
 
@@ -38,8 +38,8 @@ struct DiskCacheTests {
             let bytes = Fixtures.thumbnailJPEG
             do {
                 let cache = try DiskCache(directory: directory)
-                #expect(try cache.store(bytes, metadata: metadata(url, bytes)))
-                #expect(try cache.store(bytes, metadata: metadata(damagedURL, bytes)))
+                #expect(try await cache.store(bytes, metadata: metadata(url, bytes)))
+                #expect(try await cache.store(bytes, metadata: metadata(damagedURL, bytes)))
             }
             try? FileManager.default.removeItem(atPath: directory + "/.lock")
             let dead = directory + "/entries/.tmp-\(Int32.max - 1)-123"
@@ -58,13 +58,15 @@ struct DiskCacheTests {
             _ = FileManager.default.createFile(atPath: dead, contents: Data([1, 2, 3]))
 
             let reader = try DiskCache(readingOnly: directory)
-            #expect(reader.isReadOnly && reader.count == 2 && reader.allMetadata().count == 2)
-            #expect(reader.entry(for: url)?.bytes == bytes)
-            #expect(reader.entry(for: damagedURL) == nil)
-            reader.remove(url)
-            #expect(throws: ImageCoreError.self) { try reader.store(bytes, metadata: metadata("http://example.com/b.jpg", bytes)) }
-            #expect(throws: ImageCoreError.self) { try reader.rememberAlias("http://example.com/x.jpg", for: url) }
-            #expect(throws: ImageCoreError.self) { try reader.removeAll() }
+            #expect(reader.isReadOnly)
+            #expect(await reader.count == 2)
+            #expect(await reader.allMetadata().count == 2)
+            #expect(await reader.entry(for: url)?.bytes == bytes)
+            #expect(await reader.entry(for: damagedURL) == nil)
+            await reader.remove(url)
+            await #expect(throws: ImageCoreError.self) { try await reader.store(bytes, metadata: metadata("http://example.com/b.jpg", bytes)) }
+            await #expect(throws: ImageCoreError.self) { try await reader.rememberAlias("http://example.com/x.jpg", for: url) }
+            await #expect(throws: ImageCoreError.self) { try await reader.removeAll() }
             var info = stat()
             #expect(stat(writable.path(for: url), &info) == 0 && info.st_atim.tv_sec == ahead)  // not touched
             #expect(FileManager.default.fileExists(atPath: damaged))  // not removed
@@ -86,7 +88,7 @@ struct DiskCacheTests {
             let cache = try DiskCache(directory: directory)
             #expect(!FileManager.default.fileExists(atPath: dead))
             #expect(FileManager.default.fileExists(atPath: live))
-            #expect(cache.count == 0)  // temp files are never entries
+            #expect(await cache.count == 0)  // temp files are never entries
         }
     }
 
@@ -95,18 +97,19 @@ struct DiskCacheTests {
         try await withTemporaryDirectory { directory in
             let cache = try DiskCache(directory: directory)
             let url = "http://example.com/a.jpg"
-            try cache.store(Fixtures.thumbnailJPEG, metadata: metadata(url, Fixtures.thumbnailJPEG))
+            try await cache.store(Fixtures.thumbnailJPEG, metadata: metadata(url, Fixtures.thumbnailJPEG))
             let path = cache.path(for: url)
             var file = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
             file[file.count - 100] ^= 0x55
             try Data(file).write(to: URL(fileURLWithPath: path))
-            #expect(cache.entry(for: url) == nil)
+            #expect(await cache.entry(for: url) == nil)
             #expect(!FileManager.default.fileExists(atPath: path))
-            #expect(cache.statistics.damagedRemoved == 1 && cache.count == 0)
+            #expect(cache.statistics.damagedRemoved == 1)
+            #expect(await cache.count == 0)
             // A file cut short (a torn write from outside the cache) is damage too.
-            try cache.store(Fixtures.thumbnailJPEG, metadata: metadata(url, Fixtures.thumbnailJPEG))
+            try await cache.store(Fixtures.thumbnailJPEG, metadata: metadata(url, Fixtures.thumbnailJPEG))
             try Data(file.prefix(50)).write(to: URL(fileURLWithPath: path))
-            #expect(cache.entry(for: url) == nil && cache.statistics.damagedRemoved == 2)
+            #expect(await cache.entry(for: url) == nil && cache.statistics.damagedRemoved == 2)
         }
     }
 
@@ -115,27 +118,28 @@ struct DiskCacheTests {
         try await withTemporaryDirectory { directory in
             let bytes = Fixtures.thumbnailJPEG
             let probe = try DiskCache(directory: directory + "/probe")
-            try probe.store(bytes, metadata: metadata("http://x/probe", bytes))
-            let entrySize = probe.totalBytes
+            try await probe.store(bytes, metadata: metadata("http://x/probe", bytes))
+            let entrySize = await probe.totalBytes
             let cache = try DiskCache(directory: directory + "/main", sizeLimit: entrySize * 3 + entrySize / 2)
             let keep = "http://x/0.jpg"
             for index in 0..<10 {
                 let url = "http://x/\(index).jpg"
-                try cache.store(bytes, metadata: metadata(url, bytes))
-                #expect(cache.totalBytes <= cache.sizeLimit)
-                _ = cache.entry(for: keep)  // keep entry 0 recently used
+                try await cache.store(bytes, metadata: metadata(url, bytes))
+                #expect(await cache.totalBytes <= cache.sizeLimit)
+                _ = await cache.entry(for: keep)  // keep entry await 0 recently used
                 try await Task.sleep(for: .milliseconds(5))
             }
-            #expect(cache.count == 3)
-            #expect(cache.entry(for: keep) != nil)
-            #expect(cache.entry(for: "http://x/9.jpg") != nil)
-            #expect(cache.entry(for: "http://x/1.jpg") == nil)
+            #expect(await cache.count == 3)
+            #expect(await cache.entry(for: keep) != nil)
+            #expect(await cache.entry(for: "http://x/9.jpg") != nil)
+            #expect(await cache.entry(for: "http://x/1.jpg") == nil)
             #expect(cache.statistics.evictions == 7)
             let onDisk = try FileManager.default.contentsOfDirectory(atPath: directory + "/main/entries").filter { $0.hasSuffix(".tce") }
             #expect(onDisk.count == 3)
             // Lowering the limit at open evicts at once.
             let smaller = try DiskCache(directory: directory + "/main", sizeLimit: entrySize + 10)
-            #expect(smaller.count == 1 && smaller.totalBytes <= entrySize + 10)
+            #expect(await smaller.count == 1)
+            #expect(await smaller.totalBytes <= entrySize + 10)
         }
     }
 
@@ -143,8 +147,8 @@ struct DiskCacheTests {
     func oversized() async throws {
         try await withTemporaryDirectory { directory in
             let cache = try DiskCache(directory: directory, sizeLimit: 1000)
-            #expect(try !cache.store(Fixtures.thumbnailJPEG, metadata: metadata("http://x/a", Fixtures.thumbnailJPEG)))
-            #expect(cache.count == 0)
+            #expect(try await !cache.store(Fixtures.thumbnailJPEG, metadata: metadata("http://x/a", Fixtures.thumbnailJPEG)))
+            #expect(await cache.count == 0)
         }
     }
 
@@ -162,21 +166,21 @@ struct DiskCacheTests {
                         for index in 0..<40 {
                             var entry = meta
                             entry.url = "http://x/\(name)/\(index % 25).jpg"
-                            _ = try? cache.store(bytes, metadata: entry)
-                            _ = cache.entry(for: "http://x/\(name == "a" ? "b" : "a")/\(index % 25).jpg")
+                            _ = try? await cache.store(bytes, metadata: entry)
+                            _ = await cache.entry(for: "http://x/\(name == "a" ? "b" : "a")/\(index % 25).jpg")
                         }
                     }
                 }
             }
             let fresh = try DiskCache(directory: directory, sizeLimit: limit)
-            #expect(fresh.totalBytes <= limit)
+            #expect(await fresh.totalBytes <= limit)
             let names = try FileManager.default.contentsOfDirectory(atPath: directory + "/entries")
             #expect(names.allSatisfy { !$0.hasPrefix(".tmp-") })
             var verified = 0
             for name in ["a", "b"] {
-                for index in 0..<25 where fresh.entry(for: "http://x/\(name)/\(index).jpg") != nil { verified += 1 }
+                for index in 0..<25 where await fresh.entry(for: "http://x/\(name)/\(index).jpg") != nil { verified += 1 }
             }
-            #expect(verified == fresh.count && verified > 0)
+            #expect(await verified == fresh.count && verified > 0)
             #expect(fresh.statistics.damagedRemoved == 0)
         }
     }

@@ -147,15 +147,15 @@ struct ImagePipelineTests {
                 #expect(again.outcome == .diskHit && !again.processed && again.bytes == made.bytes && again.validators == made.validators)
                 #expect(again.header.format == .webp && again.header.width == 40)
                 #expect(restarted.statistics.snapshot.processed == 0 && origin.statistics.requests == requests)
-                let verification = try #require(restarted.diskCache).verifyAll()
+                let verification = try await #require(restarted.diskCache).verifyAll()
                 #expect(verification.removed == 0 && verification.valid == 2)  // the original and its WebP variant
 
                 // A variant whose ETag is not the one the source gives it now (the source changed) is never served.
                 let disk = try #require(restarted.diskCache)
-                var metadata = try #require(disk.allMetadata().first { $0.url.contains("#") })
+                var metadata = try #require(await disk.allMetadata().first { $0.url.contains("#") })
                 metadata.etag = "\"0123-r2w40h40cwebp\""
                 let bytes = Array(try #require(made.bytes).readableBytesView)
-                _ = try disk.updateMetadata(metadata, bytes: bytes)
+                _ = try await disk.store(bytes, metadata: metadata)
                 let remade = try await encoded().image(for: webp)
                 #expect(remade.processed && remade.validators == made.validators)
             }
@@ -291,7 +291,7 @@ struct ImagePipelineTests {
                 #expect(checked.image == nil && checked.header == full.header && checked.header.width > 0)
                 let fresh = pipeline(directory + "/other")
                 _ = try await fresh.image(for: ImageRequest(url: url, options: .noStore))
-                #expect(fresh.diskCache?.count == 0 && fresh.memoryCache.count == 0)
+                #expect(await fresh.diskCache?.count == 0 && fresh.memoryCache.count == 0)
             }
         }
     }
@@ -353,8 +353,8 @@ struct ImagePipelineTests {
                 let error = await #expect(throws: ImageCoreError.self) { try await pipeline.image(for: url) }
                 #expect(error?.reason == reason)
                 #expect(error?.subject == url)
-                #expect(pipeline.diskCache?.count == 0 && pipeline.memoryCache.count == 0)
-                #expect(pipeline.diskCache?.entry(for: url) == nil)
+                #expect(await pipeline.diskCache?.count == 0 && pipeline.memoryCache.count == 0)
+                #expect(await pipeline.diskCache?.entry(for: url) == nil)
                 #expect(pipeline.statistics.snapshot.failures[reason.rawValue] == 1)
             }
         }
@@ -383,7 +383,7 @@ struct ImagePipelineTests {
                 let second = pipeline(directory)
                 #expect(try await second.image(for: url).outcome == .networkFetch)
                 #expect(second.diskCache?.statistics.damagedRemoved == 1)
-                #expect(pipeline(directory).diskCache?.entry(for: url) != nil)
+                #expect(await pipeline(directory).diskCache?.entry(for: url) != nil)
             }
         }
     }
@@ -413,7 +413,7 @@ struct ImagePipelineTests {
                 let found = try await first.image(for: cesium, alternatives: alternatives)
                 #expect(found.servedBy == caesium && found.outcome == .networkFetch && found.url == cesium)
                 #expect(first.statistics.snapshot.failed == 0)  // the probes are not failures of the request
-                #expect(first.diskCache?.alias(for: cesium) == caesium)
+                #expect(await first.diskCache?.alias(for: cesium) == caesium)
                 #expect(try await first.image(for: cesium, alternatives: alternatives).outcome == .memoryHit)
                 let requests = origin.statistics.requests
                 let restarted = pipeline(directory)  // a new process: the alias and the bytes come from disk
@@ -423,16 +423,16 @@ struct ImagePipelineTests {
                 // Without alternatives a URL is only itself.
                 await #expect(throws: ImageCoreError.self) { try await restarted.image(for: cesium) }
                 // When no spelling works, the error names the ones tried; a dead alias is forgotten.
-                try restarted.diskCache?.rememberAlias(origin.imagesBase + "/gone.jpg", for: origin.imagesBase + "/x.jpg")
+                try await restarted.diskCache?.rememberAlias(origin.imagesBase + "/gone.jpg", for: origin.imagesBase + "/x.jpg")
                 do {
                     _ = try await pipeline(directory).image(for: origin.imagesBase + "/x.jpg", alternatives: [origin.imagesBase + "/y.jpg"])
                     Issue.record("expected a 404")
                 } catch let error as ImageCoreError {
                     #expect(error.httpStatus == 404 && error.message.contains("y.jpg"))
                 }
-                #expect(restarted.diskCache?.alias(for: origin.imagesBase + "/x.jpg") == nil)
-                try restarted.diskCache?.removeAll()
-                #expect(restarted.diskCache?.alias(for: cesium) == nil)  // `tilecache clear` forgets aliases too
+                #expect(await restarted.diskCache?.alias(for: origin.imagesBase + "/x.jpg") == nil)
+                try await restarted.diskCache?.removeAll()
+                #expect(await restarted.diskCache?.alias(for: cesium) == nil)  // `tilecache clear` forgets aliases too
             }
         }
     }
@@ -448,7 +448,7 @@ struct ImagePipelineTests {
                 } catch let error as ImageCoreError {
                     #expect(error.httpStatus == 503 && error.subject.hasSuffix("/caesium.jpg"), "\(error)")
                 }
-                #expect(configured.diskCache?.alias(for: origin.imagesBase + "/cesium.jpg") == nil)
+                #expect(await configured.diskCache?.alias(for: origin.imagesBase + "/cesium.jpg") == nil)
             }
         }
     }
