@@ -81,33 +81,45 @@ extension ServiceDependencies {
 
 /// The router every endpoint hangs off; tests build the same one.
 public func buildRouter(_ dependencies: ServiceDependencies) -> Router<BasicRequestContext> {
-    let router = Router(context: BasicRequestContext.self, options: .autoGenerateHeadEndpoints)
-    let configuration = dependencies.configuration
-    router.add(middleware: MetricsMiddleware(metrics: dependencies.metrics))
-    router.add(middleware: RequestLogMiddleware(logRequests: configuration.logRequests))
-    router.add(middleware: CORSMiddleware(policy: configuration.cors, publicOrigin: configuration.publicOrigin))
-    router.add(middleware: TextResponseMiddleware())
-    router.add(middleware: JSONErrorMiddleware())
-    if let token = configuration.writeToken { router.add(middleware: WriteTokenMiddleware(token: token)) }
-    let routes = AllowedMethods(router)
-    routes.addRoutes(ElementsController(dependencies).routes)
-    routes.addRoutes(FavoritesController(store: dependencies.favorites, catalogue: dependencies.catalogue).routes)
-    routes.addRoutes(OperationsController(pipeline: dependencies.pipeline, metrics: dependencies.metrics, favorites: dependencies.favorites).routes)
-    routes.addRoutes(dependencies.web.routes)
-    routes.answerOtherMethods()
-    return router
+    FrontDoor(dependencies).router
 }
 
-extension ElementsController {
-    /// The element routes of a service.
+/// The service's one front door: the router, and the cached-image fast path in front of it, built together from one
+/// middleware chain and one image route table (`ImageRoute.all`, registered by `ImagesController`), so the fast path
+/// cannot answer differently from the router: it is the routes' own fast case, through the same middleware.
+struct FrontDoor {
+    let router: Router<BasicRequestContext>
+    let fastPath: CachedImageFastPath
+
     init(_ dependencies: ServiceDependencies) {
         let configuration = dependencies.configuration
-        self.init(catalogue: dependencies.catalogue, builder: configuration.builder, pipeline: dependencies.pipeline,
-                  photos: dependencies.photos, metrics: dependencies.metrics, trace: dependencies.trace,
-                  maxAgeSeconds: configuration.maxAgeSeconds, signer: configuration.signer,
-                  variantRules: VariantRules(allowedWidths: configuration.allowedWidths, allowedQualities: configuration.allowedQualities,
-                                            presets: configuration.presets.mapValues { QueryItems($0) }, onlyPresets: configuration.onlyPresets),
-                  publicURL: configuration.publicURL, trustsProxies: !configuration.trustedProxies.isEmpty, logger: dependencies.logger)
+        // Outside in: metrics, request ID and log line, CORS, text answers' ETag and coding, JSON errors, the write token.
+        let chain = ServiceMiddlewareChain(middlewares: [
+            MetricsMiddleware(metrics: dependencies.metrics),
+            RequestLogMiddleware(logRequests: configuration.logRequests, logger: dependencies.logger),
+            CORSMiddleware(policy: configuration.cors, publicOrigin: configuration.publicOrigin),
+            TextResponseMiddleware(),
+            JSONErrorMiddleware(),
+        ] + (configuration.writeToken.map { [WriteTokenMiddleware(token: $0)] } ?? []))
+        let elements = ElementResolver(catalogue: dependencies.catalogue)
+        let images = ImagesController(
+            elements: elements, builder: configuration.builder, pipeline: dependencies.pipeline, photos: dependencies.photos,
+            metrics: dependencies.metrics, trace: dependencies.trace, maxAgeSeconds: configuration.maxAgeSeconds, signer: configuration.signer,
+            variantRules: VariantRules(allowedWidths: configuration.allowedWidths, allowedQualities: configuration.allowedQualities,
+                                       presets: configuration.presets.mapValues { QueryItems($0) }, onlyPresets: configuration.onlyPresets),
+            logger: dependencies.logger)
+        let router = Router(context: BasicRequestContext.self, options: ImageRoute.routerOptions)
+        chain.add(to: router)
+        let routes = AllowedMethods(router)
+        routes.addRoutes(ElementsController(catalogue: dependencies.catalogue, elements: elements, photos: dependencies.photos,
+                                            publicURL: configuration.publicURL, trustsProxies: !configuration.trustedProxies.isEmpty).routes)
+        routes.addRoutes(images.routes)
+        routes.addRoutes(FavoritesController(store: dependencies.favorites, catalogue: dependencies.catalogue).routes)
+        routes.addRoutes(OperationsController(pipeline: dependencies.pipeline, metrics: dependencies.metrics, favorites: dependencies.favorites).routes)
+        routes.addRoutes(dependencies.web.routes)
+        routes.answerOtherMethods()
+        self.router = router
+        fastPath = CachedImageFastPath(images: images, chain: chain, serverName: serverName)
     }
 }
 
@@ -139,23 +151,25 @@ public func buildApplication(_ dependencies: ServiceDependencies, logger: Logger
         [HTTP10ConnectionClose.Installer(logger: logger), ConnectionGuard(connections: connections, limits: limits, logger: logger)]
             + (configuration.trustedProxies.isEmpty ? [] : [ForwardedHeaders(proxies: configuration.trustedProxies)])
     }
+    let door = FrontDoor(dependencies)
+    let fastPath = configuration.fastPath ? door.fastPath : nil
     let server: HTTPServerBuilder
     if let tls = configuration.tls {
-        // HTTPS: HTTP/2 when the client offers h2 by ALPN, HTTP/1.1 otherwise.
+        // HTTPS: HTTP/2 when the client offers h2 by ALPN, HTTP/1.1 otherwise. The fast path answers in HTTP/2 streams
+        // (each stream is one request); an HTTP/1.1 connection over TLS goes to the router.
+        let streamHandlers: @Sendable () -> [any RemovableChannelHandler] = {
+            guards() + (fastPath.map { [CachedImageFastPath.Handler(fastPath: $0, inStreamsOnly: true)] } ?? [])
+        }
         server = try .http2Upgrade(tlsConfiguration: try tls.serverConfiguration(),
                                    configuration: .init(idleTimeout: configuration.idleTimeout,
-                                                        streamConfiguration: .init(additionalChannelHandlers: guards(), idleTimeout: idleTimeout)))
-    } else if configuration.fastPath {
-        let fastPath = CachedImageFastPath(elements: ElementsController(dependencies), metrics: dependencies.metrics, cors: configuration.cors,
-                                           logRequests: configuration.logRequests, logger: logger, serverName: serverName)
-        server = .http1(configuration: .init(
-            additionalChannelHandlers: guards() + fastPath.handlers(idleTimeout: configuration.idleTimeout, logger: logger),
-            idleTimeout: nil))
+                                                        streamConfiguration: .init(additionalChannelHandlers: streamHandlers(), idleTimeout: idleTimeout)))
+    } else if let fastPath {
+        server = fastPath.http1(.init(additionalChannelHandlers: guards(), idleTimeout: idleTimeout))
     } else {
         server = .http1(configuration: .init(additionalChannelHandlers: guards(), idleTimeout: idleTimeout))
     }
     return Application(
-        router: buildRouter(dependencies),
+        router: door.router,
         server: server,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: serverName),
         services: services,

@@ -307,7 +307,7 @@ struct HTTPConventionsTests {
         }
     }
 
-    @Test("--tls-cert/--tls-key: HTTPS, HTTP/2 by ALPN for curl, HTTP/1.1 for a client that asks for it")
+    @Test("--tls-cert/--tls-key: HTTPS, HTTP/2 by ALPN for curl, HTTP/1.1 for a client that asks for it; images in memory answered by the fast path in HTTP/2 streams, the same bytes and headers as HTTP/1.1's router")
     func tls() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -317,7 +317,8 @@ struct HTTPConventionsTests {
         let files = TLSFiles(certificateChain: directory + "/cert.pem", privateKey: directory + "/key.pem")
         let harness = try await ServiceHarness.start { $0.tls = files }
         let port = AsyncStream.makeStream(of: Int.self)
-        let app = try buildApplication(try harness.dependencies(), logger: Logger(label: "test")) { port.continuation.yield($0) }
+        let dependencies = try harness.dependencies()
+        let app = try buildApplication(dependencies, logger: Logger(label: "test")) { port.continuation.yield($0) }
         let running = Task { try await app.runService(gracefulShutdownSignals: []) }
         defer { running.cancel() }
         var ports = port.stream.makeAsyncIterator()
@@ -329,6 +330,28 @@ struct HTTPConventionsTests {
                   && grep -q '"name" *: *"Gold"' \(directory)/body || { echo "curl \(flag): $v" >&2; exit 1; }
                 """], description: "curl \(flag) over TLS")
         }
+        // A thumbnail, fetched once to fill the memory tier, then by each protocol: HTTP/2's stream is the fast path's,
+        // HTTP/1.1 over TLS the router's; the answers are the same but for Date and the request ID.
+        func fastPathAnswers() -> Int {
+            dependencies.metrics.render().split(separator: "\n").first { $0.hasPrefix("tilecache_http_fast_path_answers_total ") }
+                .flatMap { Int($0.split(separator: " ")[1]) } ?? -1
+        }
+        let thumbnail = "https://127.0.0.1:\(bound)/api/v1/elements/26/thumbnail?w=64"
+        func fetch(_ flag: String, _ name: String) async throws -> (headers: [String], body: Data) {
+            try await runProcess(["/usr/bin/curl", "-sSf", "--cacert", directory + "/cert.pem", flag, "-D", "\(directory)/\(name).head",
+                                  "-o", "\(directory)/\(name).body", thumbnail], description: "curl \(flag) \(name)")
+            let head = try String(contentsOfFile: "\(directory)/\(name).head", encoding: .utf8)
+            let headers = head.split(separator: "\r\n").dropFirst().map { $0.lowercased() }
+                .filter { !$0.hasPrefix("date:") && !$0.hasPrefix("x-request-id:") && !$0.isEmpty }.sorted()
+            return (headers, try Data(contentsOf: URL(fileURLWithPath: "\(directory)/\(name).body")))
+        }
+        _ = try await fetch("--http2", "warm")
+        let beforeH2 = fastPathAnswers()
+        let h2 = try await fetch("--http2", "h2")
+        #expect(fastPathAnswers() == beforeH2 + 1, "HTTP/2: the fast path answers")
+        let h1 = try await fetch("--http1.1", "h1")
+        #expect(fastPathAnswers() == beforeH2 + 1, "HTTP/1.1 over TLS: the router answers")
+        #expect(h2.headers == h1.headers && h2.body == h1.body && h2.headers.contains("x-tilecache-source: memory"), "\(h2.headers) \(h1.headers)")
         #expect(throws: ServiceConfigurationError.self) {
             var broken = harness
             broken.configuration.tls = TLSFiles(certificateChain: directory + "/key.pem", privateKey: directory + "/key.pem")

@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import NIOPosix
 
 /// The one place work that blocks a thread (file I/O, SHA-256, decoding, resizing) is run from async code.
@@ -22,11 +23,10 @@ public enum BlockingWork {
     ///
     /// - Throws: `body`'s error.
     public static func run<T: Sendable, Failure: Error>(_ body: @escaping @Sendable () throws(Failure) -> T) async throws(Failure) -> T {
+        let work = OneShot(body)
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, Failure>, Never>) in
             // The singleton pool is perpetual: `submit` runs every item with `.active`, so the state is not read.
-            NIOThreadPool.singleton.submit { _ in
-                continuation.resume(returning: Result { () throws(Failure) -> T in try body() })
-            }
+            NIOThreadPool.singleton.submit { _ in continuation.resume(returning: work.run()) }
         }
         return try result.get()
     }
@@ -42,13 +42,29 @@ public enum BlockingWork {
     public static func runLongCPUWork<T: Sendable, Failure: Error>(
         _ body: @escaping @Sendable () throws(Failure) -> T
     ) async throws(Failure) -> T {
+        let work = OneShot(body)
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, Failure>, Never>) in
             // Perpetual, like the singleton: `submit` runs every item with `.active`.
-            longCPUWorkThread.submit { _ in
-                continuation.resume(returning: Result { () throws(Failure) -> T in try body() })
-            }
+            longCPUWorkThread.submit { _ in continuation.resume(returning: work.run()) }
         }
         return try result.get()
+    }
+
+    /// A body run once and let go before its result is handed back: the pool keeps its work item (and so what the body
+    /// captured) until after the caller has resumed, so without this a disk cache, a buffer or a pipeline outlived the
+    /// `await` that used it by a moment (a test that reopened a cache's index found the old one still writing to it).
+    private final class OneShot<T: Sendable, Failure: Error>: Sendable {
+        private let body: NIOLockedValueBox<(@Sendable () throws(Failure) -> T)?>
+
+        init(_ body: @escaping @Sendable () throws(Failure) -> T) { self.body = NIOLockedValueBox(body) }
+
+        func run() -> Result<T, Failure> {
+            let body = self.body.withLockedValue { body in
+                defer { body = nil }
+                return body!
+            }
+            return Result { () throws(Failure) -> T in try body() }
+        }
     }
 
     /// `body` applied to every item on the blocking pool, at most `concurrency` at once, the results in the items'

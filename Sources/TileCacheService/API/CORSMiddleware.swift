@@ -164,3 +164,12 @@ struct CORSMiddleware<Context: RequestContext>: RouterMiddleware {
         }
     }
 }
+
+extension CORSMiddleware: ServiceMiddleware where Context == BasicRequestContext {
+    /// The same headers on an image the fast path answers (a GET or HEAD, never a preflight or a write).
+    func fastPath(_ request: FastRequest, next: (FastRequest) -> FastAnswer?) -> FastAnswer? {
+        guard request.head.method == .get || request.head.method == .head, var answer = next(request) else { return nil }
+        Self.decorate(&answer.head.headerFields, origin: request.head.headerFields[.origin], policy: policy)
+        return answer
+    }
+}

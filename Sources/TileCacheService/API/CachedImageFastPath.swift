@@ -8,67 +8,77 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTPTypes
 
-/// Answers a request for an image the memory tier holds on the connection's event loop, before Hummingbird hands the
-/// request to a task and the router (issue 19: that hand-off and the router cap a minimal Hummingbird route at 0.35x
-/// to 0.7x nginx's requests per second on 2 cores, depending on the host; a SwiftNIO handler reaches 0.65x to 1.08x).
+/// Answers a request for an image the memory tier holds on the connection's event loop, without handing it to a task
+/// and the router (issue 19: that hand-off and the router cap a minimal Hummingbird route at 0.35x to 0.7x nginx's
+/// requests per second on 2 cores, depending on the host; a SwiftNIO handler reaches 0.65x to 1.08x).
 ///
-/// The answer is the one the router would give, made by the same code: the route's matching and checks and headers
-/// (`ElementsController.imageRoute`, `cachedAnswer`), the request ID and request log line (`RequestLogMiddleware`),
-/// the CORS headers (`CORSMiddleware`), the request metrics (`ServiceMetrics`), and the `Date` and `Server` headers
-/// Hummingbird adds. Anything else (a miss, a load, an error, a `Connection` header, another method or route) goes to
-/// the router untouched.
+/// It is the router's answer by construction, not by a copy: the path is matched against the image routes' own table
+/// (`ImageRoute.all`, in Hummingbird's route trie), the answer is the route's own fast case (`ImagesController
+/// .cachedAnswer`), and it passes through the same middleware chain as the router's (`ServiceMiddlewareChain`, whose
+/// every middleware has a fast-path half). Hummingbird's `Date` and `Server` headers are added as Hummingbird adds them.
+/// Anything else (a miss, a load, an error, a `Connection` header, another method or route) goes to the router
+/// untouched; the reading of a miss goes with it (`ParsedImageRequests`).
 struct CachedImageFastPath: Sendable {
-    let elements: ElementsController
-    let metrics: ServiceMetrics
-    let cors: CORSPolicy
-    let logRequests: Bool
-    let logger: Logger
+    let images: ImagesController
+    let chain: ServiceMiddlewareChain
     let serverName: String
     /// Formats `Date` once a second.
     let date = DateHeader()
 
-    /// The response head and body (nil for HEAD and 304) for `request`, or nil when the router must answer it.
-    func answer(_ request: HTTPRequest) -> (head: HTTPResponse, body: ByteBuffer?)? {
+    /// The answer to `request` (no body for HEAD and 304), or nil when the router must answer it.
+    func answer(_ request: HTTPRequest) -> FastAnswer? {
         // Hummingbird closes the connection after a request with `Connection: close`; such requests (and upgrades) are
         // its to answer. Browsers send `Connection: keep-alive`, which changes nothing.
         guard request.method == .get || request.method == .head,
               request.headerFields[values: .connection].allSatisfy({ $0.lowercased() == "keep-alive" }),
               let target = request.path else { return nil }
-        let started = ContinuousClock.now
         let uri = URI(target)
-        guard let (route, element, kind) = elements.imageRoute(uri.path),
-              let answer = elements.cachedAnswer(uri, headers: request.headerFields, element: element, kind: kind) else { return nil }
-        metrics.requestStarted()
-        var response = answer.response
-        CORSMiddleware<BasicRequestContext>.decorate(&response.headers, origin: request.headerFields[.origin], policy: cors)
-        let id = RequestLogMiddleware<BasicRequestContext>.requestID(request.headerFields)
-        response.headers[RequestLogMiddleware<BasicRequestContext>.header] = id
-        let elapsed = ContinuousClock.now - started
-        metrics.requestFinished(route: route, method: request.method.rawValue, status: Int(response.status.code), duration: elapsed)
-        metrics.answeredByFastPath()
-        if logRequests {
-            var logger = logger
-            logger[metadataKey: "hb.request.id"] = .stringConvertible(RequestID())
-            logger[metadataKey: "request_id"] = .string(id)
-            RequestLogMiddleware<BasicRequestContext>.log(request, status: response.status, headers: response.headers,
-                                                          bytes: response.body.contentLength, elapsed: elapsed, logger: logger)
+        guard let (route, element, kind) = images.imageRoute(uri.path) else { return nil }
+        let answered = chain.fastPath(FastRequest(head: request, route: route)) { request in
+            images.cachedAnswer(uri, headers: request.head.headerFields, element: element, kind: kind).map { answer in
+                let response = answer.response
+                return FastAnswer(head: response.head, body: answer.body)
+            }
         }
-        response.headers[.date] = date.now()
-        response.headers[.server] = serverName
-        return (response.head, request.method == .head ? nil : answer.body)
+        guard var answer = answered else { return nil }
+        answer.head.headerFields[.date] = date.now()
+        answer.head.headerFields[.server] = serverName
+        if request.method == .head { answer.body = nil }
+        return answer
     }
 
-    /// The channel handlers that put `answer` before Hummingbird's own handling of each connection: the connection's
-    /// idle timeout and graceful close (Hummingbird's `HTTPConnectionStateHandler`, which must see every request and
-    /// answer, so it goes before the fast path; give Hummingbird's own one no timeout), then the fast path.
-    func handlers(idleTimeout: Duration?, logger: Logger) -> [any RemovableChannelHandler] {
-        [HTTPConnectionStateHandler(idleTimeout: idleTimeout, logger: logger), Handler(fastPath: self)]
+    /// The HTTP/1 server with the fast path: Hummingbird's own `HTTP1Channel`, with the fast path's handler added after
+    /// Hummingbird's connection state handler (which sees every request and answer for the idle timeout and graceful
+    /// close) and before the request reaches a task.
+    func http1(_ configuration: HTTP1Channel.Configuration) -> HTTPServerBuilder {
+        .init { responder in Channel(base: HTTP1Channel(responder: responder, configuration: configuration), fastPath: self) }
     }
 
-    /// Sits after the HTTP/1 codec: answers what `CachedImageFastPath` can and passes everything else on. Responses
-    /// keep the order of requests: while a request passed on is unanswered, later ones are passed on too. While the
-    /// connection cannot take more writes (a client that sends requests and does not read the answers), requests are
-    /// passed on, so Hummingbird's backpressure holds them.
+    /// `HTTP1Channel` with the fast path's handler inserted into each connection's pipeline.
+    struct Channel: ServerChildChannel, HTTPChannelHandler {
+        let base: HTTP1Channel
+        let fastPath: CachedImageFastPath
+
+        var responder: HTTPChannelHandler.Responder { base.responder }
+
+        func setup(channel: any NIOCore.Channel, logger: Logger) -> EventLoopFuture<HTTP1Channel.Value> {
+            base.setup(channel: channel, logger: logger).flatMapThrowing { value in
+                let state = try channel.pipeline.syncOperations.handler(type: HTTPConnectionStateHandler.self)
+                try channel.pipeline.syncOperations.addHandler(Handler(fastPath: fastPath), position: .after(state))
+                return value
+            }
+        }
+
+        func handle(value: HTTP1Channel.Value, logger: Logger) async {
+            await base.handle(value: value, logger: logger)
+        }
+    }
+
+    /// Sits after the HTTP codec (and, on HTTP/1, Hummingbird's connection state handler; on HTTP/2, in each stream):
+    /// answers what `CachedImageFastPath` can and passes everything else on. Responses keep the order of requests:
+    /// while a request passed on is unanswered, later ones are passed on too. While the connection cannot take more
+    /// writes (a client that sends requests and does not read the answers), requests are passed on, so Hummingbird's
+    /// backpressure holds them.
     final class Handler: ChannelDuplexHandler, RemovableChannelHandler {
         typealias InboundIn = HTTPRequestPart
         typealias InboundOut = HTTPRequestPart
@@ -76,17 +86,31 @@ struct CachedImageFastPath: Sendable {
         typealias OutboundOut = HTTPResponsePart
 
         private let fastPath: CachedImageFastPath
+        /// Answer only in an HTTP/2 stream: where the handler sits before Hummingbird's connection state handler (the
+        /// TLS server's handlers, shared by its streams and its HTTP/1.1 connections), an HTTP/1.1 connection's idle
+        /// timeout would not see the answers.
+        private let inStreamsOnly: Bool
+        /// Whether this handler answers on its channel.
+        private var answers = true
         /// Requests passed on whose responses have not been written to the end.
         private var passedOn = 0
         /// The answer to the request whose parts are being read, when this handler answers it.
-        private var answer: (head: HTTPResponse, body: ByteBuffer?)?
+        private var answer: FastAnswer?
 
-        init(fastPath: CachedImageFastPath) { self.fastPath = fastPath }
+        init(fastPath: CachedImageFastPath, inStreamsOnly: Bool = false) {
+            self.fastPath = fastPath
+            self.inStreamsOnly = inStreamsOnly
+        }
+
+        func handlerAdded(context: ChannelHandlerContext) {
+            // An HTTP/2 stream's parent is its connection, whose parent is the listening socket.
+            answers = !inStreamsOnly || context.channel.parent?.parent != nil
+        }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             switch unwrapInboundIn(data) {
             case .head(let request):
-                if passedOn == 0, context.channel.isWritable, let answer = fastPath.answer(request) {
+                if answers, passedOn == 0, context.channel.isWritable, let answer = fastPath.answer(request) {
                     self.answer = answer
                     return
                 }

@@ -30,3 +30,8 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         }
     }
 }
+
+extension JSONErrorMiddleware: ServiceMiddleware where Context == BasicRequestContext {
+    /// Nothing: the fast path gives no error answers (a request that would get one goes to the router).
+    func fastPath(_ request: FastRequest, next: (FastRequest) -> FastAnswer?) -> FastAnswer? { next(request) }
+}

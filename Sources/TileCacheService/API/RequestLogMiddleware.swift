@@ -11,6 +11,8 @@ struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
     static var header: HTTPField.Name { HTTPField.Name("X-Request-ID")! }
     /// Log a line per request (at info); otherwise only the ID is handled.
     let logRequests: Bool
+    /// The logger of requests the fast path answers (the router's come with the request context's).
+    let logger: Logger
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let id = Self.requestID(request.headers)
@@ -40,7 +42,7 @@ struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
             "duration_ms": .stringConvertible(((Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15) * 1000).rounded() / 1000),
         ]
         if let bytes { metadata["bytes"] = .stringConvertible(bytes) }
-        if let source = headers[ElementsController.sourceHeader] { metadata["cache"] = .string(source) }
+        if let source = headers[ImagesController.sourceHeader] { metadata["cache"] = .string(source) }
         logger.info("request", metadata: metadata)
     }
 
@@ -86,4 +88,22 @@ private enum IDSequence {
 extension String {
     /// The string with zeros in front, up to `width` characters.
     func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
+}
+
+extension RequestLogMiddleware: ServiceMiddleware where Context == BasicRequestContext {
+    /// The same ID, header and log line for an answer the fast path gives.
+    func fastPath(_ request: FastRequest, next: (FastRequest) -> FastAnswer?) -> FastAnswer? {
+        let started = ContinuousClock.now
+        guard var answer = next(request) else { return nil }
+        let id = Self.requestID(request.head.headerFields)
+        answer.head.headerFields[Self.header] = id
+        if logRequests {
+            var logger = logger
+            logger[metadataKey: "hb.request.id"] = .stringConvertible(RequestID())
+            logger[metadataKey: "request_id"] = .string(id)
+            Self.log(request.head, status: answer.head.status, headers: answer.head.headerFields, bytes: answer.body?.readableBytes,
+                     elapsed: ContinuousClock.now - started, logger: logger)
+        }
+        return answer
+    }
 }

@@ -150,3 +150,8 @@ enum ContentCoding: String, CaseIterable, Sendable {
         return ByteBuffer(bytes: output[..<length])
     }
 }
+
+extension TextResponseMiddleware: ServiceMiddleware where Context == BasicRequestContext {
+    /// Nothing: the fast path answers images only, which this middleware leaves as they are.
+    func fastPath(_ request: FastRequest, next: (FastRequest) -> FastAnswer?) -> FastAnswer? { next(request) }
+}

@@ -33,3 +33,11 @@ struct WriteTokenMiddleware<Context: RequestContext>: RouterMiddleware {
         ServiceError(.unauthorized, reason: reason, message: message, headers: [.wwwAuthenticate: "Bearer realm=\"tilecache\""])
     }
 }
+
+extension WriteTokenMiddleware: ServiceMiddleware where Context == BasicRequestContext {
+    /// Reads need no token; the fast path answers nothing else.
+    func fastPath(_ request: FastRequest, next: (FastRequest) -> FastAnswer?) -> FastAnswer? {
+        guard !Self.writeMethods.contains(request.head.method) else { return nil }
+        return next(request)
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import ImageCore
+
+/// The answers of the image routes: status, headers (`Cache-Control`, validators, `Vary`, where the bytes came from)
+/// and bytes, or a 304; the same for the router and the fast path.
+extension ImagesController {
+    /// An image route's answer: its status, headers and bytes (none for a 304).
+    struct ImageAnswer {
+        var status: HTTPResponse.Status
+        var headers: HTTPFields
+        var body: ByteBuffer?
+
+        /// As Hummingbird sends it (it adds `Content-Length` for the bytes).
+        var response: Response {
+            body.map { Response(status: status, headers: headers, body: .init(byteBuffer: $0)) } ?? Response(status: status, headers: headers)
+        }
+    }
+
+    /// The headers every image answer has: how long to keep it, and `Vary: Accept` when the format was negotiated.
+    static func cacheHeaders(_ options: ImageOptions, maxAgeSeconds: Int) -> HTTPFields {
+        var headers: HTTPFields = [.cacheControl: "public, max-age=\(maxAgeSeconds)"]
+        if options.negotiated { headers[.vary] = "Accept" }
+        return headers
+    }
+
+    /// A 304 for a conditional request for a variant whose source's validators, processed as the variant is, match;
+    /// nil when they do not.
+    static func notModified(_ requestHeaders: HTTPFields, variantOf source: ImageResponse, options: ImageOptions,
+                                    maxAgeSeconds: Int) -> ImageAnswer? {
+        let validators = source.validators.processed(options.processing)
+        guard isNotModified(requestHeaders, etag: validators.etag, lastModified: validators.lastModified) else { return nil }
+        var headers = cacheHeaders(options, maxAgeSeconds: maxAgeSeconds)
+        headers[.eTag] = validators.etag
+        headers[.lastModified] = validators.lastModified
+        return ImageAnswer(status: .notModified, headers: headers)
+    }
+
+    /// The answer with `served`'s bytes, or a 304 when the request's validators match them.
+    static func answer(_ served: ImageResponse, to requestHeaders: HTTPFields, options: ImageOptions, maxAgeSeconds: Int) -> ImageAnswer {
+        var headers = cacheHeaders(options, maxAgeSeconds: maxAgeSeconds)
+        headers[.eTag] = served.validators.etag
+        headers[.lastModified] = served.validators.lastModified
+        headers[sourceHeader] = ServedFrom(served).rawValue
+        if isNotModified(requestHeaders, etag: served.validators.etag, lastModified: served.validators.lastModified) {
+            return ImageAnswer(status: .notModified, headers: headers)
+        }
+        headers[.contentType] = served.contentType
+        return ImageAnswer(status: .ok, headers: headers, body: served.bytes ?? ByteBuffer())
+    }
+
+    /// Where the bytes of an image response came from (`ServedFrom`).
+    static let sourceHeader = HTTPField.Name("X-TileCache-Source")!
+
+    /// The values of `X-TileCache-Source`.
+    enum ServedFrom: String {
+        /// The pipeline's memory tier (the image, or the variant).
+        case memory
+        /// The original, read from the disk cache.
+        case diskHit
+        /// The original, on disk and confirmed by upstream with a 304.
+        case revalidated
+        /// The original or the variant, from the shared store of a fleet.
+        case sharedHit
+        /// The original, downloaded for this request.
+        case networkFetch
+        /// A variant made for this request.
+        case resized
+
+        init(_ response: ImageResponse) {
+            // A variant made for this request is `resized` whichever layer had its source (its source's outcome is a
+            // memory hit when the original was in memory).
+            switch response.outcome {
+            case _ where response.processed: self = .resized
+            case .memoryHit: self = .memory
+            case .diskHit: self = .diskHit
+            case .revalidated: self = .revalidated
+            case .sharedHit: self = .sharedHit
+            case .networkFetch: self = .networkFetch
+            }
+        }
+    }
+
+    /// If-None-Match wins over If-Modified-Since (RFC 9110 13.2.2).
+    static func isNotModified(_ headers: HTTPFields, etag: String, lastModified: String) -> Bool {
+        let tags = headers[values: .ifNoneMatch].flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+        if !tags.isEmpty {
+            return tags.contains { $0 == "*" || $0 == etag || $0 == "W/" + etag }
+        }
+        guard let since = headers[.ifModifiedSince].flatMap(HTTPDate.date(from:)),
+              let modified = HTTPDate.date(from: lastModified) else { return false }
+        return modified <= since
+    }
+}

@@ -1,0 +1,199 @@
+import Catalogue
+import Foundation
+import HTTPTypes
+@_spi(Internal) import Hummingbird
+import HummingbirdCore
+import ImageCore
+import Logging
+import NIOCore
+
+/// Each element's thumbnail and photo, under the API's paths and the seed's two image hosts' (`ImageRoute.all`, so an
+/// app that swaps only the host works), with options (size, fit, format, quality) and `…/info`; and their fast case,
+/// answered from the memory tier without the router (`CachedImageFastPath`) by the same code.
+struct ImagesController: Sendable {
+    let elements: ElementResolver
+    /// Where the catalogue's images live upstream.
+    let builder: ImageURLBuilder
+    /// Every image request goes through it.
+    let pipeline: ImagePipeline
+    /// What the photo host said about each photo (`has_image`).
+    let photos: PhotoAvailability
+    /// Counts requests for photos known to be missing.
+    let metrics: ServiceMetrics
+    /// Records image requests, when recording.
+    let trace: TraceRecorder?
+    /// `Cache-Control: max-age` of images.
+    let maxAgeSeconds: Int
+    /// Checks the signature of URLs with processing options, when the service requires one.
+    let signer: URLSigner?
+    /// The presets and allow-lists that bound the variants URLs may ask for.
+    let variantRules: VariantRules
+    /// The fast path's readings of requests it could not answer, for their routes.
+    let parsed = ParsedImageRequests()
+    /// `ImageRoute.all` in Hummingbird's route trie, for the fast path.
+    let fastRoutes: RouterTrie<ImageRoute>
+    let logger: Logger
+
+    init(elements: ElementResolver, builder: ImageURLBuilder, pipeline: ImagePipeline, photos: PhotoAvailability, metrics: ServiceMetrics,
+         trace: TraceRecorder?, maxAgeSeconds: Int, signer: URLSigner?, variantRules: VariantRules, logger: Logger) {
+        (self.elements, self.builder, self.pipeline, self.photos, self.metrics) = (elements, builder, pipeline, photos, metrics)
+        (self.trace, self.maxAgeSeconds, self.signer, self.variantRules, self.logger) = (trace, maxAgeSeconds, signer, variantRules, logger)
+        let trie = RouterPathTrieBuilder<ImageRoute>()
+        for route in ImageRoute.all { trie.addEntry(route.path, value: route) }
+        fastRoutes = RouterTrie(base: trie, options: ImageRoute.routerOptions)
+    }
+
+    /// GET routes (HEAD comes from the router).
+    var routes: RouteCollection<BasicRequestContext> {
+        let routes = RouteCollection(context: BasicRequestContext.self)
+        for route in ImageRoute.all {
+            routes.get(route.path) { request, context in
+                try await image(request, element: try route.element(elements, context.parameters), kind: route.kind)
+            }
+        }
+        for (path, kind) in [("thumbnail", ImageKind.thumbnail), ("image", .full)] {
+            routes.get("/api/v1/elements/:id/\(path)/info") { request, context in
+                try await info(request, element: try elements.element(context.parameters.get("id") ?? ""), kind: kind)
+            }
+        }
+        return routes
+    }
+
+    private func image(_ request: Request, element: Element, kind: ImageKind) async throws -> Response {
+        let (imageRequest, options) = try parsed.take(target: request.uri.description, accept: request.headers[.accept])
+            ?? self.imageRequest(request.uri, headers: request.headers, element: element, kind: kind)
+        trace?.record(imageRequest.url)
+        if kind == .full, element.hasKnownMissingPhoto {
+            metrics.knownMissing()
+            throw ServiceError(.notFound, reason: .noPhoto, message: "there is no full-size photo of \(element.name)")
+        }
+        // A conditional request for a variant is answered from its source's validators: a 304 never touches pixels.
+        if !options.processing.isNone, request.headers[.ifNoneMatch] != nil {
+            let source = try await load(imageRequest.original, photoOf: kind == .full ? element : nil)
+            if let answer = Self.notModified(request.headers, variantOf: source, options: options, maxAgeSeconds: maxAgeSeconds) {
+                return answer.response
+            }
+        }
+        let served = try await load(imageRequest, photoOf: kind == .full ? element : nil)
+        return Self.answer(served, to: request.headers, options: options, maxAgeSeconds: maxAgeSeconds).response
+    }
+
+    /// The query names an image URL may carry beside the options: the signature and a preset's name.
+    static let allowedBesideOptions = VariantRules.presetNames.union([URLSigner.parameter])
+
+    /// The pipeline's request for an image route's request, once its options, signature and width are checked.
+    func imageRequest(_ uri: URI, headers: HTTPFields, element: Element, kind: ImageKind) throws -> (ImageRequest, ImageOptions) {
+        let query = QueryItems(uri.query)
+        let own = try ImageOptions(query, accept: headers[.accept], allowed: Self.allowedBesideOptions)
+        // The signature before the service's other limits: an unsigned request learns nothing about them.
+        if let signer, query.items.contains(where: { ImageOptions.names.contains($0.name) || VariantRules.presetNames.contains($0.name) }) {
+            try signer.verify(path: uri.path, query: query)
+        }
+        let expanded = try variantRules.expanded(query)
+        let options = query.items.contains(where: { VariantRules.presetNames.contains($0.name) })
+            ? try ImageOptions(expanded, accept: headers[.accept], allowed: [URLSigner.parameter]) : own
+        try variantRules.check(query, width: options.processing.width)
+        let url = builder.url(for: element, kind: kind)
+        let request = ImageRequest(url: url, alternatives: kind == .full ? builder.otherPhotoURLs(for: element) : [],
+                                   processing: options.processing)
+        return (request, options)
+    }
+
+    // MARK: - The fast case
+
+    /// The image route `path` matches, as the router matches it (Hummingbird's trie over `ImageRoute.all`): its
+    /// template, the element and the kind; nil for any other path, and for one whose element is unknown (the route
+    /// answers the 404).
+    func imageRoute(_ path: String) -> (route: String, element: Element, kind: ImageKind)? {
+        guard let (route, parameters) = fastRoutes.resolve(path), let element = try? route.element(elements, parameters) else { return nil }
+        return (route.path.description, element, route.kind)
+    }
+
+    /// The answer to a request for `element`'s image while everything it needs is in the memory tier, made without
+    /// waiting; nil when it needs more (a load, an error answer), and then the route answers it. Records what the route
+    /// records for the same answer (the trace, the photo's availability; the pipeline its statistics).
+    func cachedAnswer(_ uri: URI, headers: HTTPFields, element: Element, kind: ImageKind) -> ImageAnswer? {
+        guard !(kind == .full && element.hasKnownMissingPhoto),
+              let (imageRequest, options) = try? imageRequest(uri, headers: headers, element: element, kind: kind) else { return nil }
+        /// The route answers: it gets this reading instead of making its own.
+        func handOver() -> ImageAnswer? {
+            parsed.put((imageRequest, options), target: uri.description, accept: headers[.accept])
+            return nil
+        }
+        var answer: ImageAnswer
+        if !options.processing.isNone, headers[.ifNoneMatch] != nil {
+            // The route asks for the source, then (unless its validators match) the variant: both are recorded, and
+            // only once the fast path is sure to answer, so a request it hands to the route is not counted twice.
+            guard let source = pipeline.cachedImage(for: imageRequest.original, recording: false) else { return handOver() }
+            if let notModified = Self.notModified(headers, variantOf: source, options: options, maxAgeSeconds: maxAgeSeconds) {
+                answer = notModified
+            } else {
+                guard let served = pipeline.cachedImage(for: imageRequest) else { return handOver() }
+                answer = Self.answer(served, to: headers, options: options, maxAgeSeconds: maxAgeSeconds)
+            }
+            pipeline.statistics.record(source)
+        } else {
+            guard let served = pipeline.cachedImage(for: imageRequest) else { return handOver() }
+            answer = Self.answer(served, to: headers, options: options, maxAgeSeconds: maxAgeSeconds)
+        }
+        trace?.record(imageRequest.url)
+        if kind == .full { photos.note(element, after: nil) }
+        return answer
+    }
+
+    /// What the original image is, as imgproxy's `/info` says it: format, stored size, EXIF orientation and the upright
+    /// size a viewer shows, bytes. No options: a variant's size follows from them (docs/service.md).
+    private func info(_ request: Request, element: Element, kind: ImageKind) async throws -> Response {
+        guard QueryItems(request.uri.query).items.allSatisfy({ ImageOptions.isIgnored($0.name) }) else {
+            throw ServiceError(.badRequest, reason: .unknownParameter,
+                               message: "info takes no options (cache-busters aside): it describes the original image")
+        }
+        if kind == .full, element.hasKnownMissingPhoto {
+            throw ServiceError(.notFound, reason: .noPhoto, message: "there is no full-size photo of \(element.name)")
+        }
+        let url = builder.url(for: element, kind: kind)
+        let served = try await load(ImageRequest(url: url, alternatives: kind == .full ? builder.otherPhotoURLs(for: element) : []),
+                                    photoOf: kind == .full ? element : nil)
+        let header = served.header
+        var response = try JSONResponse.make(ImageInfo(format: header.format.rawValue, contentType: served.contentType, width: header.width,
+                                                       height: header.height, orientation: header.orientation ?? 1,
+                                                       uprightWidth: header.uprightWidth, uprightHeight: header.uprightHeight,
+                                                       bytes: header.byteCount, etag: served.validators.etag))
+        response.headers[.cacheControl] = "public, max-age=\(maxAgeSeconds)"
+        return response
+    }
+
+    /// The body of `…/info`.
+    struct ImageInfo: Encodable {
+        var format: String
+        var contentType: String
+        /// As stored.
+        var width: Int
+        var height: Int
+        /// The EXIF orientation, 1 (upright as stored) when none is declared.
+        var orientation: Int
+        /// What a viewer shows, and what thumbnails are made from.
+        var uprightWidth: Int
+        var uprightHeight: Int
+        var bytes: Int
+        var etag: String
+    }
+
+    /// The pipeline's answer to `request`, as an HTTP error when it fails; a photo's load also tells `photos` whether
+    /// the host has it.
+    private func load(_ request: ImageRequest, photoOf element: Element?) async throws(ServiceError) -> ImageResponse {
+        do {
+            let response = try await pipeline.image(for: request)
+            if let element { photos.note(element, after: nil) }
+            return response
+        } catch {
+            if let element { photos.note(element, after: error) }
+            if !error.isNotFound, error.reason != .overloaded {
+                logger.warning("image failed", metadata: ["url": "\(request.url)", "reason": "\(error.reason.rawValue)",
+                                                                      "message": "\(error.message)"])
+            }
+            throw ServiceError.image(error)
+        }
+    }
+
+}
