@@ -53,17 +53,22 @@ public enum BlockingWork {
     /// A body run once and let go before its result is handed back: the pool keeps its work item (and so what the body
     /// captured) until after the caller has resumed, so without this a disk cache, a buffer or a pipeline outlived the
     /// `await` that used it by a moment (a test that reopened a cache's index found the old one still writing to it).
+    ///
+    /// (The body is kept as a closure returning a `Result`: a box holding the typed-throwing closure itself crashed the
+    /// Swift 6.3.1 optimizer in release builds, in ARCSequenceOpts.)
     private final class OneShot<T: Sendable, Failure: Error>: Sendable {
-        private let body: NIOLockedValueBox<(@Sendable () throws(Failure) -> T)?>
+        private let work: NIOLockedValueBox<(@Sendable () -> Result<T, Failure>)?>
 
-        init(_ body: @escaping @Sendable () throws(Failure) -> T) { self.body = NIOLockedValueBox(body) }
+        init(_ body: @escaping @Sendable () throws(Failure) -> T) {
+            work = NIOLockedValueBox { Result { () throws(Failure) -> T in try body() } }
+        }
 
         func run() -> Result<T, Failure> {
-            let body = self.body.withLockedValue { body in
-                defer { body = nil }
-                return body!
+            let work = self.work.withLockedValue { work in
+                defer { work = nil }
+                return work
             }
-            return Result { () throws(Failure) -> T in try body() }
+            return work!()
         }
     }
 
