@@ -57,6 +57,11 @@ let package = Package(
             providers: [.apt(["libpng-dev"])]
         ),
         .systemLibrary(
+            name: "CExpat",
+            pkgConfig: "expat",
+            providers: [.apt(["libexpat1-dev"])]
+        ),
+        .systemLibrary(
             name: "CWebP",
             pkgConfig: "libwebp",
             providers: [.apt(["libwebp-dev"])]
@@ -91,11 +96,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // A fleet's shared tier: an S3-compatible bucket between the local disk and the origin (a DataTier of the
-        // pipeline), over ImageCore's libcurl engine (SigV4 by libcurl); S3's XML read by libxml2 through FoundationXML.
+        // pipeline), over ImageCore's libcurl engine (SigV4 by libcurl); S3's XML read by Expat.
         .target(
             name: "SharedStore",
             dependencies: [
-                "ImageCore",
+                "ImageCore", "CExpat",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Two tilecache binaries side by side (a change's before and after), in alternating rounds, one run.
 
-Usage: before_after.py BEFORE AFTER [ROUNDS]   (needs curl and wrk; `make bench-compare` installs them)
+Usage: before_after.py BEFORE AFTER [ROUNDS]   (needs curl, wrk and nginx; `make bench-compare` installs them)
 Prints a Markdown table of medians with every round, to paste into a closing note or docs/benchmarks.md.
-Both binaries use the AFTER binary's origin (20 ms latency for prefetches, none for the resized miss).
+Both binaries use the AFTER binary's origin (20 ms latency for prefetches, none for the resized miss). The cached
+thumbnail and variant are also served by nginx (2 workers, the same bytes as static files), measured right after each
+binary in each round, so each binary's ratio to nginx is from one run.
 """
 import os, re, shutil, socket, statistics, subprocess, sys, tempfile, time
 
@@ -75,9 +77,32 @@ def record(name, binary, value):
     rows.setdefault(name, {}).setdefault(binary, []).append(value)
 
 
+def nginx(files):
+    """nginx (2 workers) serving `files` ({name: url to fetch them from}) as static files; returns its base URL."""
+    static = fresh(os.path.join(WORK, "static"))
+    os.chmod(WORK, 0o755)  # nginx's workers (nobody, when run as root) must reach the files
+    for name, url in files.items():
+        subprocess.run(["curl", "-s", "-o", os.path.join(static, name), url], check=True)
+    port = free_port()
+    conf = os.path.join(WORK, "nginx.conf")
+    with open(conf, "w") as out:
+        out.write(f"""worker_processes 2; pid {WORK}/nginx.pid; error_log {WORK}/nginx-error.log; daemon off;
+events {{ worker_connections 1024; }}
+http {{ access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000; types {{ image/jpeg jpg; }}
+  server {{ listen 127.0.0.1:{port}; root {static}; etag on; }} }}
+""")
+    start(["nginx", "-c", conf])
+    base = f"http://127.0.0.1:{port}"
+    wait_http(base + "/" + next(iter(files)))
+    return base
+
+
 try:
     slow = origin(20)
     still = origin(0)
+    process, url = serve(AFTER, slow, fresh(os.path.join(WORK, "nginx-source")))
+    static = nginx({"thumb.jpg": url + "/api/v1/elements/26/thumbnail", "thumb-64.jpg": url + "/api/v1/elements/26/thumbnail?w=64"})
+    stop(process)
     for round_number in range(ROUNDS):
         for label, binary in (("before", BEFORE), ("after", AFTER)) if round_number % 2 == 0 else (("after", AFTER), ("before", BEFORE)):
             cache = fresh(os.path.join(WORK, label + "-cache"))
@@ -94,12 +119,14 @@ try:
             record("warm prefetch, new process (s)", label, time.perf_counter() - started)
             # 3. Cached thumbnail and cached w=64 variant through the service.
             process, url = serve(binary, slow, cache)
-            for path, name in (("/api/v1/elements/26/thumbnail", "serve cached thumbnail"),
-                               ("/api/v1/elements/26/thumbnail?w=64", "serve cached w=64 variant")):
+            for path, name, file in (("/api/v1/elements/26/thumbnail", "serve cached thumbnail", "/thumb.jpg"),
+                                     ("/api/v1/elements/26/thumbnail?w=64", "serve cached w=64 variant", "/thumb-64.jpg")):
                 subprocess.run(["curl", "-s", "-o", "/dev/null", url + path])
                 rps, p99 = wrk(url + path)
                 record(name + " (req/s)", label, rps)
                 record(name + " p99 (ms)", label, p99)
+                theirs, _ = wrk(static + file)
+                record(name + " ÷ nginx (same round)", label, rps / theirs)
             stop(process)
             # 4. Resized miss: a fresh cache, an origin with no latency, w=128 of 40 photos one after another.
             process, url = serve(binary, still, fresh(os.path.join(WORK, label + "-miss")))
