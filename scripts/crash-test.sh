@@ -24,7 +24,8 @@ check_cache() {
     local label=$1
     # Opening the cache (as any start does) removes temp files of dead writers; --verify reads and decodes every entry.
     local report
-    report=$("$tilecache" stats --verify --cache-dir "$cache" --format json) || fail "$label: damaged entries found: $report"
+    report=$("$tilecache" stats --verify --cache-dir "$cache" --format json 2>"$work/verify.err") \
+        || fail "$label: stats --verify failed: $report $(cat "$work/verify.err")"
     python3 - "$label" "$limit_bytes" "$report" <<'PY' || exit 1
 import json, sys
 label, limit, report = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
@@ -37,9 +38,22 @@ print(f"crash-test: {label}: {verification['valid']} entries verified, {report['
 PY
 }
 
+# Waits (with a deadline) for the prefetch to have opened the cache, so that the kill lands while it writes and not
+# before it starts (a debug binary takes a while to start on a loaded machine).
+wait_for_cache() {
+    local pid=$1
+    for _ in $(seq 400); do
+        [ -d "$cache" ] && return 0
+        kill -0 "$pid" 2>/dev/null || return 0
+        sleep 0.05
+    done
+    fail "no cache directory after 20 s at $cache"
+}
+
 for i in $(seq "$kills"); do
     "${run[@]}" > /dev/null 2>&1 &
     pid=$!
+    wait_for_cache "$pid"
     sleep "0.$((RANDOM % 9 + 1))$((RANDOM % 10))"
     kill -9 "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
