@@ -60,12 +60,6 @@ demo: deps
 	$(RELEASE_BUILD)
 	.build/release/tilecache demo
 
-## At most this many tests run at once (swift-testing's own limit). All tests share the process's two-core pools; with
-## all 271 at once, live-socket tests went ten seconds without an answer in most full runs (2026-11-24: 7 failing runs
-## of 7 in the development tree, 2 passing of 2 at 8, in 77-101 s). Part of that was sockets inherited by tests' child
-## processes, fixed since (docs/architecture.md); with no limit 4 full runs of 6 still failed, so the limit stays.
-TEST_WIDTH ?= 8
-
 ## What the suite needs besides the build, for `make test` and `make test-sanitize`: SeaweedFS and PostgreSQL (the
 ## fleet tools), the ICC profiles of the colour tests (SWOP CMYK), the TLS test's certificate and client, and strace
 ## (system-call counts of the disk cache's scaling test).
@@ -91,7 +85,7 @@ test: test-deps
 	scripts/crash-test.sh $(DEBUG_BIN) 3
 	scripts/example-check.sh $(DEBUG_BIN)
 	rm -rf .build/verdict-corpus
-	TILECACHE_VERDICT_CORPUS_DIR=$(CURDIR)/.build/verdict-corpus SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(TEST_WIDTH) \
+	TILECACHE_VERDICT_CORPUS_DIR=$(CURDIR)/.build/verdict-corpus \
 	    scripts/with-test-servers.sh $(SWIFT) test
 	scripts/verdict-check.sh $(DEBUG_BIN) 3 .build/verdict-corpus
 

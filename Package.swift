@@ -231,7 +231,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CacheLabTests",
-            dependencies: ["CacheLab", "ImageCore", "Catalogue"],
+            dependencies: ["CacheLab", "ImageCore", "Catalogue", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -2,6 +2,7 @@
 import Catalogue
 import ImageCore
 import Testing
+import TestSupport
 
 /// A trace of single-letter objects with the given sizes (default 1 byte each).
 private func trace(_ letters: String, sizes: [Character: Int] = [:]) -> AccessTrace {
@@ -13,7 +14,7 @@ private func hits(_ letters: String, _ policy: CachePolicy, count: Int? = nil, b
     replay(trace(letters, sizes: sizes), policy: policy, size: CacheSize(countLimit: count, byteLimit: bytes)).hits
 }
 
-@Suite("hit-rate lab: policies")
+@Suite("hit-rate lab: policies", .timeLimit(.minutes(5)), .heavy)
 struct CachePolicyTests {
     // A B A C B A with room for 2 (worked by hand in the comments).
     // LRU:   A- B- A+ C-(out B) B-(out A) A-(out C)                           1 hit
@@ -142,7 +143,7 @@ struct CachePolicyTests {
     }
 }
 
-@Suite("hit-rate lab: traces")
+@Suite("hit-rate lab: traces", .timeLimit(.minutes(5)), .heavy)
 struct TraceTests {
     @Test("a seed gives the same trace every time; another seed another trace", arguments: [
         TracePattern.scroll(visibleRows: 12, prefetchRows: 8), .detail(visibleRows: 12, prefetchRows: 8, openProbability: 0.3),

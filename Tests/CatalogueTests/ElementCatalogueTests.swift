@@ -1,7 +1,7 @@
 import Catalogue
 import Testing
 
-@Suite("ElementCatalogue")
+@Suite("ElementCatalogue", .timeLimit(.minutes(5)))
 struct ElementCatalogueTests {
     let catalogue = ElementCatalogue.standard
 

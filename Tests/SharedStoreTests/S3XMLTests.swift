@@ -1,9 +1,10 @@
 @testable import SharedStore
 import Testing
+import TestSupport
 
 /// S3's XML answers read by libxml2 (Foundation's XMLParser), as AWS documents them: a ListObjectsV2 page with S3's
 /// namespace and an escaped key, an error document, and what is not XML at all.
-@Suite("S3 XML")
+@Suite("S3 XML", .timeLimit(.minutes(5)))
 struct S3XMLTests {
     @Test("a ListObjectsV2 page: sizes, truncation and the continuation token by path; entities decoded; nested names not confused")
     func listing() throws {

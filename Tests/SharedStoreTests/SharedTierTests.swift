@@ -8,7 +8,7 @@ import TileCacheOrigin
 
 /// The shared tier against a real SeaweedFS on loopback (S3 API, signed by libcurl), never a mock: what a second
 /// instance reads, what a damaged object does, and what an unreachable or misconfigured store does.
-@Suite("Shared tier on a real S3 store (SeaweedFS)")
+@Suite("Shared tier on a real S3 store (SeaweedFS)", .timeLimit(.minutes(5)), .heavy)
 struct SharedTierTests {
     func pipeline(_ directory: String?, store: SharedStoreConfiguration?) -> ImagePipeline {
         var configuration = ImagePipeline.Configuration()
@@ -149,9 +149,9 @@ struct SharedTierTests {
         try await instance.sharedTier!.checkBucket(createBucket: true)
         #expect(instance.sharedTier!.health.status == .degraded)
         let late = try await SeaweedFS.start(port: port)
-        let deadline = ContinuousClock.now + TestTime.scaled(.seconds(20))
-        while instance.sharedTier!.health.status != .ok, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
-        #expect(instance.sharedTier!.health.status == .ok)
+        try await waitUntil("the shared tier is healthy once the store is up", within: .seconds(20)) {
+            instance.sharedTier!.health.status == .ok
+        }
         await late.stop()
     }
 

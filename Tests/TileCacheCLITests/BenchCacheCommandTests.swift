@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 import TileCacheOrigin
 
-@Suite("tilecache bench-cache")
+@Suite("tilecache bench-cache", .timeLimit(.minutes(5)), .heavy)
 struct BenchCacheCommandTests {
     @Test("JSON: requests and one result per policy and size, null for the unlimited axis; deterministic for a seed")
     func json() async throws {
@@ -13,20 +13,23 @@ struct BenchCacheCommandTests {
                          "--combined", "50:2MiB", "--cache-dir", "/nonexistent", "--format", "json", "--seed", "9"]
         let run = await tilecache(arguments)
         #expect(run.code == 0, "\(run.err)")
-        let report = try #require(try run.json() as? [String: Any])
-        #expect(report["requests"] as? Int == 20000)
-        let results = try #require(report["results"] as? [[String: Any]])
+        let report = try run.decoded(as: BenchCacheOutput.self)
+        #expect(report.requests == 20000)
+        let results = report.results
         #expect(results.count == 5 * 4)
-        #expect(Set(results.compactMap { $0["policy"] as? String }) == ["lru", "tinylfu", "fifo", "sieve", "belady"])
-        for result in results {
-            #expect(Set(result.keys) == ["policy", "countLimit", "byteLimit", "hits", "hitRate", "byteHitRate"])
-            #expect(!(result["countLimit"] is NSNull && result["byteLimit"] is NSNull))
-            let rate = try #require(result["hitRate"] as? Double)
-            #expect(rate > 0 && rate < 1 && abs(rate - Double(result["hits"] as? Int ?? -1) / 20000) < 1e-9)
+        #expect(Set(results.map(\.policy)) == ["lru", "tinylfu", "fifo", "sieve", "belady"])
+        // Every result has exactly these keys, a limit not set among them as null.
+        let raw = try #require(try run.decoded(as: JSONValue.self)["results"])
+        for object in raw.array ?? [] {
+            #expect(object.keys == ["policy", "countLimit", "byteLimit", "hits", "hitRate", "byteHitRate"])
         }
-        #expect(results.filter { $0["countLimit"] as? Int == 50 && $0["byteLimit"] as? Int == 2 << 20 }.count == 5)
+        for result in results {
+            #expect(!(result.countLimit == nil && result.byteLimit == nil))
+            #expect(result.hitRate > 0 && result.hitRate < 1 && abs(result.hitRate - Double(result.hits) / 20000) < 1e-9)
+        }
+        #expect(results.filter { $0.countLimit == 50 && $0.byteLimit == 2 << 20 }.count == 5)
         let again = await tilecache(arguments)
-        #expect((try again.json() as? [String: Any])?["results"] as? NSArray == report["results"] as? NSArray)
+        #expect(try again.decoded(as: JSONValue.self)["results"] == raw)
     }
 
     @Test("sizes come from decoding the disk cache's images through the pipeline, which changes nothing there")
@@ -47,7 +50,7 @@ struct BenchCacheCommandTests {
                 let run = await tilecache(["bench-cache", "--pattern", "uniform", "--requests", "1000", "--counts", "10", "--bytes", "none",
                                            "--combined", "none", "--cache-dir", cache, "--format", "json"])
                 #expect(run.code == 0, "\(run.err)")
-                let sizesFrom = try #require((try run.json() as? [String: Any])?["sizesFrom"] as? String)
+                let sizesFrom = try run.decoded(as: BenchCacheOutput.self).sizesFrom
                 #expect(sizesFrom.hasPrefix("6 images decoded from the disk cache at \(cache)"), "\(sizesFrom)")
                 #expect(try listing() == before)
                 #expect(origin.statistics.requests == requestsBefore)  // the caches only: nothing downloaded
@@ -96,9 +99,9 @@ struct BenchCacheCommandTests {
             let run = await tilecache(["bench-cache", "--trace", directory + "/t.txt", "--counts", "1,2", "--bytes", "none", "--combined", "none",
                                        "--policies", "lru,belady", "--cache-dir", "/nonexistent", "--format", "json"])
             #expect(run.code == 0, "\(run.err)")
-            let results = try #require((try run.json() as? [String: Any])?["results"] as? [[String: Any]])
+            let results = try run.decoded(as: BenchCacheOutput.self).results
             // Fe gold Fe gold: one entry thrashes under LRU (0 hits); MIN keeps one of them (1 hit); two entries hit twice.
-            #expect(results.map { $0["hits"] as? Int } == [0, 1, 2, 2])
+            #expect(results.map(\.hits) == [0, 1, 2, 2])
         }
     }
 
@@ -123,8 +126,8 @@ struct BenchCacheCommandTests {
             let run = await tilecache(["bench-cache", "--trace", directory + "/t.txt", "--counts", "1,2", "--bytes", "none", "--combined", "none",
                                        "--policies", "lru,belady", "--cache-dir", "/nonexistent", "--format", "json"])
             #expect(run.code == 0, "\(run.err)")
-            let results = try #require((try run.json() as? [String: Any])?["results"] as? [[String: Any]])
-            #expect(results.map { $0["hits"] as? Int } == [0, 1, 2, 2])
+            let results = try run.decoded(as: BenchCacheOutput.self).results
+            #expect(results.map(\.hits) == [0, 1, 2, 2])
         }
     }
 
@@ -136,4 +139,30 @@ struct BenchCacheCommandTests {
             #expect(run.code == 1 && run.err.contains("t.txt:2: 'unobtainium'"), "\(run.err)")
         }
     }
+}
+
+/// A client's model of `bench-cache --format json` (docs/cli.md, `tilecache bench-cache`), not the command's own type.
+private struct BenchCacheOutput: Decodable {
+    /// One policy at one size.
+    struct Result: Decodable {
+        var policy: String
+        /// Nil (`null`) when the count is not limited.
+        var countLimit: Int?
+        /// Nil (`null`) when the bytes are not limited.
+        var byteLimit: Int?
+        var hits: Int
+        var hitRate: Double
+        var byteHitRate: Double
+    }
+
+    var trace: String
+    var requests: Int
+    var distinctImages: Int
+    var footprintBytes: Int
+    var sizesFrom: String
+    /// Nil for a `--trace` file.
+    var seed: Int?
+    var results: [Result]
+    var target: Double
+    var replaySeconds: Double
 }

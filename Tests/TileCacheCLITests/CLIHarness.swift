@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import TileCacheCLI
 
 /// What one in-process run of `tilecache` produced.
@@ -7,10 +8,10 @@ struct CLIRun {
     var out: String
     var err: String
 
-    /// stdout parsed as JSON.
-    func json() throws -> Any { try JSONSerialization.jsonObject(with: Data(out.utf8)) }
-    /// Stdout decoded as the report type the command prints, as a program reading it would.
-    func decoded<Report: Decodable>(as type: Report.Type) throws -> Report { try JSONDecoder().decode(type, from: Data(out.utf8)) }
+    /// Stdout decoded as `type`, as a program reading it would (`CLIJSON` holds clients' models of the reports).
+    ///
+    /// - Throws: `TestFailure` naming the type and the text when it does not decode.
+    func decoded<Report: Decodable>(as type: Report.Type) throws -> Report { try decode(type, from: out) }
 }
 
 /// Runs `tilecache` with `arguments` in this process, capturing stdout and stderr.

@@ -8,7 +8,7 @@ import TileCacheCLI
 import ImageCore
 import TileCacheOrigin
 
-@Suite("CLI polish: help, dry runs, only-broken, progress off a terminal")
+@Suite("CLI polish: help, dry runs, only-broken, progress off a terminal", .timeLimit(.minutes(5)), .heavy)
 struct CLIPolishTests {
     @Test("--help shows each default once, and never splits a paragraph at a fixed width", arguments: [
         "prefetch", "validate", "inspect", "thumbnail", "stats", "clear", "bench-cache", "serve", "origin", "demo", "config"])
@@ -32,7 +32,7 @@ struct CLIPolishTests {
             let run = await tilecache("prefetch", "--tiles-base", origin.tilesBase, "--images-base", origin.imagesBase, "--elements", "1-3",
                                       "--dry-run", "--format", "json", "--no-disk-cache")
             #expect(run.code == 0)
-            let urls = try #require(try run.json() as? [String])
+            let urls = try run.decoded(as: [String].self)
             #expect(urls.count == 6 && urls.allSatisfy { $0.hasPrefix("http://127.0.0.1:") })
             #expect(origin.statistics.requests == 0)
         }
@@ -44,10 +44,9 @@ struct CLIPolishTests {
             let run = await tilecache("validate", "--tiles-base", origin.tilesBase, "--elements", "1-3", "--kind", "thumbnails",
                                       "--only-broken", "--format", "json")
             #expect(run.code == 2)
-            let report = try #require(try run.json() as? [String: Any])
-            let results = try #require(report["results"] as? [[String: Any]])
-            #expect(results.count == 1 && (results[0]["url"] as? String)?.contains("/Tiles/002/") == true)
-            #expect(report["checked"] as? Int == 3 && report["ok"] as? Int == 2)
+            let report = try run.decoded(as: CLIJSON.Validation.self)
+            #expect(report.results.count == 1 && report.results[0].url.contains("/Tiles/002/"))
+            #expect(report.checked == 3 && report.ok == 2)
             let table = await tilecache("validate", "--tiles-base", origin.tilesBase, "--elements", "1-3", "--kind", "thumbnails", "--only-broken")
             #expect(table.out.contains("/Tiles/002/") && !table.out.contains("/Tiles/001/"))
         }
@@ -70,7 +69,7 @@ struct CLIPolishTests {
     }
 }
 
-@Suite("serve's request log")
+@Suite("serve's request log", .timeLimit(.minutes(5)), .heavy)
 struct RequestLogTests {
     @Test("--log-format json: one JSON object per request with method, path, status, bytes, duration, cache layer and request ID")
     func jsonLines() async throws {
@@ -85,19 +84,37 @@ struct RequestLogTests {
                 for _ in 0..<2 { #expect(try await TransferEngine().perform(request).status == 200) }
                 child.send(SIGTERM)
                 #expect(try await child.wait() == 0)
-                let lines = child.err.split(separator: "\n").compactMap {
-                    try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+                let lines: [(text: Substring, object: JSONValue)] = child.err.split(separator: "\n").compactMap { text in
+                    guard let object = try? decode(JSONValue.self, from: text), object.keys != nil else { return nil }
+                    return (text, object)
                 }
-                #expect(!lines.isEmpty && lines.count == child.err.split(separator: "\n").count, "every stderr line is JSON: \(child.err)")
-                let requests = lines.filter { $0["message"] as? String == "request" && $0["request_id"] as? String == "log-test-1" }
+                #expect(!lines.isEmpty && lines.count == child.err.split(separator: "\n").count, "every stderr line is a JSON object: \(child.err)")
+                let requests = try lines.filter { $0.object["message"] == .string("request") && $0.object["request_id"] == .string("log-test-1") }
+                    .map { try decode(RequestLogLine.self, from: $0.text) }
                 #expect(requests.count == 2, "\(child.err)")
-                for line in requests {
-                    #expect(line["method"] as? String == "GET" && line["path"] as? String == "/api/v1/elements/26/thumbnail")
-                    #expect(line["status"] as? Int == 200 && (line["bytes"] as? Int ?? 0) > 0 && line["duration_ms"] is Double)
-                    #expect(line["level"] as? String == "info" && line["time"] is String)
+                for line in requests {  // decoded: `duration_ms` is a number and `time` a string
+                    #expect(line.method == "GET" && line.path == "/api/v1/elements/26/thumbnail")
+                    #expect(line.status == 200 && line.bytes > 0)
+                    #expect(line.level == "info")
                 }
-                #expect(requests.map { $0["cache"] as? String } == ["networkFetch", "memory"])
+                #expect(requests.map(\.cache) == ["networkFetch", "memory"])
             }
         }
     }
+}
+
+/// A client's model of a request's line of `serve --log-format json` (docs/service.md, "Request IDs and logs"): the
+/// keys a log collector reads, spelled as the log spells them.
+private struct RequestLogLine: Decodable {
+    var time: String
+    var level: String
+    var message: String
+    var request_id: String
+    var method: String
+    var path: String
+    var status: Int
+    var bytes: Int
+    var duration_ms: Double
+    /// The cache layer that answered.
+    var cache: String
 }

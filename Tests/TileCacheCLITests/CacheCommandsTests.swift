@@ -6,7 +6,7 @@ import TileCacheCLI
 import TestSupport
 import TileCacheOrigin
 
-@Suite("tilecache stats, clear and demo")
+@Suite("tilecache stats, clear and demo", .timeLimit(.minutes(5)), .heavy)
 struct CacheCommandsTests {
     @Test("a run log written before interrupted runs existed is still read (no interrupted, notCompleted or warnings)")
     func olderRunLog() async throws {
@@ -34,20 +34,19 @@ struct CacheCommandsTests {
 
                 let stats = await tilecache("stats", "--cache-dir", cache, "--format", "json")
                 #expect(stats.code == 0)
-                let json = try #require(try stats.json() as? [String: Any])
-                #expect(json["entries"] as? Int == 6 && (json["bytes"] as? Int ?? 0) > 0)
-                let kinds = try #require(json["byKind"] as? [[String: Any]])
-                #expect(kinds.map { $0["kind"] as? String } == ["thumbnail", "full"] && kinds.map { $0["entries"] as? Int } == [3, 3])
-                #expect((json["runs"] as? [[String: Any]])?.count == 1)
-                #expect(json["oldest"] is String && json["newest"] is String)
+                let json = try stats.decoded(as: CLIJSON.CacheStats.self)
+                #expect(json.entries == 6 && json.bytes > 0)
+                #expect(json.byKind.map(\.kind) == ["thumbnail", "full"] && json.byKind.map(\.entries) == [3, 3])
+                #expect(json.runs.count == 1)
+                #expect(json.oldest != nil && json.newest != nil)
 
                 let table = await tilecache("stats", "--cache-dir", cache)
                 #expect(table.out.contains("6 entries") && table.out.contains("last runs:"))
 
                 let clear = await tilecache("clear", "--cache-dir", cache, "--yes")
                 #expect(clear.code == 0 && clear.out.contains("removed 6 cached images"))
-                let after = try #require(try await tilecache("stats", "--cache-dir", cache, "--format", "json").json() as? [String: Any])
-                #expect(after["entries"] as? Int == 0 && (after["runs"] as? [[String: Any]])?.count == 1)
+                let after = try await tilecache("stats", "--cache-dir", cache, "--format", "json").decoded(as: CLIJSON.CacheStats.self)
+                #expect(after.entries == 0 && after.runs.count == 1)
             }
         }
     }
@@ -155,12 +154,12 @@ struct CacheCommandsTests {
         let run = await tilecache("demo", "--latency-ms", "0", "--format", "json")
         #expect(run.code == 0, "\(run.err)")
         #expect(run.err.isEmpty)
-        let runs = try #require((try run.json() as? [String: Any])?["runs"] as? [[String: Any]])
+        let runs = try #require(try run.decoded(as: CLIJSON.Prefetch.self).runs)
         #expect(runs.count == 3)
         // 89 photos (cesium's found as caesium.jpg) and 118 thumbnails; 29 photos the host has none of.
-        #expect(runs[0]["networkFetches"] as? Int == 207 && runs[0]["expectedMissing"] as? Int == 29 && runs[0]["failed"] as? Int == 0)
-        #expect(runs.allSatisfy { ($0["aliases"] as? [[String: String]])?.count == 1 })
-        #expect(runs[1]["diskHits"] as? Int == 207 && runs[1]["networkFetches"] as? Int == 0)
-        #expect(runs[2]["memoryHits"] as? Int == 207)
+        #expect(runs[0].networkFetches == 207 && runs[0].expectedMissing == 29 && runs[0].failed == 0)
+        #expect(runs.allSatisfy { $0.aliases.count == 1 })
+        #expect(runs[1].diskHits == 207 && runs[1].networkFetches == 0)
+        #expect(runs[2].memoryHits == 207)
     }
 }

@@ -6,7 +6,7 @@ import TestSupport
 import TileCacheOrigin
 
 /// The disk cache's cost per image does not grow with its size, counted in system calls (strace), not timed.
-@Suite("disk cache at scale", .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"),
+@Suite("disk cache at scale", .timeLimit(.minutes(5)), .heavy, .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"),
                                         "needs strace (make test installs it)"))
 struct DiskCacheScalingTests {
     static let strace = "/usr/bin/strace"

@@ -1,8 +1,9 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import TileCacheCLI
 
-@Suite("docs/cli.md in step with --help")
+@Suite("docs/cli.md in step with --help", .timeLimit(.minutes(5)))
 struct DocsInStepTests {
     /// docs/cli.md, split into its `## ` sections.
     static func sections() throws -> [(title: String, text: String)] {

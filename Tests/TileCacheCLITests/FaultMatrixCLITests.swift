@@ -7,7 +7,7 @@ import TileCacheOrigin
 import Catalogue
 
 /// The hardening fault matrix (docs/reliability.md) through `tilecache prefetch` and `tilecache validate`.
-@Suite("fault matrix through the CLI")
+@Suite("fault matrix through the CLI", .timeLimit(.minutes(5)), .heavy)
 struct FaultMatrixCLITests {
     /// The matrix origin, its thumbnail URLs in case order, and the common arguments (short deadlines, one retry).
     /// The deadline (4 s) is far below the slow drip's 25 s and far above what a loaded machine needs to send a

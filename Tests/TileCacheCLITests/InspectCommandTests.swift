@@ -9,7 +9,7 @@ import TileCacheCLI
 import TestSupport
 import TileCacheOrigin
 
-@Suite("tilecache inspect")
+@Suite("tilecache inspect", .timeLimit(.minutes(5)), .heavy)
 struct InspectCommandTests {
     /// A directory with a valid JPEG, a valid PNG, an HTML file named .jpg, a truncated JPEG and a hidden file.
     func makeFiles(in directory: String) throws {
@@ -29,16 +29,17 @@ struct InspectCommandTests {
             try makeFiles(in: directory)
             let run = await tilecache("inspect", directory, "--format", "json")
             #expect(run.code == 2)
-            let results = try #require(try run.json() as? [[String: Any]])
-            #expect(results.map { ($0["path"] as? String).map { ($0 as NSString).lastPathComponent } } == ["a.jpg", "b.png", "c.jpg", "d.jpg"])
-            #expect(results.map { $0["valid"] as? Bool } == [true, true, false, false])
-            #expect(results[0]["format"] as? String == "jpeg" && results[1]["format"] as? String == "png")
-            #expect(results[2]["format"] is NSNull)
-            #expect(results[1]["width"] as? Int == 1 && results[1]["height"] as? Int == 1)
-            #expect(results[0]["reason"] is NSNull)
-            #expect(results[2]["reason"] as? String == "not-an-image")
-            #expect(results[3]["reason"] as? String == "truncated")
-            #expect(results.allSatisfy { Set($0.keys).isSuperset(of: ["path", "valid", "format", "width", "height", "bytes", "reason"]) })
+            let results = try run.decoded(as: [CLIJSON.FileInspection].self)
+            #expect(results.map { ($0.path as NSString).lastPathComponent } == ["a.jpg", "b.png", "c.jpg", "d.jpg"])
+            #expect(results.map(\.valid) == [true, true, false, false])
+            #expect(results[0].format == "jpeg" && results[1].format == "png")
+            #expect(results[1].width == 1 && results[1].height == 1)
+            #expect(results[2].reason == "not-an-image")
+            #expect(results[3].reason == "truncated")
+            // Absent values are written as null, not left out.
+            let raw = try run.decoded(as: [JSONValue].self)
+            #expect(raw[2]["format"] == .null && raw[0]["reason"] == .null)
+            #expect(raw.allSatisfy { $0.keys?.isSuperset(of: ["path", "valid", "format", "width", "height", "bytes", "reason"]) == true })
             #expect(run.err == "skipped 1 entry:\n  \(directory)/.hidden: hidden\n")
         }
     }
@@ -61,10 +62,10 @@ struct InspectCommandTests {
             try makeFiles(in: directory)
             let run = await tilecache("inspect", directory + "/a.jpg", "/no/such/file.jpg", directory + "/b.png", "--format", "json")
             #expect(run.code == 2)
-            let results = try #require(try run.json() as? [[String: Any]])
-            #expect(results.map { $0["path"] as? String } == [directory + "/a.jpg", "/no/such/file.jpg", directory + "/b.png"])
-            #expect(results.map { $0["valid"] as? Bool } == [true, false, true])
-            #expect(results[1]["reason"] as? String == "not-found" && results[1]["message"] as? String == "no such file or directory")
+            let results = try run.decoded(as: [CLIJSON.FileInspection].self)
+            #expect(results.map(\.path) == [directory + "/a.jpg", "/no/such/file.jpg", directory + "/b.png"])
+            #expect(results.map(\.valid) == [true, false, true])
+            #expect(results[1].reason == "not-found" && results[1].message == "no such file or directory")
             let table = await tilecache("inspect", "/no/such/file.jpg", directory + "/a.jpg")
             #expect(table.code == 2 && table.out.contains("not-found: no such file or directory"))
             #expect(table.out.contains("2 files: 1 valid, 1 invalid"))
@@ -83,10 +84,10 @@ struct InspectCommandTests {
             #expect(mkfifo(directory + "/sub/pipe", 0o644) == 0)
             let run = await tilecache("inspect", directory, "--format", "json")
             #expect(run.code == 2)  // c.jpg and d.jpg are broken
-            let results = try #require(try run.json() as? [[String: Any]])
-            #expect(results.compactMap { ($0["path"] as? String)?.dropFirst(directory.count) }
+            let results = try run.decoded(as: [CLIJSON.FileInspection].self)
+            #expect(results.map { $0.path.dropFirst(directory.count) }
                     == ["/a.jpg", "/b.png", "/c.jpg", "/d.jpg", "/sub/link.jpg"])
-            #expect(results[4]["valid"] as? Bool == true)
+            #expect(results[4].valid == true)
             for (path, why) in [("/.hidden", "hidden"), ("/sub/gone.jpg", "a broken symbolic link"), ("/sub/pipe", "not a regular file"),
                                 ("/sub/up", "a link back to a directory it is inside (cycle)")] {
                 #expect(run.err.contains("  \(directory)\(path): \(why)\n"), "\(path)")
@@ -105,7 +106,7 @@ struct InspectCommandTests {
             #expect(!run.err.contains("Usage:"))
             let allowed = await tilecache("inspect", directory, "--allow-empty", "--format", "json")
             #expect(allowed.code == 0)
-            #expect(try #require(try allowed.json() as? [Any]).isEmpty)
+            #expect(try allowed.decoded(as: [JSONValue].self).isEmpty)
         }
     }
 
@@ -138,12 +139,12 @@ struct InspectCommandTests {
                 let beside = await tilecache("inspect", cache, directory + "/a.jpg", "--format", "json")
                 #expect(beside.code == 0)
                 #expect(beside.err.contains("\(cache) is a TileCache disk cache, skipped: use `tilecache stats --verify --cache-dir \(cache)`"))
-                #expect(try #require(try beside.json() as? [[String: Any]]).map { $0["path"] as? String } == [directory + "/a.jpg"])
+                #expect(try beside.decoded(as: [CLIJSON.FileInspection].self).map(\.path) == [directory + "/a.jpg"])
 
                 let inside = await tilecache("inspect", directory, "--format", "json")
                 #expect(inside.code == 2)  // c.jpg and d.jpg are broken; nothing of the cache is listed
-                let results = try #require(try inside.json() as? [[String: Any]])
-                #expect(results.compactMap { ($0["path"] as? String)?.dropFirst(directory.count) } == ["/a.jpg", "/b.png", "/c.jpg", "/d.jpg"])
+                let results = try inside.decoded(as: [CLIJSON.FileInspection].self)
+                #expect(results.map { $0.path.dropFirst(directory.count) } == ["/a.jpg", "/b.png", "/c.jpg", "/d.jpg"])
                 #expect(inside.err.contains("\(cache) is a TileCache disk cache, skipped: use"), "\(inside.err)")
 
                 // A path the shell would split is quoted in the command suggested.
@@ -165,12 +166,12 @@ struct InspectCommandTests {
             try webp.prefix(webp.count - 10).write(to: URL(fileURLWithPath: directory + "/cut.webp"))
             let run = await tilecache("inspect", directory + "/out/o.webp", directory + "/cut.webp", "--format", "json")
             #expect(run.code == 2)
-            let results = try #require(try run.json() as? [[String: Any]])
-            #expect(results.map { $0["valid"] as? Bool } == [true, false])
-            #expect(results.allSatisfy { $0["format"] as? String == "webp" && $0["width"] as? Int == 48 })
-            #expect(results[0]["reason"] is NSNull)
-            #expect(results[1]["reason"] as? String == "truncated")
-            #expect(results[1]["message"] as? String == "WebP ends early: its RIFF header declares \(webp.count) bytes, the file holds \(webp.count - 10)")
+            let results = try run.decoded(as: [CLIJSON.FileInspection].self)
+            #expect(results.map(\.valid) == [true, false])
+            #expect(results.allSatisfy { $0.format == "webp" && $0.width == 48 })
+            #expect(try run.decoded(as: [JSONValue].self)[0]["reason"] == .null)  // present, as null
+            #expect(results[1].reason == "truncated")
+            #expect(results[1].message == "WebP ends early: its RIFF header declares \(webp.count) bytes, the file holds \(webp.count - 10)")
         }
     }
 

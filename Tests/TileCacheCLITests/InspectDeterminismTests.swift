@@ -9,7 +9,7 @@ import TestSupport
 ///
 /// `TILECACHE_VERDICT_ROUNDS` sets the rounds (default 3; `scripts/verdict-check.sh` runs 20), and
 /// `TILECACHE_VERDICT_CORPUS_DIR` keeps the corpus in that folder instead of a temporary one, for peers' tools to judge.
-@Suite("tilecache inspect: verdicts independent of order and concurrency")
+@Suite("tilecache inspect: verdicts independent of order and concurrency", .timeLimit(.minutes(5)), .heavy)
 struct InspectDeterminismTests {
     @Test("the same JSON at -j 1 and -j 16, every round")
     func sameJSON() async throws {
@@ -24,7 +24,7 @@ struct InspectDeterminismTests {
             }
             let reference = await tilecache("inspect", directory, "-j", "1", "--format", "json")
             #expect(reference.code == 2)  // the corpus holds broken files
-            let results = try #require(try reference.json() as? [[String: Any]])
+            let results = try reference.decoded(as: [CLIJSON.FileInspection].self)
             #expect(results.count == corpus.count)
             for round in 1...rounds {
                 for threads in ["1", "16"] {

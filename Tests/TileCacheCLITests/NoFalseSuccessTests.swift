@@ -7,7 +7,7 @@ import TileCacheOrigin
 
 /// No command reports success for work it did not do: a cache directory it cannot use, a list with nothing in it, an
 /// option that would be ignored, a runtime failure dressed as a usage error.
-@Suite("no false success")
+@Suite("no false success", .timeLimit(.minutes(5)), .heavy)
 struct NoFalseSuccessTests {
     func catalogue(_ origin: OriginServer, _ extra: String...) -> [String] {
         ["--tiles-base", origin.tilesBase, "--images-base", origin.imagesBase] + extra
@@ -59,7 +59,7 @@ struct NoFalseSuccessTests {
                 let memoryOnly = await tilecache(["prefetch", "--elements", "1", "--no-disk-cache", "--cache-dir", directory + "/unused"]
                                                  + catalogue(origin, "--format", "json"))
                 #expect(memoryOnly.code == 0, "\(memoryOnly.err)")
-                #expect((try memoryOnly.json() as? [String: Any])?["succeeded"] as? Int == 2)
+                #expect(try memoryOnly.decoded(as: CLIJSON.Prefetch.self).succeeded == 2)
                 #expect(!FileManager.default.fileExists(atPath: directory + "/unused"))
                 let contradiction = await tilecache("validate", "--store", "--no-disk-cache", "--elements", "1")
                 #expect(contradiction.code == 1 && contradiction.err.contains("--store needs the disk cache"))
@@ -91,9 +91,9 @@ struct NoFalseSuccessTests {
                 #expect(run.code == 1)
                 #expect(run.err.contains("\(cache): the warm-up is incomplete: ") && run.err.contains("images not stored: No space left on device"),
                         "\(run.err)")
-                let report = try #require(try run.json() as? [String: Any])
-                #expect(report["succeeded"] as? Int == 40)
-                let warnings = try #require(report["warnings"] as? [String])
+                let report = try run.decoded(as: CLIJSON.Prefetch.self)
+                #expect(report.succeeded == 40)
+                let warnings = report.warnings
                 #expect(warnings.contains { $0.contains("images not stored: the file system refused writes to \(cache) (No space left on device)") })
             }
         }
@@ -108,7 +108,7 @@ struct NoFalseSuccessTests {
                 let table = await tilecache(["prefetch", "--elements", "1-3", "--kind", "thumbnails", "--disk-bytes", "1KB", "--cache-dir", cache]
                                             + catalogue(origin))
                 #expect(json.code == 0)
-                let warnings = try #require((try json.json() as? [String: Any])?["warnings"] as? [String])
+                let warnings = try json.decoded(as: CLIJSON.Prefetch.self).warnings
                 #expect(warnings.count == 1)
                 #expect(warnings.first?.hasPrefix("nothing could be stored: the disk limit (--disk-bytes), 1000 B, is smaller than the smallest image, ") == true,
                         "\(warnings)")

@@ -2,9 +2,10 @@ import CacheLab
 import Catalogue
 import ImageCore
 import Testing
+import TestSupport
 @testable import TileCacheCLI
 
-@Suite("Option parsing")
+@Suite("Option parsing", .timeLimit(.minutes(5)))
 struct ParsingTests {
     @Test("sizes accept binary and decimal units", arguments: [
         ("10MiB", 10 * 1024 * 1024), ("512KB", 512_000), ("512kib", 524_288), ("4096", 4096),

@@ -5,7 +5,7 @@ import TileCacheCLI
 import TestSupport
 import TileCacheOrigin
 
-@Suite("tilecache prefetch against the loopback origin")
+@Suite("tilecache prefetch against the loopback origin", .timeLimit(.minutes(5)), .heavy)
 struct PrefetchCommandTests {
     func arguments(_ origin: OriginServer, cache: String, _ extra: String...) -> [String] {
         ["prefetch", "--tiles-base", origin.tilesBase, "--images-base", origin.imagesBase, "--cache-dir", cache,
@@ -19,18 +19,15 @@ struct PrefetchCommandTests {
                 let run = await tilecache(arguments(origin, cache: cache, "--elements", "1-4", "--repeat", "2"))
                 #expect(run.code == 0, "\(run.err)")
                 #expect(run.err.isEmpty)  // off a terminal: no progress, nothing on stderr
-                let json = try #require(try run.json() as? [String: Any])
-                for key in ["requested", "succeeded", "failed", "expectedMissing", "memoryHits", "diskHits", "revalidated",
-                            "networkFetches", "hitRate", "bytesDownloaded", "durationSeconds", "failures"] {
-                    #expect(json[key] != nil, "missing key \(key)")
-                }
-                let runs = try #require(json["runs"] as? [[String: Any]])
+                // Decoding needs every documented key of a run, at the top level and in each of `runs`.
+                let json = try run.decoded(as: CLIJSON.Prefetch.self)
+                let runs = try #require(json.runs)
                 #expect(runs.count == 2)
-                #expect(runs[0]["requested"] as? Int == 8 && runs[0]["networkFetches"] as? Int == 8)
-                #expect(runs[0]["hitRate"] as? Double == 0)
-                #expect(runs[1]["networkFetches"] as? Int == 0)
-                #expect((runs[1]["memoryHits"] as? Int ?? 0) + (runs[1]["diskHits"] as? Int ?? 0) == 8)
-                #expect(runs[1]["hitRate"] as? Double == 1)
+                #expect(runs[0].requested == 8 && runs[0].networkFetches == 8)
+                #expect(runs[0].hitRate == 0)
+                #expect(runs[1].networkFetches == 0)
+                #expect(runs[1].memoryHits + runs[1].diskHits == 8)
+                #expect(runs[1].hitRate == 1)
                 // Each URL asked once, by the first run only (a transfer retried on a loaded machine is a request more,
                 // never a second URL).
                 #expect(origin.statistics.requestsByPath.count == 8 && origin.statistics.requests >= 8)
@@ -131,8 +128,8 @@ struct PrefetchCommandTests {
                 #expect(code == 0)
                 #expect(captured.err.contains("5/5") && captured.err.contains("ETA"))
                 #expect(!captured.out.contains("ETA") && !captured.out.contains("\r"))
-                let json = try JSONSerialization.jsonObject(with: Data(captured.out.utf8)) as? [String: Any]
-                #expect(json?["succeeded"] as? Int == 5)
+                let report = try decode(CLIJSON.Prefetch.self, from: captured.out)
+                #expect(report.succeeded == 5)
             }
         }
     }
@@ -190,7 +187,7 @@ struct PrefetchCommandTests {
     }
 }
 
-@Suite("tilecache origin")
+@Suite("tilecache origin", .timeLimit(.minutes(5)), .heavy)
 struct OriginCommandTests {
     @Test("prints both base URLs, serves images, and stops when its task is cancelled")
     func runsAndStops() async throws {
@@ -198,10 +195,7 @@ struct OriginCommandTests {
         let task = Task {
             await Console.$current.withValue(console) { await TileCacheCommand.run(arguments: ["origin", "--latency-ms", "5"]) }
         }
-        var waited = 0
-        while !captured.out.contains("--images-base"), waited < 500 {
-            try await Task.sleep(for: .milliseconds(10)); waited += 1
-        }
+        try await waitUntil("the origin prints its base URLs") { captured.out.contains("--images-base") }
         let tilesBase = try #require(captured.out.split(separator: "\n").first { $0.hasPrefix("--tiles-base ") }).dropFirst(13)
         let response = try await TransferEngine().perform(TransferRequest(url: tilesBase + "/Tiles/001/s7.JPG"))
         #expect(response.status == 200 && ImageFormat.sniff(response.body) == .jpeg)

@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// `serve --db` / `TILECACHE_DATABASE_URL` as a user runs them: real processes against a real PostgreSQL.
-@Suite("tilecache serve with PostgreSQL favourites")
+@Suite("tilecache serve with PostgreSQL favourites", .timeLimit(.minutes(5)), .heavy)
 struct ServeDatabaseTests {
     @Test("a wrong password from --db or TILECACHE_DATABASE_URL stops serve at start, naming the masked URL; a blank variable is a usage error")
     func startErrors() async throws {
@@ -40,7 +40,7 @@ struct ServeDatabaseTests {
             let deadline = ContinuousClock.now + TestTime.scaled(.seconds(20))
             repeat {
                 let health = try await TransferEngine().perform(TransferRequest(url: "http://127.0.0.1:\(port)/healthz"))
-                checks = (try JSONSerialization.jsonObject(with: Data(health.body)) as? [String: Any])?["checks"] as? [String: String]
+                checks = try decode(ServiceJSON.Health.self, from: health.body).checks
             } while checks?["database"] != "ok" && ContinuousClock.now < deadline
             #expect(checks?["database"] == "ok")
             child.send(SIGTERM)

@@ -10,7 +10,7 @@ import Glibc
 /// `tilecache serve` under a low descriptor limit (issue 31): with `ulimit -n 128`, 110 clients that pipeline
 /// requests and read no answers made `/healthz` time out while an event-loop thread spun a core on a failing `accept`,
 /// until the clients left. Any 110 connections held open do the same.
-@Suite("serve: descriptor limit")
+@Suite("serve: descriptor limit", .timeLimit(.minutes(5)), .heavy)
 struct ServeDescriptorLimitTests {
     @Test("ulimit -n 128 and 110 clients that never finish a request or never read: /healthz answers, no thread spins, connections are shed before descriptors run out")
     func descriptorExhaustion() async throws {

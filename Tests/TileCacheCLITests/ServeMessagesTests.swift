@@ -10,7 +10,7 @@ import Glibc
 
 /// What `tilecache serve` says about where it listens, why it cannot start, and that it stops: in words a person can
 /// act on, never a Swift type's description.
-@Suite("serve's messages")
+@Suite("serve's messages", .timeLimit(.minutes(5)), .heavy)
 struct ServeMessagesTests {
     @Test("an IPv6 host is printed in brackets, and SIGTERM is answered with 'shutting down' and 'stopped' in the log")
     func ipv6AndShutdown() async throws {

@@ -7,12 +7,8 @@ import TileCacheOrigin
 
 /// `--shared-store` as a user runs it: real `tilecache` processes (the store's credentials come only from the
 /// environment) against a real SeaweedFS and the built-in origin.
-@Suite("tilecache with --shared-store (SeaweedFS)")
+@Suite("tilecache with --shared-store (SeaweedFS)", .timeLimit(.minutes(5)), .heavy)
 struct SharedStoreCLITests {
-    func json(_ text: String) throws -> [String: Any] {
-        try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "not a JSON object: \(text)")
-    }
-
     @Test("prefetch fills the store; a second machine's prefetch is all sharedHits; stats lists the store's objects")
     func prefetchTwice() async throws {
         let store = try await SeaweedFS.shared()
@@ -24,25 +20,25 @@ struct SharedStoreCLITests {
                 let first = try await ChildProcess.run(["prefetch", "--cache-dir", directory + "/a", "--create-bucket"] + common,
                                                        environment: store.environment)
                 #expect(first.code == 0, "\(first.err)")
-                let cold = try json(first.out)
-                #expect(cold["networkFetches"] as? Int == 6 && cold["sharedHits"] as? Int == 0)
-                let coldStore = try #require(cold["sharedStore"] as? [String: Any])
-                #expect(coldStore["store"] as? String == bucket && coldStore["status"] as? String == "ok")
-                #expect((coldStore["statistics"] as? [String: Any])?["writes"] as? Int == 6)
+                let cold = try decode(CLIJSON.Prefetch.self, from: first.out)
+                #expect(cold.networkFetches == 6 && cold.sharedHits == 0)
+                let coldStore = try #require(cold.sharedStore)
+                #expect(coldStore.store == bucket && coldStore.status == "ok")
+                #expect(coldStore.statistics.writes == 6)
                 let requests = origin.statistics.requests
 
                 let second = try await ChildProcess.run(["prefetch", "--cache-dir", directory + "/b"] + common, environment: store.environment)
                 #expect(second.code == 0, "\(second.err)")
-                let warm = try json(second.out)
-                #expect(warm["sharedHits"] as? Int == 6 && warm["networkFetches"] as? Int == 0 && warm["hitRate"] as? Double == 1)
+                let warm = try decode(CLIJSON.Prefetch.self, from: second.out)
+                #expect(warm.sharedHits == 6 && warm.networkFetches == 0 && warm.hitRate == 1)
                 #expect(origin.statistics.requests == requests, "the second machine asked the origin nothing")
                 #expect(DiskCacheEntries.count(in: directory + "/b") == 6, "shared hits are written to the local disk")
 
                 let stats = try await ChildProcess.run(["stats", "--cache-dir", directory + "/b", "--format", "json", "--shared-store", bucket],
                                                        environment: store.environment)
                 #expect(stats.code == 0, "\(stats.err)")
-                let summary = try #require(try json(stats.out)["sharedStore"] as? [String: Any])
-                #expect(summary["objects"] as? Int == 6 && (summary["bytes"] as? Int ?? 0) > 0 && summary["endpoint"] as? String == store.endpoint)
+                let summary = try #require(try decode(CLIJSON.CacheStats.self, from: stats.out).sharedStore)
+                #expect(summary.objects == 6 && summary.bytes > 0 && summary.endpoint == store.endpoint)
             }
         }
     }
@@ -58,10 +54,10 @@ struct SharedStoreCLITests {
                 let validate = try await ChildProcess.run(["validate", "--store", "--cache-dir", directory + "/a", "--create-bucket"] + common,
                                                           environment: store.environment)
                 #expect(validate.code == 0, "\(validate.err)")
-                #expect(try json(validate.out)["ok"] as? Int == 4)
+                #expect(try decode(CLIJSON.Validation.self, from: validate.out).ok == 4)
                 let prefetch = try await ChildProcess.run(["prefetch", "--cache-dir", directory + "/b"] + common, environment: store.environment)
                 #expect(prefetch.code == 0, "\(prefetch.err)")
-                #expect(try json(prefetch.out)["sharedHits"] as? Int == 4)
+                #expect(try decode(CLIJSON.Prefetch.self, from: prefetch.out).sharedHits == 4)
             }
         }
     }

@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 @testable import TileCacheCLI
 
-@Suite("tilecache thumbnail and orientation in inspect")
+@Suite("tilecache thumbnail and orientation in inspect", .timeLimit(.minutes(5)), .heavy)
 struct ThumbnailCommandTests {
     /// A real photo stored rotated, as a camera held upright writes it: EXIF orientation 6, pixels a quarter turn off.
     static func rotatedPhoto(in directory: String) throws -> String {
@@ -26,9 +26,9 @@ struct ThumbnailCommandTests {
             let path = try Self.rotatedPhoto(in: directory)
             let run = await tilecache("inspect", path, "--format", "json")
             #expect(run.code == 0, "\(run.err)")
-            let result = try #require((try run.json() as? [[String: Any]])?.first)
-            #expect(result["width"] as? Int == 427 && result["height"] as? Int == 640)
-            #expect(result["orientation"] as? Int == 6 && result["uprightWidth"] as? Int == 640 && result["uprightHeight"] as? Int == 427)
+            let result = try #require(try run.decoded(as: [CLIJSON.FileInspection].self).first)
+            #expect(result.width == 427 && result.height == 640)
+            #expect(result.orientation == 6 && result.uprightWidth == 640 && result.uprightHeight == 427)
             let table = await tilecache("inspect", path)
             #expect(table.out.contains("427x640 (EXIF orientation 6: 640x427 upright)"))
         }
@@ -41,12 +41,12 @@ struct ThumbnailCommandTests {
             try Data("<html></html>".utf8).write(to: URL(fileURLWithPath: directory + "/page.jpg"))
             let run = await tilecache("thumbnail", camera, "-w", "160", "-o", directory + "/out", "--image-format", "webp", "--format", "json")
             #expect(run.code == 0, "\(run.err)")
-            let report = try #require(try run.json() as? [String: Any])
-            let file = try #require((report["files"] as? [[String: Any]])?.first)
-            #expect(file["width"] as? Int == 160 && file["height"] as? Int == 107)  // upright: landscape
+            let report = try run.decoded(as: ThumbnailOutput.self)
+            let file = try #require(report.files.first)
+            #expect(file.width == 160 && file.height == 107)  // upright: landscape
             let written = [UInt8](try Data(contentsOf: URL(fileURLWithPath: directory + "/out/camera.webp")))
-            #expect(ImageFormat.sniff(written) == .webp && written.count == file["bytes"] as? Int)
-            #expect(report["processed"] as? Int == 1)
+            #expect(ImageFormat.sniff(written) == .webp && written.count == file.bytes)
+            #expect(report.processed == 1)
 
             let broken = await tilecache("thumbnail", camera, directory + "/page.jpg", directory + "/missing.jpg", "-w", "64", "-o", directory + "/out2")
             #expect(broken.code == 2)
@@ -239,4 +239,24 @@ struct ThumbnailCommandTests {
             #expect(run.code == 1 && run.err.contains(mention), "\(arguments): \(run.err)")
         }
     }
+}
+
+/// A client's model of `thumbnail --format json` (docs/cli.md, `tilecache thumbnail`), not the command's own type.
+private struct ThumbnailOutput: Decodable {
+    /// One input: its thumbnail, or why there is none.
+    struct File: Decodable {
+        var path: String
+        var output: String?
+        var width: Int?
+        var height: Int?
+        var bytes: Int?
+        var reason: String?
+        var message: String?
+    }
+
+    var files: [File]
+    var processed: Int
+    var seconds: Double
+    var perSecond: Double
+    var concurrency: Int
 }

@@ -5,7 +5,7 @@ import TileCacheCLI
 import TestSupport
 import TileCacheOrigin
 
-@Suite("tilecache validate against the loopback origin")
+@Suite("tilecache validate against the loopback origin", .timeLimit(.minutes(5)), .heavy)
 struct ValidateCommandTests {
     @Test("catalogue photos: cesium is ok, served by caesium.jpg; 90+ listed as expected missing; nothing stored")
     func cataloguePhotos() async throws {
@@ -25,8 +25,9 @@ struct ValidateCommandTests {
                 #expect(cesium.servedBy == origin.imagesBase + "/caesium.jpg")
                 #expect(report.results.first { $0.url.hasSuffix("/thorium.jpg") }?.expectedMissing == true)
                 // Absent values are written as null, not left out: clients that read keys find every one.
-                let raw = try #require((try run.json() as? [String: Any])?["results"] as? [[String: Any]])
-                #expect(raw.allSatisfy { $0["reason"] != nil } && raw.first { ($0["url"] as? String)?.hasSuffix("/iron.jpg") == true }?["reason"] is NSNull)
+                let raw = try #require(try run.decoded(as: JSONValue.self)["results"]?.array)
+                #expect(raw.allSatisfy { $0["reason"] != nil }
+                        && raw.first { $0["url"]?.string?.hasSuffix("/iron.jpg") == true }?["reason"] == .null)
                 #expect(!FileManager.default.fileExists(atPath: cache + "/entries"))  // nothing stored without --store
             }
         }
@@ -89,7 +90,7 @@ struct ValidateCommandTests {
     }
 }
 
-@Suite("validate: list files from Windows and spreadsheets")
+@Suite("validate: list files from Windows and spreadsheets", .timeLimit(.minutes(5)), .heavy)
 struct ValidateListFileTests {
     @Test("CRLF, CR, a byte-order mark, trailing white space and comments: every URL is checked on its own",
           arguments: ["\r\n", "\r", "\n"])
@@ -110,7 +111,7 @@ struct ValidateListFileTests {
     }
 }
 
-@Suite("validate: URLs a user lists")
+@Suite("validate: URLs a user lists", .timeLimit(.minutes(5)), .heavy)
 struct ValidateSchemeTests {
     @Test("a --urls list may point anywhere over http(s), never at another scheme or with credentials")
     func schemes() async throws {

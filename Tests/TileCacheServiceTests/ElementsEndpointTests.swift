@@ -9,29 +9,29 @@ import TileCacheOrigin
 import TileCacheService
 import Catalogue
 
-@Suite("Service: catalogue and images")
+@Suite("Service: catalogue and images", .timeLimit(.minutes(5)), .heavy)
 struct ElementsEndpointTests {
     @Test("the catalogue in the seed API's shape: bare arrays of 100 and 18, image URLs pointing at the service")
     func catalogue() async throws {
         try await withService(try await .start()) { client, _ in
             try await client.execute(uri: "/api/v1/elements", method: .get) { response in
                 #expect(response.status == .ok && response.headers[HTTPField.Name("X-Total-Count")!] == "100")
-                let elements = try #require(response.jsonArray)
-                #expect(elements.map { $0["number"] as? Int } == (1...100).map { $0 })
+                let elements = try response.decoded(as: [ServiceJSON.Element].self)
+                #expect(elements.map(\.number) == Array(1...100))
                 let sodium = elements[10]
-                #expect(sodium["name"] as? String == "Sodium" && sodium["atomic_mass"] as? Double == 22.989769282 && sodium["id"] as? String == "11")
-                #expect((sodium["thumbnail_url"] as? String)?.hasSuffix("/api/v1/elements/11/thumbnail") == true)
-                #expect((sodium["image_url"] as? String)?.hasSuffix("/api/v1/elements/11/image") == true)
+                #expect(sodium.name == "Sodium" && sodium.atomicMass == 22.989769282 && sodium.id == "11")
+                #expect(sodium.thumbnailURL.hasSuffix("/api/v1/elements/11/thumbnail"))
+                #expect(sodium.imageURL.hasSuffix("/api/v1/elements/11/image"))
             }
-            let remaining = try #require(try await client.execute(uri: "/api/v1/elements_remaining", method: .get).jsonArray)
-            #expect(remaining.map { $0["number"] as? Int } == (101...118).map { $0 } && remaining.allSatisfy { $0["has_image"] as? Bool == false })
+            let remaining = try await client.execute(uri: "/api/v1/elements_remaining", method: .get).decoded(as: [ServiceJSON.Element].self)
+            #expect(remaining.map(\.number) == Array(101...118) && remaining.allSatisfy { !$0.hasImage })
             for id in ["26", "fe", "IRON"] {
-                try await client.execute(uri: "/api/v1/elements/\(id)", method: .get) { response in
-                    #expect(response.status == .ok && response.json?["symbol"] as? String == "Fe")
-                }
+                let response = try await client.execute(uri: "/api/v1/elements/\(id)", method: .get)
+                #expect(response.status == .ok)
+                #expect(try response.decoded(as: ServiceJSON.Element.self).symbol == "Fe", "\(id)")
             }
             for (id, symbol) in [("caesium", "Cs"), ("sulphur", "S"), ("aluminum", "Al")] {
-                #expect(try await client.execute(uri: "/api/v1/elements/\(id)", method: .get).json?["symbol"] as? String == symbol, "\(id)")
+                #expect(try await client.execute(uri: "/api/v1/elements/\(id)", method: .get).decoded(as: ServiceJSON.Element.self).symbol == symbol, "\(id)")
             }
             try await client.execute(uri: "/api/v1/elements/unobtainium", method: .get) { response in
                 #expect(response.status == .notFound && response.errorReason == "unknown-element")
@@ -46,7 +46,7 @@ struct ElementsEndpointTests {
             func numbers(_ query: String, _ route: String = "/api/v1/elements") async throws -> [Int] {
                 let response = try await client.execute(uri: "\(route)?\(query)", method: .get)
                 #expect(response.status == .ok, "\(query)")
-                return (response.jsonArray ?? []).compactMap { $0["number"] as? Int }
+                return try response.decoded(as: [ServiceJSON.Element].self).map(\.number)
             }
             #expect(try await numbers("page=2&limit=10") == Array(11...20))
             #expect(try await numbers("page=11&limit=10").isEmpty)
@@ -59,14 +59,14 @@ struct ElementsEndpointTests {
             #expect(try await numbers("symbol=Na") == [11])
             #expect(try await numbers("phase=Gas&period=2") == [7, 8, 9, 10])
             // search: a case-insensitive substring of any string field (summaries included).
-            let every = try #require(try await client.execute(uri: "/api/v1/elements", method: .get).jsonArray)
-            let nobleGas = every.filter { $0.values.contains { ($0 as? String)?.lowercased().contains("noble gas") == true } }
-                .compactMap { $0["number"] as? Int }
+            let every = try await client.execute(uri: "/api/v1/elements", method: .get).decoded(as: [ServiceJSON.Element].self)
+            let nobleGas = every.filter { $0.strings.contains { $0.lowercased().contains("noble gas") } }.map(\.number)
             #expect(try await numbers("search=NOBLE%20gas") == nobleGas && [2, 10, 18].allSatisfy(nobleGas.contains) && !nobleGas.contains(26))
             #expect(try await numbers("symbol=Og", "/api/v1/elements_remaining") == [118])
             #expect(try await numbers("utm_source=x&_=123&symbol=Fe") == [26])  // unknown keys are ignored
             let total = try await client.execute(uri: "/api/v1/elements?phase=Liquid&limit=1", method: .get)
-            #expect(total.headers[HTTPField.Name("X-Total-Count")!] == "2" && total.jsonArray?.count == 1)
+            #expect(total.headers[HTTPField.Name("X-Total-Count")!] == "2")
+            #expect(try total.decoded(as: [ServiceJSON.Element].self).count == 1)
             for (query, reason) in [("page=0", "bad-page"), ("limit=x", "bad-limit"), ("order=up", "bad-order"), ("sortBy=weight", "bad-sortBy")] {
                 let bad = try await client.execute(uri: "/api/v1/elements?\(query)", method: .get)
                 #expect(bad.status == .badRequest && bad.errorReason == reason, "\(query)")
@@ -166,14 +166,14 @@ struct ElementsEndpointTests {
             let thorium = try await client.execute(uri: "/api/v1/elements/90/image", method: .get)
             #expect(thorium.status == .notFound && thorium.errorReason == "no-photo")
             #expect(harness.origin.statistics.requests == 0)  // known missing: never asked upstream
-            #expect(try await client.execute(uri: "/api/v1/elements/26", method: .get).json?["has_image"] as? Bool == true)
+            #expect(try await client.execute(uri: "/api/v1/elements/26", method: .get).decoded(as: ServiceJSON.Element.self).hasImage == true)
             let iron = try await client.execute(uri: "/api/v1/elements/Fe/image", method: .get)
             #expect(iron.status == .notFound && iron.errorReason == "upstream-not-found")
-            #expect(iron.json.map { "\($0)" }?.contains("127.0.0.1") == false)  // no upstream details in the body
-            #expect(try await client.execute(uri: "/api/v1/elements/26", method: .get).json?["has_image"] as? Bool == false)
+            #expect(!String(buffer: iron.body).contains("127.0.0.1"))  // no upstream details in the body
+            #expect(try await client.execute(uri: "/api/v1/elements/26", method: .get).decoded(as: ServiceJSON.Element.self).hasImage == false)
             harness.origin.setFaults([])
             #expect(try await client.execute(uri: "/api/v1/elements/Fe/image", method: .get).status == .ok)
-            #expect(try await client.execute(uri: "/api/v1/elements/26", method: .get).json?["has_image"] as? Bool == true)
+            #expect(try await client.execute(uri: "/api/v1/elements/26", method: .get).decoded(as: ServiceJSON.Element.self).hasImage == true)
         }
     }
 
@@ -183,7 +183,7 @@ struct ElementsEndpointTests {
         try await withService(harness) { client, dependencies in
             let cesium = try await client.execute(uri: "/api/v1/elements/55/image", method: .get)
             #expect(cesium.status == .ok && cesium.bytes == harness.origin.body(forPath: "/images-of-elements/caesium.jpg"))
-            #expect(try await client.execute(uri: "/api/v1/elements/55", method: .get).json?["has_image"] as? Bool == true)
+            #expect(try await client.execute(uri: "/api/v1/elements/55", method: .get).decoded(as: ServiceJSON.Element.self).hasImage == true)
             for uri in ["/cesium.jpg", "/caesium.jpg", "/images-of-elements/cesium.jpg", "/api/v1/elements/caesium/image"] {
                 let response = try await client.execute(uri: uri, method: .get)
                 #expect(response.status == .ok && response.bytes == cesium.bytes, "\(uri)")

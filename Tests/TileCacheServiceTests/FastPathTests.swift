@@ -7,7 +7,7 @@ import TestSupport
 import TileCacheOrigin
 import TileCacheService
 
-@Suite("Service: the fast path answers images in memory as the router does")
+@Suite("Service: the fast path answers images in memory as the router does", .timeLimit(.minutes(5)), .heavy)
 struct FastPathTests {
     /// What a client sees of an answer: status, headers in order (without `Date`, and without a generated request ID),
     /// and the body's bytes.

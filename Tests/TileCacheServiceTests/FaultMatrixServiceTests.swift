@@ -10,7 +10,7 @@ import Catalogue
 import TileCacheService
 
 /// The hardening fault matrix (docs/reliability.md) through `tilecache serve`'s thumbnail endpoint.
-@Suite("fault matrix through the service")
+@Suite("fault matrix through the service", .timeLimit(.minutes(5)), .heavy)
 struct FaultMatrixServiceTests {
     @Test("every case gets its status; only valid images are cached; failures are not; the statistics add up")
     func matrix() async throws {
@@ -68,10 +68,8 @@ struct FaultMatrixServiceTests {
             }
             /// `/api/v1/stats`: (network fetches, failures, memory-tier entries, disk entries).
             func stats() async throws -> (Int?, Int, Int?, Int?) {
-                let json = try await client.execute(uri: "/api/v1/stats", method: .get).json
-                return ((json?["outcomes"] as? [String: Int])?["networkFetch"],
-                        (json?["failures"] as? [String: Int])?.values.reduce(0, +) ?? 0,
-                        (json?["memoryCache"] as? [String: Any])?["count"] as? Int, json?["diskEntries"] as? Int)
+                let stats = try await client.execute(uri: "/api/v1/stats", method: .get).decoded(as: ServiceJSON.Stats.self)
+                return (stats.outcomes["networkFetch"], stats.failures.values.reduce(0, +), stats.memoryCache.count, stats.diskEntries)
             }
             let afterFirst = try await stats()
             #expect(afterFirst.0 == valid && afterFirst.1 == cases.count - valid)

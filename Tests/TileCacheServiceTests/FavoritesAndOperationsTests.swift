@@ -12,7 +12,7 @@ import TestSupport
 import TileCacheOrigin
 import TileCacheService
 
-@Suite("Service: favourites and operations")
+@Suite("Service: favourites and operations", .timeLimit(.minutes(5)), .heavy)
 struct FavoritesAndOperationsTests {
     func post(_ client: any TestClientProtocol, _ json: String) async throws -> TestResponse {
         try await client.execute(uri: "/api/v1/favorites", method: .post, headers: [.contentType: "application/json"],
@@ -25,14 +25,17 @@ struct FavoritesAndOperationsTests {
         try await withService(try await .start(favorites: backend)) { client, _ in
             let created = try await post(client, #"{"favoritedBy":"Ada","elementName":"Sodium","elementSymbol":"Na"}"#)
             #expect(created.status == .created && created.headers[.location] == "/api/v1/favorites/1")
-            #expect(created.json?["id"] as? String == "1" && created.json?["createdAt"] is String)
-            #expect(created.json?["elementName"] as? String == "Sodium" && created.json?["favoritedBy"] as? String == "Ada")
-            #expect(created.json?["name"] as? String == "Sodium" && created.json?["symbol"] as? String == "Na" && created.json?["number"] as? Int == 11)
+            let createdFavorite = try created.decoded(as: ServiceJSON.Favorite.self)  // createdAt decoded: a string
+            #expect(createdFavorite.id == "1")
+            #expect(createdFavorite.elementName == "Sodium" && createdFavorite.favoritedBy == "Ada")
+            #expect(createdFavorite.name == "Sodium" && createdFavorite.symbol == "Na" && createdFavorite.number == 11)
             let record = try await post(client, #"{"favoritedBy":"Grace","name":"gold","symbol":"au","number":79,"id":"79","createdAt":"x","note":{"stars":5}}"#)
-            #expect(record.status == .created && record.json?["id"] as? String == "2" && record.json?["createdAt"] as? String != "x")
-            #expect(record.json?["name"] as? String == "gold" && record.json?["elementName"] as? String == "Gold")  // kept as posted, completed
-            #expect((record.json?["note"] as? [String: Int])?["stars"] == 5)
-            #expect(try await post(client, #"{"favoritedBy":"Grace","number":"55"}"#).json?["elementName"] as? String == "Cesium")
+            #expect(record.status == .created)
+            let recorded = try record.decoded(as: ServiceJSON.Favorite.self)
+            #expect(recorded.id == "2" && recorded.createdAt != "x")
+            #expect(recorded.name == "gold" && recorded.elementName == "Gold")  // kept as posted, completed
+            #expect(try record.decoded(as: FavoriteWithNote.self).note["stars"] == 5)
+            #expect(try await post(client, #"{"favoritedBy":"Grace","number":"55"}"#).decoded(as: ServiceJSON.Favorite.self).elementName == "Cesium")
             let long = String(repeating: "x", count: 101)
             for (body, reason) in [(#"{"elementName":"Sodium","elementSymbol":"Na"}"#, "missing-field"),
                                    (#"{"favoritedBy":"  ","elementName":"Sodium","elementSymbol":"Na"}"#, "missing-field"),
@@ -54,20 +57,22 @@ struct FavoritesAndOperationsTests {
             }
             let huge = "{\"favoritedBy\":\"Ada\",\"number\":1,\"pad\":\"\(String(repeating: "x", count: 70_000))\"}"
             #expect(try await post(client, huge).status == .contentTooLarge)
-            let all = try #require(try await client.execute(uri: "/api/v1/favorites", method: .get).jsonArray)
-            #expect(all.map { $0["id"] as? String } == ["1", "2", "3"])
-            let ada = try #require(try await client.execute(uri: "/api/v1/favorites?favoritedBy=Ada", method: .get).jsonArray)
-            #expect(ada.count == 1 && ada[0]["elementSymbol"] as? String == "Na")
+            let all = try await client.execute(uri: "/api/v1/favorites", method: .get).decoded(as: [ServiceJSON.Favorite].self)
+            #expect(all.map(\.id) == ["1", "2", "3"])
+            let ada = try await client.execute(uri: "/api/v1/favorites?favoritedBy=Ada", method: .get).decoded(as: [ServiceJSON.Favorite].self)
+            #expect(ada.count == 1 && ada[0].elementSymbol == "Na")
             let ignored = try await client.execute(uri: "/api/v1/favorites?user=Ada", method: .get)
-            #expect(ignored.status == .ok && ignored.jsonArray?.count == 3)  // unknown keys are ignored, as mock APIs do
-            let sorted = try #require(try await client.execute(uri: "/api/v1/favorites?sortBy=number&order=desc&limit=2", method: .get).jsonArray)
-            #expect(sorted.map { $0["number"] as? Int } == [79, 55])
+            #expect(ignored.status == .ok)
+            #expect(try ignored.decoded(as: [ServiceJSON.Favorite].self).count == 3)  // unknown keys are ignored, as mock APIs do
+            let sorted = try await client.execute(uri: "/api/v1/favorites?sortBy=number&order=desc&limit=2", method: .get)
+                .decoded(as: [ServiceJSON.Favorite].self)
+            #expect(sorted.map(\.number) == [79, 55])
             // A person with no favourites yet, or only three-key ones, sorts by an element field all the same.
             for query in ["favoritedBy=Nobody&sortBy=name", "favoritedBy=Ada&sortBy=atomic_mass", "favoritedBy=Nobody&atomic_mass=1"] {
                 let response = try await client.execute(uri: "/api/v1/favorites?\(query)", method: .get)
                 #expect(response.status == .ok, "\(query)")
             }
-            #expect(try await client.execute(uri: "/api/v1/favorites?atomic_mass=1", method: .get).jsonArray?.count == 0)
+            #expect(try await client.execute(uri: "/api/v1/favorites?atomic_mass=1", method: .get).decoded(as: [ServiceJSON.Favorite].self).count == 0)
         }
     }
 
@@ -75,18 +80,24 @@ struct FavoritesAndOperationsTests {
           arguments: FavoritesBackend.allCases)
     func favoriteResource(backend: FavoritesBackend) async throws {
         try await withService(try await .start(favorites: backend)) { client, _ in
-            let created = try #require(try await post(client, #"{"favoritedBy":"Ada Lovelace","elementName":"Iron","elementSymbol":"Fe"}"#).json)
+            let created = try await post(client, #"{"favoritedBy":"Ada Lovelace","elementName":"Iron","elementSymbol":"Fe"}"#)
+                .decoded(as: ServiceJSON.Favorite.self)
             let one = try await client.execute(uri: "/api/v1/favorites/1", method: .get)
-            #expect(one.status == .ok && one.json?["createdAt"] as? String == created["createdAt"] as? String)
+            #expect(one.status == .ok)
+            #expect(try one.decoded(as: ServiceJSON.Favorite.self).createdAt == created.createdAt)
             let replaced = try await client.execute(uri: "/api/v1/favorites/1", method: .put, headers: [.contentType: "application/json"],
                                                     body: ByteBuffer(string: #"{"favoritedBy":"Ada Lovelace","name":"Gold","symbol":"Au"}"#))
-            #expect(replaced.status == .ok && replaced.json?["id"] as? String == "1" && replaced.json?["number"] as? Int == 79)
-            #expect(replaced.json?["elementName"] as? String == "Gold" && replaced.json?["createdAt"] as? String == created["createdAt"] as? String)
+            #expect(replaced.status == .ok)
+            let replacement = try replaced.decoded(as: ServiceJSON.Favorite.self)
+            #expect(replacement.id == "1" && replacement.number == 79)
+            #expect(replacement.elementName == "Gold" && replacement.createdAt == created.createdAt)
             // `+` in a form-encoded query is a space.
-            let byName = try #require(try await client.execute(uri: "/api/v1/favorites?favoritedBy=Ada+Lovelace", method: .get).jsonArray)
-            #expect(byName.map { $0["symbol"] as? String } == ["Au"])
+            let byName = try await client.execute(uri: "/api/v1/favorites?favoritedBy=Ada+Lovelace", method: .get)
+                .decoded(as: [ServiceJSON.Favorite].self)
+            #expect(byName.map(\.symbol) == ["Au"])
             let removed = try await client.execute(uri: "/api/v1/favorites/1", method: .delete)
-            #expect(removed.status == .ok && removed.json?["symbol"] as? String == "Au")
+            #expect(removed.status == .ok)
+            #expect(try removed.decoded(as: ServiceJSON.Favorite.self).symbol == "Au")
             for method in [HTTPRequest.Method.get, .delete] {
                 for id in ["1", "abc", "99999999999999999999"] {
                     let missing = try await client.execute(uri: "/api/v1/favorites/\(id)", method: method)
@@ -108,23 +119,24 @@ struct FavoritesAndOperationsTests {
             }
             for _ in 0..<3 { _ = try await store.add(favoritedBy: "Bob", elementNumber: 26, body: #"{"favoritedBy":"Bob","number":26}"#) }
             // The seed client's read: a bare array, oldest first; now 100 at most, with the count of all.
-            let ids: @Sendable (TestResponse) -> [Int] = { response in
-                (response.jsonArray as? [[String: Any]] ?? []).compactMap { ($0["id"] as? String).flatMap(Int.init) }
+            // Stored by the repository directly, these hold only what was given: read the ids alone.
+            let ids: @Sendable (TestResponse) throws -> [Int] = { response in
+                try response.decoded(as: [FavoriteID].self).compactMap { Int($0.id) }
             }
             let first = try await client.execute(uri: "/api/v1/favorites?favoritedBy=Ada", method: .get)
-            #expect(ids(first) == Array(1...100) && first.headers[HTTPField.Name("X-Total-Count")!] == "150")
+            #expect(try ids(first) == Array(1...100) && first.headers[HTTPField.Name("X-Total-Count")!] == "150")
             let second = try await client.execute(uri: "/api/v1/favorites?favoritedBy=Ada&page=2", method: .get)
-            #expect(ids(second) == Array(101...150))
-            #expect(ids(try await client.execute(uri: "/api/v1/favorites?favoritedBy=Ada&limit=10&page=3", method: .get)) == Array(21...30))
-            #expect(ids(try await client.execute(uri: "/api/v1/favorites?favoritedBy=Bob", method: .get)) == [151, 152, 153])
+            #expect(try ids(second) == Array(101...150))
+            #expect(try await ids(client.execute(uri: "/api/v1/favorites?favoritedBy=Ada&limit=10&page=3", method: .get)) == Array(21...30))
+            #expect(try await ids(client.execute(uri: "/api/v1/favorites?favoritedBy=Bob", method: .get)) == [151, 152, 153])
             let all = try await client.execute(uri: "/api/v1/favorites", method: .get)
-            #expect(ids(all).count == 100 && all.headers[HTTPField.Name("X-Total-Count")!] == "153")
-            #expect(ids(try await client.execute(uri: "/api/v1/favorites?page=1000000000000&limit=100", method: .get)) == [])
+            #expect(try ids(all).count == 100 && all.headers[HTTPField.Name("X-Total-Count")!] == "153")
+            #expect(try await ids(client.execute(uri: "/api/v1/favorites?page=1000000000000&limit=100", method: .get)) == [])
             // Queries the database does not answer are paged the same way.
             let sorted = try await client.execute(uri: "/api/v1/favorites?favoritedBy=Ada&sortBy=number&order=desc", method: .get)
-            #expect(ids(sorted).count == 100 && sorted.headers[HTTPField.Name("X-Total-Count")!] == "150")
+            #expect(try ids(sorted).count == 100 && sorted.headers[HTTPField.Name("X-Total-Count")!] == "150")
             let tooMany = try await client.execute(uri: "/api/v1/favorites?limit=101", method: .get)
-            #expect(tooMany.status == .badRequest && (tooMany.json?["error"] as? [String: Any])?["reason"] as? String == "bad-limit")
+            #expect(tooMany.status == .badRequest && tooMany.errorReason == "bad-limit")
 
             // A person's quota: 1 MiB of bodies (16 of 63 KiB and the fields around the note fit), then 409.
             let note = String(repeating: "n", count: 63 * 1024)
@@ -132,10 +144,10 @@ struct FavoritesAndOperationsTests {
             for _ in 0..<17 { statuses.append(try await post(client, #"{"favoritedBy":"Eve","number":8,"note":"\#(note)"}"#).status) }
             #expect(statuses.prefix(16).allSatisfy { $0 == .created } && statuses.last == .conflict, "\(statuses)")
             let refused = try await post(client, #"{"favoritedBy":"Eve","number":8,"note":"\#(note)"}"#)
-            #expect(refused.status == .conflict && (refused.json?["error"] as? [String: Any])?["reason"] as? String == "favorite-quota")
+            #expect(refused.status == .conflict && refused.errorReason == "favorite-quota")
             #expect(try await post(client, #"{"favoritedBy":"Eve2","number":8}"#).status == .created, "another person is unaffected")
             // Replacing one of Eve's with a small body fits; making a small one of someone else's large does not.
-            let eves = ids(try await client.execute(uri: "/api/v1/favorites?favoritedBy=Eve", method: .get))
+            let eves = try await ids(client.execute(uri: "/api/v1/favorites?favoritedBy=Eve", method: .get))
             #expect(try await client.execute(uri: "/api/v1/favorites/\(eves[0])", method: .put, headers: [.contentType: "application/json"],
                                              body: ByteBuffer(string: #"{"favoritedBy":"Eve","number":9}"#)).status == .ok)
             let moved = try await client.execute(uri: "/api/v1/favorites/151", method: .put, headers: [.contentType: "application/json"],
@@ -143,7 +155,7 @@ struct FavoritesAndOperationsTests {
             #expect(moved.status == .ok, "Eve has room for one large body again after the replacement")
             let over = try await client.execute(uri: "/api/v1/favorites/152", method: .put, headers: [.contentType: "application/json"],
                                                 body: ByteBuffer(string: #"{"favoritedBy":"Eve","number":8,"note":"\#(note)"}"#))
-            #expect(over.status == .conflict && (over.json?["error"] as? [String: Any])?["reason"] as? String == "favorite-quota")
+            #expect(over.status == .conflict && over.errorReason == "favorite-quota")
             #expect(try await store.favorite(id: 152)?.favoritedBy == "Bob", "the refused replacement changed nothing")
 
             // The count: 1,000 small favourites, then the quota.
@@ -232,12 +244,14 @@ struct FavoritesAndOperationsTests {
     func operations() async throws {
         try await withService(try await .start()) { client, _ in
             let health = try await client.execute(uri: "/healthz", method: .get)
-            #expect(health.status == .ok && health.json?["status"] as? String == "ok" && health.headers[.cacheControl] == "no-store")
+            #expect(health.status == .ok && health.headers[.cacheControl] == "no-store")
+            #expect(try health.decoded(as: ServiceJSON.Health.self).status == "ok")
             _ = try await client.execute(uri: "/api/v1/elements/1/thumbnail", method: .get)
             _ = try await client.execute(uri: "/api/v1/elements/1/thumbnail", method: .get)
             let stats = try await client.execute(uri: "/api/v1/stats", method: .get)
-            let outcomes = try #require(stats.json?["outcomes"] as? [String: Int])
-            #expect(outcomes["networkFetch"] == 1 && outcomes["memoryHit"] == 1 && stats.json?["hitRate"] as? Double == 0.5)
+            let statistics = try stats.decoded(as: ServiceJSON.Stats.self)
+            let outcomes = statistics.outcomes
+            #expect(outcomes["networkFetch"] == 1 && outcomes["memoryHit"] == 1 && statistics.hitRate == 0.5)
             let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
             #expect(metrics.contains(#"tilecache_http_requests_total{route="/api/v1/elements/{id}/thumbnail",method="GET",status="200"} 2"#))
             #expect(metrics.contains(#"tilecache_image_requests_total{outcome="networkFetch"} 1"#))
@@ -252,7 +266,8 @@ struct FavoritesAndOperationsTests {
         let harness = try await ServiceHarness.start { $0.pipeline.diskDirectory = "/dev/null/cache" }
         try await withService(harness) { client, _ in
             let health = try await client.execute(uri: "/healthz", method: .get)
-            #expect(health.status == .serviceUnavailable && health.json?["status"] as? String == "failing")
+            #expect(health.status == .serviceUnavailable)
+            #expect(try health.decoded(as: ServiceJSON.Health.self).status == "failing")
         }
     }
 
@@ -282,7 +297,7 @@ struct FavoritesAndOperationsTests {
     }
 }
 
-@Suite("Service: live sockets")
+@Suite("Service: live sockets", .timeLimit(.minutes(5)), .heavy)
 struct LiveServiceTests {
     @Test("N concurrent requests for a cold image make one upstream request; the others count as shared loads")
     func coalescing() async throws {
@@ -294,13 +309,13 @@ struct LiveServiceTests {
             #expect(statuses == Array(repeating: 200, count: 16))
             #expect(harness.origin.statistics.requests == 1)
             #expect(harness.origin.statistics.maxInFlight == 1)
-            let stats = try #require(try await client.execute(uri: "/api/v1/stats", method: .get).json)
-            let shared = try #require(stats["sharedLoads"] as? [String: Int])
-            let outcomes = try #require(stats["outcomes"] as? [String: Int])
+            let stats = try await client.execute(uri: "/api/v1/stats", method: .get).decoded(as: ServiceJSON.Stats.self)
+            let shared = stats.sharedLoads
+            let outcomes = stats.outcomes
             // One request loaded the photo; the rest shared its load (or, arriving late, hit the memory tier).
             #expect(outcomes["networkFetch"] == 1 && shared["failed"] == 0)
             #expect((shared["succeeded"] ?? 0) + (outcomes["memoryHit"] ?? 0) == 15)
-            #expect(stats["requests"] as? Int == 16)
+            #expect(stats.requests == 16)
         }
     }
 
@@ -315,10 +330,10 @@ struct LiveServiceTests {
             let statuses = try await Self.statuses(of: 8, "/api/v1/elements/8/thumbnail", client)
             #expect(statuses == Array(repeating: 502, count: 8))
             #expect(harness.origin.statistics.requests == 1)
-            let stats = try #require(try await client.execute(uri: "/api/v1/stats", method: .get).json)
-            #expect(stats["failures"] as? [String: Int] == ["http-status": 1])
-            #expect(stats["sharedLoads"] as? [String: Int] == ["succeeded": 0, "failed": 7])
-            #expect(stats["requests"] as? Int == 8)
+            let stats = try await client.execute(uri: "/api/v1/stats", method: .get).decoded(as: ServiceJSON.Stats.self)
+            #expect(stats.failures == ["http-status": 1])
+            #expect(stats.sharedLoads == ["succeeded": 0, "failed": 7])
+            #expect(stats.requests == 8)
             let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
             #expect(metrics.contains(#"tilecache_image_shared_loads_total{result="failed"} 7"#))
             #expect(metrics.contains(#"tilecache_image_failures_total{reason="http-status"} 1"#))
@@ -402,7 +417,7 @@ struct LiveServiceTests {
 }
 
 extension LiveServiceTests {
-    @Test("--prefetch warms every catalogue image in the background while the service answers", .timeLimit(.minutes(1)))
+    @Test("--prefetch warms every catalogue image in the background while the service answers")
     func prefetchAtStart() async throws {
         let harness = try await ServiceHarness.start { $0.prefetchAtStart = true }
         let dependencies = try harness.dependencies()
@@ -436,7 +451,7 @@ enum ImageCoreFetch {
     }
 }
 
-@Suite("access trace recording")
+@Suite("access trace recording", .timeLimit(.minutes(5)), .heavy)
 struct TraceRecordingTests {
     @Test("--record-trace appends the source URL of every image request, resized ones included")
     func records() async throws {
@@ -466,4 +481,14 @@ struct TraceRecordingTests {
         #expect(error?.description.contains("/no/such/dir/trace.txt") == true)
         await harness.stop()
     }
+}
+
+/// A favourite posted with a `note` object, which the service keeps as posted.
+private struct FavoriteWithNote: Decodable {
+    var note: [String: Int]
+}
+
+/// The `id` of a favourite: a string (`"1"`, `"2"`, …).
+private struct FavoriteID: Decodable {
+    var id: String
 }

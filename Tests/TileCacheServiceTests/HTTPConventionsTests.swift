@@ -11,7 +11,7 @@ import Testing
 import TestSupport
 import TileCacheService
 
-@Suite("Service: HTTP conventions (ETag, compression, CORS, write token, request IDs, TLS)")
+@Suite("Service: HTTP conventions (ETag, compression, CORS, write token, request IDs, TLS)", .timeLimit(.minutes(5)), .heavy)
 struct HTTPConventionsTests {
     @Test("catalogue JSON and web assets: a strong ETag, no-cache, and 304 for a matching If-None-Match",
           arguments: ["/api/v1/elements", "/api/v1/elements/79", "/", "/app.js", "/app.css"])
@@ -184,7 +184,7 @@ struct HTTPConventionsTests {
             #expect(rebound.status == .forbidden && rebound.errorReason == "cross-origin-write")
             let curl = try await client.execute(uri: "/api/v1/favorites", method: .post, headers: [.contentType: "application/vnd.api+json"], body: body)
             #expect(curl.status == .created)
-            let stored = try #require(try await client.execute(uri: "/api/v1/favorites", method: .get).jsonArray)
+            let stored = try await client.execute(uri: "/api/v1/favorites", method: .get).decoded(as: [ServiceJSON.Favorite].self)
             #expect(stored.count == (cors == "https://app.example.com" ? 5 : 4))
         }
     }

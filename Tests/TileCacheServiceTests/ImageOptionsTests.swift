@@ -8,7 +8,7 @@ import TestSupport
 import TileCacheService
 
 /// The thumbnail options of image URLs through the service: sizes, fit, dpr, quality, formats, negotiation, keys.
-@Suite("Service: image options")
+@Suite("Service: image options", .timeLimit(.minutes(5)), .heavy)
 struct ImageOptionsTests {
     static let source = HTTPField.Name("X-TileCache-Source")!
 
@@ -80,7 +80,7 @@ struct ImageOptionsTests {
         try await withService(try await .start()) { client, _ in
             let response = try await client.execute(uri: "/api/v1/elements/79/image?\(query)", method: .get)
             #expect(response.status == .badRequest && response.errorReason == reason, "\(query)")
-            let message = (response.json?["error"] as? [String: Any])?["message"] as? String ?? ""
+            let message = (try? response.decoded(as: ServiceJSON.ErrorBody.self))?.error.message ?? ""
             #expect(message.contains(mention), "\(query): \(message)")
         }
     }
@@ -135,7 +135,7 @@ struct ImageOptionsTests {
             let tags = [small, large, original].compactMap { $0.headers[.eTag] }
             #expect(Set(tags).count == 3)
             func resized() async throws -> Int? {
-                try await client.execute(uri: "/api/v1/stats", method: .get).json?["resized"] as? Int
+                try await client.execute(uri: "/api/v1/stats", method: .get).decoded(as: ServiceJSON.Stats.self).resized
             }
             let before = try await resized()
             #expect(before == 2)
@@ -331,16 +331,32 @@ struct ImageOptionsTests {
         try await withService(try await .start()) { client, _ in
             let image = try await client.execute(uri: "/api/v1/elements/79/image", method: .get)
             let header = try ImageInspector().inspectHeader(image.bytes, subject: "gold")
-            let info = try #require(try await client.execute(uri: "/api/v1/elements/79/image/info?v=2", method: .get).json)
-            #expect(info["format"] as? String == "jpeg" && info["contentType"] as? String == "image/jpeg")
-            #expect(info["width"] as? Int == header.width && info["height"] as? Int == header.height)
-            #expect(info["orientation"] as? Int == 1 && info["uprightWidth"] as? Int == header.width && info["uprightHeight"] as? Int == header.height)
-            #expect(info["bytes"] as? Int == image.bytes.count && info["etag"] as? String == image.headers[.eTag])
-            let thumbnail = try #require(try await client.execute(uri: "/api/v1/elements/1/thumbnail/info", method: .get).json)
-            #expect(thumbnail["format"] as? String == "jpeg")
+            let info = try await client.execute(uri: "/api/v1/elements/79/image/info?v=2", method: .get).decoded(as: ImageInfo.self)
+            #expect(info.format == "jpeg" && info.contentType == "image/jpeg")
+            #expect(info.width == header.width && info.height == header.height)
+            #expect(info.orientation == 1 && info.uprightWidth == header.width && info.uprightHeight == header.height)
+            #expect(info.bytes == image.bytes.count && info.etag == image.headers[.eTag])
+            let thumbnail = try await client.execute(uri: "/api/v1/elements/1/thumbnail/info", method: .get).decoded(as: ImageInfo.self)
+            #expect(thumbnail.format == "jpeg")
             let withOptions = try await client.execute(uri: "/api/v1/elements/79/image/info?w=64", method: .get)
             #expect(withOptions.status == .badRequest && withOptions.errorReason == "unknown-parameter")
             #expect(try await client.execute(uri: "/api/v1/elements/90/image/info", method: .get).errorReason == "no-photo")
         }
     }
+}
+
+/// A client's model of `…/thumbnail/info` and `…/image/info` (openapi `ImageInfo`), not the service's own type.
+private struct ImageInfo: Decodable {
+    var format: String
+    var contentType: String
+    /// As stored.
+    var width: Int
+    var height: Int
+    /// EXIF, 1 when none.
+    var orientation: Int
+    /// What a viewer shows, what thumbnails are made from.
+    var uprightWidth: Int
+    var uprightHeight: Int
+    var bytes: Int
+    var etag: String
 }

@@ -11,7 +11,7 @@ import TileCacheService
 
 /// Favourites on a real PostgreSQL (Debian's, in a temporary data directory): what only a server database has — a
 /// fleet sharing one, the server going away and coming back, and what goes wrong at start.
-@Suite("Favourites on PostgreSQL")
+@Suite("Favourites on PostgreSQL", .timeLimit(.minutes(5)), .heavy)
 struct PostgresFavoritesTests {
     func post(_ client: any TestClientProtocol, _ json: String) async throws -> TestResponse {
         try await client.execute(uri: "/api/v1/favorites", method: .post, headers: [.contentType: "application/json"],
@@ -23,20 +23,21 @@ struct PostgresFavoritesTests {
         let harness = try await ServiceHarness.start(favorites: .postgres)
         try await withService(harness) { first, _ in
             let created = try await post(first, #"{"favoritedBy":"Ada","elementName":"Sodium","elementSymbol":"Na"}"#)
-            #expect(created.status == .created && created.json?["id"] as? String == "1")
+            #expect(created.status == .created)
+            #expect(try created.decoded(as: ServiceJSON.Favorite.self).id == "1")
             var other = harness.configuration
             other.pipeline.diskDirectory = harness.directory + "/other-cache"
             let dependencies = try ServiceDependencies(configuration: other, logger: Logger(label: "test"))
             try await dependencies.prepare()  // a second migration of the same schema is a no-op
             try await buildApplication(dependencies, logger: Logger(label: "test")).test(.ahc(.http)) { second in
-                let seen = try #require(try await second.execute(uri: "/api/v1/favorites", method: .get).jsonArray)
-                #expect(seen.map { $0["elementSymbol"] as? String } == ["Na"])
+                let seen = try await second.execute(uri: "/api/v1/favorites", method: .get).decoded(as: [ServiceJSON.Favorite].self)
+                #expect(seen.map(\.elementSymbol) == ["Na"])
                 #expect(try await second.execute(uri: "/api/v1/favorites/1", method: .delete).status == .ok)
                 let next = try await post(second, #"{"favoritedBy":"Ada","number":26}"#)
-                #expect(next.json?["id"] as? String == "2", "id 1 was deleted: never handed out again")
+                #expect(try next.decoded(as: ServiceJSON.Favorite.self).id == "2", "id 1 was deleted: never handed out again")
             }
             await dependencies.close()
-            #expect(try await first.execute(uri: "/api/v1/favorites", method: .get).jsonArray?.map { $0["id"] as? String } == ["2"])
+            #expect(try await first.execute(uri: "/api/v1/favorites", method: .get).decoded(as: [ServiceJSON.Favorite].self).map(\.id) == ["2"])
         }
     }
 
@@ -61,7 +62,8 @@ struct PostgresFavoritesTests {
                                 sequence += 1
                                 let response = try await post(client, #"{"favoritedBy":"w\#(writer)","number":\#(1 + sequence % 100)}"#)
                                 statuses.withLock { $0[Int(response.status.code), default: 0] += 1 }
-                                if response.status == .created, let id = response.json?["id"] as? String {
+                                if response.status == .created {
+                                    let id = try response.decoded(as: ServiceJSON.Favorite.self).id
                                     acknowledged.withLock { $0.append(id) }
                                 } else if response.status == .serviceUnavailable {
                                     #expect(response.headers[.retryAfter] == "1" && response.errorReason == "database")
@@ -73,32 +75,31 @@ struct PostgresFavoritesTests {
                     try await group.waitForAll()
                 }
             }
-            try await Task.sleep(for: .milliseconds(500))
+            try await waitUntil("writes acknowledged before the crash") { acknowledged.withLock { $0.count } >= 8 }
             try await server.crash()
             // While it is down: 503 with Retry-After, and /healthz is 503 naming the database.
-            let deadline = ContinuousClock.now + TestTime.scaled(.seconds(20))
-            var sawOutage = false
-            while ContinuousClock.now < deadline, !sawOutage {
-                sawOutage = statuses.withLock { ($0[503] ?? 0) > 0 }
-                try await Task.sleep(for: .milliseconds(100))
+            try await waitUntil("a 503 while the database is down", within: .seconds(20)) {
+                statuses.withLock { ($0[503] ?? 0) > 0 }
             }
-            #expect(sawOutage)
             let health = try await client.execute(uri: "/healthz", method: .get)
-            #expect(health.status == .serviceUnavailable && (health.json?["checks"] as? [String: String])?["database"] == "failing")
+            #expect(health.status == .serviceUnavailable)
+            #expect(try health.decoded(as: ServiceJSON.Health.self).checks["database"] == "failing")
             try await server.restart()
             // Back: a post succeeds again within the deadline, without restarting the service.
             let before = acknowledged.withLock { $0.count }
-            let back = ContinuousClock.now + TestTime.scaled(.seconds(30))
-            while ContinuousClock.now < back, acknowledged.withLock({ $0.count }) <= before + 8 {
-                try await Task.sleep(for: .milliseconds(100))
-            }
+            var notResumed: (any Error)?
+            do {
+                try await waitUntil("writes resumed after the restart", within: .seconds(30)) {
+                    acknowledged.withLock { $0.count } > before + 8
+                }
+            } catch { notResumed = error }
             stop.withLock { $0 = true }
             try await writers.value
-            #expect(acknowledged.withLock { $0.count } > before + 8, "writes resumed after the restart: \(statuses.withLock { $0 })")
+            #expect(notResumed == nil, "\(notResumed.map { "\($0)" } ?? ""): \(statuses.withLock { $0 })")
             #expect(try await client.execute(uri: "/healthz", method: .get).status == .ok)
             var stored: Set<String> = []
             for page in 1... {  // 100 a page
-                let ids = try #require(try await client.execute(uri: "/api/v1/favorites?page=\(page)", method: .get).jsonArray).compactMap { $0["id"] as? String }
+                let ids = try await client.execute(uri: "/api/v1/favorites?page=\(page)", method: .get).decoded(as: [ServiceJSON.Favorite].self).map(\.id)
                 stored.formUnion(ids)
                 if ids.count < 100 { break }
             }

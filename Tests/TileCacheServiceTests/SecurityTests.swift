@@ -9,7 +9,7 @@ import TestSupport
 
 /// The service fetches only catalogue images from its configured bases: nothing in a request can make it fetch
 /// anything else (server-side request forgery) or read a file.
-@Suite("service security")
+@Suite("service security", .timeLimit(.minutes(5)), .heavy)
 struct ServiceSecurityTests {
     @Test("URLs, paths and odd ids in requests never reach the network or the file system")
     func noRequestForgery() async throws {
@@ -72,10 +72,11 @@ struct ServiceSecurityTests {
             #expect(try await post(#"{"favoritedBy": "Ad\#u{E0}\#u{301} Lov\#u{E9}lace", "number": 26}"#).status == .created)
             // Composed and decomposed spellings are one person; emoji joined by U+200D are a name like any other.
             let decomposed = try await post(#"{"favoritedBy": "Ade\#u{301}le", "number": 26}"#)
-            #expect(decomposed.status == .created && decomposed.json?["favoritedBy"] as? String == "Ad\u{E9}le")
-            #expect(try await client.execute(uri: "/api/v1/favorites?favoritedBy=Ad%C3%A9le", method: .get).jsonArray?.count == 1)
+            #expect(decomposed.status == .created)
+            #expect(try decomposed.decoded(as: ServiceJSON.Favorite.self).favoritedBy == "Ad\u{E9}le")
+            #expect(try await client.execute(uri: "/api/v1/favorites?favoritedBy=Ad%C3%A9le", method: .get).decoded(as: [ServiceJSON.Favorite].self).count == 1)
             #expect(try await post(#"{"favoritedBy": "Ada \#u{1F469}\#u{200D}\#u{1F52C}", "number": 26}"#).status == .created)
-            #expect(try await client.execute(uri: "/api/v1/favorites", method: .get).jsonArray?.count == 3)
+            #expect(try await client.execute(uri: "/api/v1/favorites", method: .get).decoded(as: [ServiceJSON.Favorite].self).count == 3)
         }
     }
 
@@ -105,9 +106,9 @@ struct ServiceSecurityTests {
             }
         }
         try await withService(try await .start { $0.publicURL = try! ServiceConfiguration.publicURL(parsing: "https://tiles.example.com/") }) { client, _ in
-            let sodium = try #require(try await client.execute(uri: "/api/v1/elements/11", method: .get, headers: poisoned).json)
-            #expect(sodium["thumbnail_url"] as? String == "https://tiles.example.com/api/v1/elements/11/thumbnail")
-            #expect(sodium["image_url"] as? String == "https://tiles.example.com/api/v1/elements/11/image")
+            let sodium = try await client.execute(uri: "/api/v1/elements/11", method: .get, headers: poisoned).decoded(as: ServiceJSON.Element.self)
+            #expect(sodium.thumbnailURL == "https://tiles.example.com/api/v1/elements/11/thumbnail")
+            #expect(sodium.imageURL == "https://tiles.example.com/api/v1/elements/11/image")
         }
         for bad in ["tiles.example.com", "ftp://tiles.example.com", "https://tiles.example.com/?x=1", "https://user@tiles.example.com", "https://"] {
             #expect(throws: ServiceConfigurationError.self, "\(bad)") { try ServiceConfiguration.publicURL(parsing: bad) }
@@ -123,14 +124,14 @@ struct ServiceSecurityTests {
                                     ("10.0.0.0/8, fd00::/8", "/api/v1/elements/11/thumbnail")] {
             let trusted = try TrustedProxies(parsing: proxies)
             try await withService(try await .start { $0.trustedProxies = trusted }) { client, _ in
-                let sodium = try #require(try await client.execute(uri: "/api/v1/elements/11", method: .get, headers: forwarded).json)
-                #expect(sodium["thumbnail_url"] as? String == expected, "\(proxies)")
-                let list = try #require(try await client.execute(uri: "/api/v1/elements?symbol=Na", method: .get, headers: forwarded).jsonArray)
-                #expect(list.first?["image_url"] as? String == expected.replacingOccurrences(of: "thumbnail", with: "image"), "\(proxies)")
+                let sodium = try await client.execute(uri: "/api/v1/elements/11", method: .get, headers: forwarded).decoded(as: ServiceJSON.Element.self)
+                #expect(sodium.thumbnailURL == expected, "\(proxies)")
+                let list = try await client.execute(uri: "/api/v1/elements?symbol=Na", method: .get, headers: forwarded).decoded(as: [ServiceJSON.Element].self)
+                #expect(list.first?.imageURL == expected.replacingOccurrences(of: "thumbnail", with: "image"), "\(proxies)")
                 // A host that is not a host name is never used.
-                let odd = try #require(try await client.execute(uri: "/api/v1/elements/11", method: .get,
-                                                                headers: [HTTPField.Name("X-Forwarded-Host")!: "evil.example/x?"]).json)
-                #expect(odd["thumbnail_url"] as? String == "/api/v1/elements/11/thumbnail")
+                let odd = try await client.execute(uri: "/api/v1/elements/11", method: .get,
+                                                   headers: [HTTPField.Name("X-Forwarded-Host")!: "evil.example/x?"]).decoded(as: ServiceJSON.Element.self)
+                #expect(odd.thumbnailURL == "/api/v1/elements/11/thumbnail")
             }
         }
         let both = try await ServiceHarness.start {
@@ -138,8 +139,8 @@ struct ServiceSecurityTests {
             $0.publicURL = "https://cdn.example.net"
         }
         try await withService(both) { client, _ in
-            let sodium = try #require(try await client.execute(uri: "/api/v1/elements/11", method: .get, headers: forwarded).json)
-            #expect(sodium["thumbnail_url"] as? String == "https://cdn.example.net/api/v1/elements/11/thumbnail")
+            let sodium = try await client.execute(uri: "/api/v1/elements/11", method: .get, headers: forwarded).decoded(as: ServiceJSON.Element.self)
+            #expect(sodium.thumbnailURL == "https://cdn.example.net/api/v1/elements/11/thumbnail")
         }
         for bad in ["10.0.0.0/33", "example.com", "1.2.3", "::1/129", "10.0.0.0/x"] {
             #expect(throws: ServiceConfigurationError.self, "\(bad)") { try TrustedProxies(parsing: bad) }

@@ -11,7 +11,7 @@ import TileCacheOrigin
 import TileCacheService
 
 /// Two service instances over one real S3 store (SeaweedFS), and one over a store that does not answer.
-@Suite("Service: the shared tier")
+@Suite("Service: the shared tier", .timeLimit(.minutes(5)), .heavy)
 struct SharedStoreServiceTests {
     static let source = HTTPField.Name("X-TileCache-Source")!
 
@@ -51,15 +51,17 @@ struct SharedStoreServiceTests {
                 #expect(sharedWebP.headers[.vary] == "Accept")
                 #expect(harness.origin.statistics.requests == originRequests)
 
-                let stats = try #require(try await other.execute(uri: "/api/v1/stats", method: .get).json)
-                let sharedStats = try #require(stats["sharedStore"] as? [String: Any])
-                #expect(sharedStats["hits"] as? Int == 3 && sharedStats["misses"] as? Int == 0)
+                let stats = try await other.execute(uri: "/api/v1/stats", method: .get).decoded(as: ServiceJSON.Stats.self)
+                let sharedStats = try #require(stats.sharedStore)
+                #expect(sharedStats.hits == 3 && sharedStats.misses == 0)
                 let metrics = String(buffer: try await other.execute(uri: "/metrics", method: .get).body)
                 #expect(metrics.contains("tilecache_shared_store_up 1\n"))
                 #expect(metrics.contains(#"tilecache_shared_store_reads_total{result="hit"} 3"#), "\(metrics)")
                 let health = try await other.execute(uri: "/healthz", method: .get)
-                #expect(health.status == .ok && health.json?["status"] as? String == "ok")
-                #expect((health.json?["sharedStore"] as? [String: Any])?["status"] as? String == "ok")
+                #expect(health.status == .ok)
+                let healthBody = try health.decoded(as: ServiceJSON.Health.self)
+                #expect(healthBody.status == "ok")
+                #expect(healthBody.sharedStore?.status == "ok")
             }
         }
     }
@@ -77,10 +79,12 @@ struct SharedStoreServiceTests {
                 #expect(image.status == .ok && image.headers[Self.source] == "networkFetch")
             }
             let health = try await client.execute(uri: "/healthz", method: .get)
-            #expect(health.status == .ok && health.json?["status"] as? String == "degraded")
-            let sharedHealth = try #require(health.json?["sharedStore"] as? [String: Any])
-            #expect(sharedHealth["status"] as? String == "degraded" && sharedHealth["store"] as? String == "s3://down/fleet")
-            #expect(sharedHealth["endpoint"] as? String == "http://127.0.0.1:9" && sharedHealth["reason"] is String && sharedHealth["since"] is String)
+            #expect(health.status == .ok)
+            let healthBody = try health.decoded(as: ServiceJSON.Health.self)
+            #expect(healthBody.status == "degraded")
+            let sharedHealth = try #require(healthBody.sharedStore)
+            #expect(sharedHealth.status == "degraded" && sharedHealth.store == "s3://down/fleet")
+            #expect(sharedHealth.endpoint == "http://127.0.0.1:9" && sharedHealth.reason != nil && sharedHealth.since != nil)
             let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
             #expect(metrics.contains("tilecache_shared_store_up 0\n"))
             #expect(!metrics.contains("tilecache_shared_store_writes_total{result=\"ok\"} 1"))

@@ -10,7 +10,7 @@ import TestSupport
 
 /// Slow clients over real sockets (issue 31): a body sent a byte at a time and a client that never reads its answers
 /// each held a connection for ever; a client that reads slowly must still get everything.
-@Suite("slow clients")
+@Suite("slow clients", .timeLimit(.minutes(5)), .heavy)
 struct SlowClientTests {
     /// Limits short enough for a test; the defaults are 30 s each.
     static func configure(_ configuration: inout ServiceConfiguration) {
@@ -47,21 +47,21 @@ struct SlowClientTests {
             let before = Self.metric(dependencies, "tilecache_http_connections_open")
             let channel = try await Self.connect(port: try #require(client.port), reading: false)
             let (server, peer) = (try #require(client.port), try #require(channel.localAddress?.port))
-            try await Self.waitUntil(within: .seconds(5), "the service counts the connection") {
+            try await waitUntil("the service counts the connection", within: .seconds(5)) {
                 Self.metric(dependencies, "tilecache_http_connections_open") == before + 1
             }
             for path in ["/iron.jpg", "/api/v1/elements"] {
                 try await channel.writeAndFlush(ByteBuffer(string: String(repeating: "GET \(path) HTTP/1.1\r\nHost: t\r\n\r\n", count: 150)))
             }
-            try await Self.waitUntil(within: .seconds(15), "the server closes the connection that reads nothing") {
+            try await waitUntil("the server closes the connection that reads nothing", within: .seconds(15)) {
                 Self.closedCount(dependencies, reason: "send-timeout") == 1
             }
-            try await Self.waitUntil(within: .seconds(5), "the connection is no longer open in the service") {
+            try await waitUntil("the connection is no longer open in the service", within: .seconds(5)) {
                 Self.metric(dependencies, "tilecache_http_connections_open") == before
             }
             // Reset, not closed: a plain close left the server's socket in FIN-WAIT-1 holding the megabytes the client
             // had not taken, for as long as the client kept its end open.
-            try await Self.waitUntil(within: .seconds(5), "the kernel drops the server's end of the connection") {
+            try await waitUntil("the kernel drops the server's end of the connection", within: .seconds(5)) {
                 Self.serverSocketState(port: server, peer: peer) == nil
             }
             channel.close(promise: nil)  // (the kernel may have delivered the reset already)
@@ -84,7 +84,7 @@ struct SlowClientTests {
                 }
             }
             defer { reader.cancel() }
-            try await Self.waitUntil(within: .seconds(30), "every answer arrives") {
+            try await waitUntil("every answer arrives", within: .seconds(30)) {
                 collected.text.components(separatedBy: "HTTP/1.1 200 OK").count == count + 1 && collected.text.hasSuffix("]")
             }
             #expect(channel.isActive, "the slow reader's connection stays open")
@@ -122,15 +122,6 @@ struct SlowClientTests {
     static func closed(_ channel: any Channel, within timeout: Duration, _ what: String) async throws {
         try await Deadline.first(of: { try await channel.closeFuture.get() }, orThrow: { TestFailure("\(what) is still open after \(timeout)") },
                                  at: .now + TestTime.scaled(timeout), onExpiry: { channel.close(promise: nil) })
-    }
-
-    /// Checks `condition` every 20 ms until it holds; throws after `timeout` (scaled).
-    static func waitUntil(within timeout: Duration, _ what: String, _ condition: @Sendable () -> Bool) async throws {
-        let deadline = ContinuousClock.now + TestTime.scaled(timeout)
-        while !condition() {
-            guard ContinuousClock.now < deadline else { throw TestFailure("\(what): not within \(timeout)") }
-            try await Task.sleep(for: .milliseconds(20))
-        }
     }
 
     /// The TCP state (Linux's code: `01` established, `04` FIN-WAIT-1, ...) of the server's socket listening on

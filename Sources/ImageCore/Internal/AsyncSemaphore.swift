@@ -41,6 +41,9 @@ final class AsyncSemaphore: Sendable {
         }
     }
 
+    /// Number of callers queued for a permit (for tests: a caller is counted once it waits).
+    var waiterCount: Int { state.withLockedValue { $0.waiters.count } }
+
     func release() {
         let next = state.withLockedValue { state -> CheckedContinuation<Void, any Error>? in
             guard let first = state.waiters.popFirst() else {

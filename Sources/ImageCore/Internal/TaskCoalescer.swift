@@ -34,6 +34,9 @@ final class TaskCoalescer<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// Number of keys with an operation in flight.
     var inFlightCount: Int { state.withLockedValue { $0.groups.count } }
 
+    /// Number of callers waiting on operations in flight (for tests: a caller is counted once it waits).
+    var waiterCount: Int { state.withLockedValue { $0.groups.values.reduce(0) { $0 + $1.waiters.count } } }
+
     /// The result of `operation` for `key`, run once for all concurrent callers; `expired()` thrown at `deadline`.
     ///
     /// - Parameter registered: called once the caller waits, with whether it joined an operation another caller had

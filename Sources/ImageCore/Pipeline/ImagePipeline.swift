@@ -28,7 +28,7 @@ public final class ImagePipeline: Sendable {
     /// Statistics since the pipeline was created: every request, by outcome and failure reason.
     public let statistics = PipelineStatistics()
     /// The one coalescer: loads in flight by request.
-    private let loads = TaskCoalescer<ImageRequest.CoalescingKey, Loaded>()
+    let loads = TaskCoalescer<ImageRequest.CoalescingKey, Loaded>()
     /// Requests past the memory tier now (for `maxPendingLoads`).
     private let pending = NIOLockedValueBox(0)
     private let aliases: AliasBook

@@ -11,7 +11,7 @@ import Glibc
 #endif
 
 /// The disk cache on a real file system that fills up or turns read-only (a small tmpfs).
-@Suite("DiskCache on a full or read-only file system",
+@Suite("DiskCache on a full or read-only file system", .timeLimit(.minutes(5)), .heavy,
        .enabled(if: SmallFileSystem.canMount, "mounting a tmpfs needs root with CAP_SYS_ADMIN"))
 struct DiskCacheFileSystemTests {
     /// A distinct valid thumbnail per element, with its metadata.

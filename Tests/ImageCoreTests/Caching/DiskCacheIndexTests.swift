@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// The disk cache's shared index (SQLite beside the entries): kept in step with the directory, repaired at open.
-@Suite("DiskCache index")
+@Suite("DiskCache index", .timeLimit(.minutes(5)), .heavy)
 struct DiskCacheIndexTests {
     func store(_ cache: DiskCache, _ urls: [String]) async throws {
         let bytes = Fixtures.thumbnailJPEG

@@ -3,7 +3,7 @@ import ImageCore
 import Testing
 import TestSupport
 
-@Suite("DiskCache")
+@Suite("DiskCache", .timeLimit(.minutes(5)))
 struct DiskCacheTests {
     func metadata(_ url: String, _ bytes: [UInt8], etag: String? = "\"e1\"") throws -> DiskCacheMetadata {
         try DiskCacheMetadata.fixture(url, bytes, etag: etag)

@@ -3,7 +3,7 @@ import ImageCore
 import Testing
 import TestSupport
 
-@Suite("DiskCache.verifyAll")
+@Suite("DiskCache.verifyAll", .timeLimit(.minutes(5)))
 struct DiskCacheVerifyTests {
     @Test("keeps valid entries and removes damaged, cut-off and undecodable ones")
     func verify() async throws {

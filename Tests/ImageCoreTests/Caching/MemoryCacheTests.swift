@@ -1,7 +1,8 @@
 import ImageCore
 import Testing
+import TestSupport
 
-@Suite("MemoryCache")
+@Suite("MemoryCache", .timeLimit(.minutes(5)))
 struct MemoryCacheTests {
     @Test("evicts the least recently used entry, and a get refreshes recency")
     func lruOrder() {

@@ -1,8 +1,9 @@
 import Foundation
 import ImageCore
 import Testing
+import TestSupport
 
-@Suite("MemoryCache with W-TinyLFU")
+@Suite("MemoryCache with W-TinyLFU", .timeLimit(.minutes(5)))
 struct TinyLFUTests {
     /// A seeded generator, so a failure replays.
     struct SplitMix: RandomNumberGenerator {

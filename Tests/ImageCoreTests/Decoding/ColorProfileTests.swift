@@ -6,7 +6,7 @@ import TileCacheOrigin
 
 /// Embedded ICC profiles become sRGB: known colour patches against values computed without Little CMS (Adobe RGB's
 /// published matrices) or by another program (Pillow's ImageCms for the CMYK profile), and a real Adobe RGB photo.
-@Suite("ICC profiles to sRGB")
+@Suite("ICC profiles to sRGB", .timeLimit(.minutes(5)), .heavy)
 struct ColorProfileTests {
     static func photo(_ name: String) throws -> [UInt8] {
         try TestImages.bytes(try #require(try TestImages.photoFiles().first { $0.lastPathComponent == name }))

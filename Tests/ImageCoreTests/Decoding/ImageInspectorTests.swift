@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 import TileCacheOrigin
 
-@Suite("ImageInspector")
+@Suite("ImageInspector", .timeLimit(.minutes(5)), .heavy)
 struct ImageInspectorTests {
     let inspector = ImageInspector()
 
@@ -326,7 +326,7 @@ struct ImageInspectorTests {
 }
 
 /// The origin's other forms of one image (docs/reliability.md, fault matrix) decode to that image.
-@Suite("origin body forms")
+@Suite("origin body forms", .timeLimit(.minutes(5)), .heavy)
 struct BodyFormDecodingTests {
     static let picture = ImageSynthesizer().render(ElementCatalogue.standard.element(number: 26)!, kind: .thumbnail)
 
@@ -364,7 +364,7 @@ struct BodyFormDecodingTests {
 }
 
 /// The fuzz harness's checks (Fuzz/Sources/ImageFuzzer) on the inputs kept from fuzzing runs.
-@Suite("fuzz regressions")
+@Suite("fuzz regressions", .timeLimit(.minutes(5)), .heavy)
 struct FuzzRegressionTests {
     @Test("kept fuzz inputs: no crash, and the validation check agrees with the full decode",
           arguments: try Fixtures.fuzzRegressionFiles())

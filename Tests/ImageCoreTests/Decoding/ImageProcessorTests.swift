@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// The thumbnailer on real photos and PngSuite: orientation, geometry, resampling against Pillow's, alpha, formats.
-@Suite("ImageProcessor")
+@Suite("ImageProcessor", .timeLimit(.minutes(5)), .heavy)
 struct ImageProcessorTests {
     static func photo(_ name: String) throws -> [UInt8] {
         try TestImages.bytes(try #require(try TestImages.photoFiles().first { $0.lastPathComponent == name }))

@@ -33,7 +33,7 @@ struct Verdict: Equatable, CustomStringConvertible {
     }
 }
 
-@Suite("verdicts depend only on the bytes")
+@Suite("verdicts depend only on the bytes", .timeLimit(.minutes(5)), .heavy)
 struct VerdictTests {
     /// The verdict corpus (empty if the fixtures cannot be read, which `corpusIsWhole` reports).
     static let corpus: [TestImages.File] = (try? TestImages.verdictCorpus()) ?? []

@@ -1,23 +1,24 @@
 @testable import ImageCore
 import NIOConcurrencyHelpers
 import Testing
+import TestSupport
 
-@Suite("AsyncSemaphore")
+@Suite("AsyncSemaphore", .timeLimit(.minutes(5)))
 struct AsyncSemaphoreTests {
     @Test("a waiter cancelled in the queue leaves without a permit; the permit passes on in FIFO order")
     func cancellationAndOrder() async throws {
         let semaphore = AsyncSemaphore(limit: 1)
         try await semaphore.acquire()
         let cancelled = Task { try await semaphore.acquire() }
-        try await Task.sleep(for: .milliseconds(20))
+        try await waitUntil("the first waiter queues") { semaphore.waiterCount == 1 }
         cancelled.cancel()
         await #expect(throws: CancellationError.self) { try await cancelled.value }
 
         let order = OrderLog()
         let first = Task { try await semaphore.acquire(); await order.append(1); semaphore.release() }
-        try await Task.sleep(for: .milliseconds(20))
+        try await waitUntil("the first queues") { semaphore.waiterCount == 1 }
         let second = Task { try await semaphore.acquire(); await order.append(2); semaphore.release() }
-        try await Task.sleep(for: .milliseconds(20))
+        try await waitUntil("the second queues behind it") { semaphore.waiterCount == 2 }
         semaphore.release()  // the first holder leaves: the cancelled waiter must not take the permit
         try await first.value
         try await second.value

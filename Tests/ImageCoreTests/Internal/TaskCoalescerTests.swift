@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// The coalescer's waiting (through `Suspension`): deadlines, cancellation before and after queueing, the last caller.
-@Suite("TaskCoalescer")
+@Suite("TaskCoalescer", .timeLimit(.minutes(5)))
 struct TaskCoalescerTests {
     /// An operation that waits until `open()` (or its cancellation), counting its runs.
     final class Gate: Sendable {

@@ -5,7 +5,7 @@ import Testing
 import TileCacheOrigin
 import TestSupport
 
-@Suite("Downloader against the loopback origin")
+@Suite("Downloader against the loopback origin", .timeLimit(.minutes(5)), .heavy)
 struct DownloaderTests {
     @Test("never has more than N transfers in flight, measured at the origin")
     func concurrencyBound() async throws {

@@ -5,7 +5,7 @@ import TestSupport
 
 /// HTTP dates against Python's email.utils (formatdate, parsedate_to_datetime): a reference implementation no one here
 /// wrote, over seeded random times in all three forms RFC 9110 makes a recipient accept.
-@Suite("HTTPDate")
+@Suite("HTTPDate", .timeLimit(.minutes(5)), .heavy)
 struct HTTPDateTests {
     @Test("IMF-fixdate, RFC 850 and asctime forms agree with Python's email.utils for 2,000 seeded random times")
     func agreesWithPython() async throws {

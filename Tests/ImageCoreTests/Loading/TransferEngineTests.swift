@@ -4,7 +4,7 @@ import Testing
 import TileCacheOrigin
 import TestSupport
 
-@Suite("TransferEngine against the loopback origin")
+@Suite("TransferEngine against the loopback origin", .timeLimit(.minutes(5)), .heavy)
 struct TransferEngineTests {
     let hydrogenPath = "/periodictable/Tiles/001/s7.JPG"
 
@@ -128,7 +128,7 @@ struct TransferEngineTests {
         }
     }
 
-    @Test("a slow drip below the low-speed limit is aborted as a timeout", .timeLimit(.minutes(1)))
+    @Test("a slow drip below the low-speed limit is aborted as a timeout")
     func slowDrip() async throws {
         try await withOrigin({ $0.faults = [FaultRule(pathContains: "", fault: .slowDrip(bytesPerSecond: 300))] }) { origin in
             var request = TransferRequest(url: origin.baseURL + hydrogenPath)
@@ -141,18 +141,18 @@ struct TransferEngineTests {
         }
     }
 
-    @Test("cancelling the task removes the transfer promptly", .timeLimit(.minutes(1)))
+    @Test("cancelling the task removes the transfer promptly")
     func cancellation() async throws {
         try await withOrigin({ $0.faults = [FaultRule(pathContains: "", fault: .noResponse)] }) { origin in
             let engine = TransferEngine()
             let url = origin.baseURL + hydrogenPath
             let task = Task { try await engine.perform(TransferRequest(url: url)) }
-            while origin.statistics.inFlight == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            try await waitUntil("the transfer reaches the origin") { origin.statistics.inFlight == 1 }
             #expect(engine.activeTransferCount == 1)
             task.cancel()
             let result = await task.result  // the server would hang for an hour: only cancellation ends this
             #expect(result.imageCoreReason == .cancelled)
-            while engine.activeTransferCount != 0 { try await Task.sleep(for: .milliseconds(5)) }
+            try await waitUntil("the engine lets go of the transfer", within: .seconds(2)) { engine.activeTransferCount == 0 }
         }
     }
 

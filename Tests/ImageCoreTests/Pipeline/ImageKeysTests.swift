@@ -1,10 +1,11 @@
 import ImageCore
 import Testing
+import TestSupport
 
 /// Each key an image gets, pinned with literal values computed outside Swift (Python's hashlib): a test here fails
 /// when a derivation changes, because a changed key is a cache flush for every user (their disk entries and shared
 /// objects become unreachable, their clients' ETags stop matching).
-@Suite("ImageKey: every key, pinned")
+@Suite("ImageKey: every key, pinned", .timeLimit(.minutes(5)))
 struct ImageKeysTests {
     static let tile = "http://www.theodoregray.com/periodictable/Tiles/026/s7.JPG"
     static let photo = "http://images-of-elements.com/gold.jpg"

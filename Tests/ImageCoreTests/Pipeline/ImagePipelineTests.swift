@@ -7,7 +7,7 @@ import TestSupport
 import TileCacheOrigin
 import NIOCore
 
-@Suite("ImagePipeline against the loopback origin")
+@Suite("ImagePipeline against the loopback origin", .timeLimit(.minutes(5)), .heavy)
 struct ImagePipelineTests {
     func pipeline(_ directory: String?, memoryBytes: Int = 256 << 20, freshness: Duration = .seconds(3600)) -> ImagePipeline {
         var configuration = ImagePipeline.Configuration()
@@ -117,7 +117,7 @@ struct ImagePipelineTests {
             let url = origin.baseURL + "/periodictable/Tiles/003/s7.JPG"
             let leaving = Task { try await pipeline.image(for: url) }
             let staying = Task { try await pipeline.image(for: url) }
-            try await Task.sleep(for: .milliseconds(50))
+            try await waitUntil("both callers wait on one load") { pipeline.loads.waiterCount == 2 }
             leaving.cancel()
             await #expect(throws: (any Error).self) { try await leaving.value }
             #expect(try await staying.value.httpStatus == 200)
@@ -269,7 +269,7 @@ struct ImagePipelineTests {
             let pipeline = ImagePipeline(configuration: configuration)
             let urls = urls(origin, count: 2)
             let first = Task { try await pipeline.image(for: urls[0]) }
-            try await Task.sleep(for: .milliseconds(100))
+            try await waitUntil("the first load is pending") { pipeline.loads.inFlightCount == 1 }
             let error = await #expect(throws: ImageCoreError.self) { try await pipeline.image(for: urls[1]) }
             #expect(error?.reason == .overloaded)
             _ = try await first.value

@@ -6,7 +6,7 @@ import TestSupport
 import Glibc
 #endif
 
-@Suite("Test support: child processes")
+@Suite("Test support: child processes", .timeLimit(.minutes(5)), .heavy)
 struct SpawnTests {
     @Test("a child gets none of the test process's descriptors: a socket closed here reads as closed at once while the child runs")
     func noInheritedDescriptors() async throws {

@@ -1,7 +1,8 @@
 import ImageCore
 import Testing
+import TestSupport
 
-@Suite("list files (--urls, --trace)")
+@Suite("list files (--urls, --trace)", .timeLimit(.minutes(5)))
 struct ListTextTests {
     static let a = "http://x/a.jpg", b = "http://x/b.jpg", c = "http://x/c.jpg"
 

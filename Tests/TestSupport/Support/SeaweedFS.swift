@@ -1,5 +1,5 @@
 import Foundation
-public import ImageCore
+import ImageCore
 public import SharedStore
 
 #if canImport(Glibc)

@@ -77,12 +77,12 @@ public func withService<T: Sendable>(_ harness: ServiceHarness, mode: TestingSet
 extension TestResponse {
     /// The body's bytes.
     public var bytes: [UInt8] { Array(buffer: body) }
-    /// The body as a JSON object.
-    public var json: [String: Any]? { try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any] }
-    /// The body as a JSON array of objects.
-    public var jsonArray: [[String: Any]]? { try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [[String: Any]] }
-    /// The `reason` of a JSON error body.
-    public var errorReason: String? { (json?["error"] as? [String: Any])?["reason"] as? String }
+    /// The body decoded as `type`, a client's model of the answer (`ServiceJSON`).
+    ///
+    /// - Throws: `TestFailure` naming the type and the body when it does not decode.
+    public func decoded<T: Decodable>(as type: T.Type) throws -> T { try decode(type, from: Data(buffer: body)) }
+    /// The `reason` of the documented error body (`ServiceJSON.ErrorBody`); nil when the body is not one.
+    public var errorReason: String? { (try? decoded(as: ServiceJSON.ErrorBody.self))?.error.reason }
 }
 
 /// Where a test's favourites live: both implementations of `FavoritesRepository` run the same tests.

@@ -50,15 +50,24 @@ public func spawnProcess(_ arguments: [String], environment: [String: String] = 
 }
 
 /// Runs `arguments` (as `spawnProcess` does) to its end, polling with `Task.sleep` so no thread of the cooperative
-/// pool blocks on it.
+/// pool blocks on it; a process still running after `timeout` (scaled) is killed and the test fails.
 ///
-/// - Throws: `TestFailure` naming `description` with the process's stderr when it exits non-zero.
-public func runProcess(_ arguments: [String], environment: [String: String] = [:], description: String) async throws {
+/// - Throws: `TestFailure` naming `description` with the process's stderr when it exits non-zero or runs too long.
+public func runProcess(_ arguments: [String], environment: [String: String] = [:], description: String,
+                       within timeout: Duration = .seconds(120)) async throws {
     let directory = try makeTemporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let pid = try spawnProcess(arguments, environment: environment, stdout: directory + "/out", stderr: directory + "/err")
     var status: Int32 = 0
-    while waitpid(pid, &status, WNOHANG) == 0 { try await Task.sleep(for: .milliseconds(20)) }
+    let deadline = ContinuousClock.now + TestTime.scaled(timeout)
+    while waitpid(pid, &status, WNOHANG) == 0 {
+        guard ContinuousClock.now < deadline else {
+            kill(pid, SIGKILL)
+            _ = waitpid(pid, &status, 0)
+            throw TestFailure("\(description) still running after \(TestTime.scaled(timeout)); killed")
+        }
+        try await Task.sleep(for: .milliseconds(20))
+    }
     guard status == 0 else {
         throw TestFailure("\(description) failed: \((try? String(contentsOfFile: directory + "/err", encoding: .utf8)) ?? "")")
     }
