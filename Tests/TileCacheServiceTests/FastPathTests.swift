@@ -121,28 +121,10 @@ struct FastPathTests {
             #expect(try await client.execute(uri: "/api/v1/elements/26/thumbnail", method: .get).status == .ok)
             let before = try await Self.fastPathCount(client)
             // Python's socket module: one connection, a request every 0.25 s for 4 s (twice the timeout), then silence
-            // until the server closes it. Writes how many answers came on it and how long the silence lasted.
+            // until the server closes it; it writes how many answers came on it and how long the silence lasted.
             let directory = try makeTemporaryDirectory()
             defer { try? FileManager.default.removeItem(atPath: directory) }
-            let script = """
-                import socket, time
-                s = socket.create_connection(("127.0.0.1", \(port)), timeout=60)
-                answers = 0
-                for _ in range(16):
-                    s.sendall(b"GET /api/v1/elements/26/thumbnail HTTP/1.1\\r\\nHost: test\\r\\n\\r\\n")
-                    data = b""
-                    while b"\\r\\n\\r\\n" not in data or len(data) < data.index(b"\\r\\n\\r\\n") + 4 + int(data.split(b"Content-Length: ")[1].split(b"\\r\\n")[0]):
-                        chunk = s.recv(65536)
-                        if not chunk:
-                            raise SystemExit("closed after %d answers" % answers)
-                        data += chunk
-                    answers += 1
-                    time.sleep(0.25)
-                started = time.time()
-                closed = s.recv(1) == b""
-                open("\(directory)/out", "w").write("%d %s %.1f" % (answers, closed, time.time() - started))
-                """
-            try await runProcess(["/usr/bin/python3", "-c", script], description: "python3 keep-alive client")
+            try await runPythonClient("keepalive_client.py", ["\(port)", "/api/v1/elements/26/thumbnail", "16", "0.25", directory + "/out"])
             let out = try String(contentsOfFile: directory + "/out", encoding: .utf8).split(separator: " ")
             #expect(out.count == 3 && out[0] == "16" && out[1] == "True", "\(out)")
             let silence = Double(out.last ?? "") ?? 0
@@ -159,21 +141,7 @@ struct FastPathTests {
     static func pipelined(port: Int, _ paths: [String]) async throws -> [String] {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let requests = paths.map { "GET \($0) HTTP/1.1\\r\\nHost: test\\r\\n\\r\\n" }.joined()
-            + "GET /healthz HTTP/1.1\\r\\nHost: test\\r\\nConnection: close\\r\\n\\r\\n"
-        let script = """
-            import socket
-            s = socket.create_connection(("127.0.0.1", \(port)), timeout=20)
-            s.sendall(b"\(requests)")
-            data = b""
-            while True:
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
-            open("\(directory)/out", "wb").write(data)
-            """
-        try await runProcess(["/usr/bin/python3", "-c", script], description: "python3 pipelining client")
+        try await runPythonClient("pipelining_client.py", ["\(port)", directory + "/out"] + paths)
         let data = try Data(contentsOf: URL(fileURLWithPath: directory + "/out"))
         // Heads only: split at each status line (bodies are JPEG bytes; Latin-1 keeps every byte).
         let text = String(decoding: data.map { $0 < 0x80 ? $0 : UInt8(ascii: "?") }, as: UTF8.self)

@@ -159,14 +159,7 @@ struct ImageOptionsTests {
     static func pythonSignature(keyHex: String, saltHex: String, path: String, options: String) async throws -> String {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let script = """
-            import base64, hashlib, hmac, sys
-            key, salt, path, options, out = bytes.fromhex(sys.argv[1]), bytes.fromhex(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
-            query = "&".join(sorted(options.split("&"), key=lambda pair: pair.split("=")[0]))
-            digest = hmac.new(key, salt + (path + "?" + query).encode(), hashlib.sha256).digest()
-            open(out, "w").write(base64.urlsafe_b64encode(digest).rstrip(b"=").decode())
-            """
-        try await runProcess(["/usr/bin/python3", "-c", script, keyHex, saltHex, path, options, directory + "/sig"], description: "python3 hmac")
+        try await runPythonClient("variant_signature.py", [keyHex, saltHex, path, options, directory + "/sig"])
         return try String(contentsOfFile: directory + "/sig", encoding: .utf8)
     }
 

@@ -137,9 +137,7 @@ struct DiskCacheIndexTests {
 
     /// Runs `sql` on the index file with Python's sqlite3 (another SQLite client, as another process would be).
     func sqlite(_ path: String, _ sql: String) async throws {
-        try await runProcess(["/usr/bin/env", "python3", "-c",
-                              "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); db.executescript(sys.argv[2]); db.commit()",
-                              path, sql], description: "sqlite3 \(sql)")
+        try await runPythonClient("sqlite_script.py", [path, sql])
     }
 
     @Test("after a writer ended without releasing the cache (killed), the next open corrects every row's size to its file's")

@@ -17,19 +17,7 @@ struct HTTPDateTests {
         } + [0, 86_399, 951_782_400, 1_709_164_800, 4_102_444_799]  // the epoch, leap days (2000, 2024), 2099's end
         try await withTemporaryDirectory { directory in
             try times.map(String.init).joined(separator: "\n").write(toFile: directory + "/times", atomically: true, encoding: .utf8)
-            let script = """
-                import sys, time, email.utils
-                out = open(sys.argv[2], "w")
-                for line in open(sys.argv[1]):
-                    t = int(line)
-                    g = time.gmtime(t)
-                    imf = email.utils.formatdate(t, usegmt=True)
-                    rfc850 = time.strftime("%A, %d-%b-%y %H:%M:%S GMT", g)
-                    asc = time.strftime("%a %b ", g) + ("%2d" % g.tm_mday) + time.strftime(" %H:%M:%S %Y", g)
-                    out.write("\\t".join([str(t), imf, rfc850, asc, str(int(email.utils.parsedate_to_datetime(imf).timestamp()))]) + "\\n")
-                """
-            try await runProcess(["/usr/bin/env", "python3", "-c", script, directory + "/times", directory + "/out"],
-                                 description: "python3 email.utils")
+            try await runPythonClient("http_dates.py", [directory + "/times", directory + "/out"])
             let rows = try String(contentsOfFile: directory + "/out", encoding: .utf8).split(separator: "\n")
             #expect(rows.count == times.count)
             // RFC 850's two-digit years, read as RFC 9110 says, relative to a fixed "now" (2026-11-24).

@@ -90,3 +90,12 @@ public final class OncePerProcess<Value: Sendable>: Sendable {
         return try await started.value
     }
 }
+
+/// Runs the Python client `Tests/Clients/NAME` (a peer no code of ours is in: sockets, hmac, email.utils, sqlite3)
+/// with `arguments`, as `runProcess` does.
+///
+/// - Throws: `TestFailure` naming the client with its stderr when it exits non-zero or runs too long.
+public func runPythonClient(_ name: String, _ arguments: [String]) async throws {
+    try await runProcess(["/usr/bin/env", "python3", ScriptServer.packageRoot + "/Tests/Clients/" + name] + arguments,
+                         description: "Tests/Clients/\(name) \(arguments.joined(separator: " ").prefix(200))")
+}
