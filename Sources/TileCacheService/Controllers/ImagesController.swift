@@ -32,6 +32,8 @@ struct ImagesController: Sendable {
     let parsed = ParsedImageRequests()
     /// `ImageRoute.all` in Hummingbird's route trie, for the fast path.
     let fastRoutes: RouterTrie<ImageRoute>
+    /// The paths `fastRoutes` resolved, remembered.
+    let resolvedPaths = ResolvedImagePaths()
     let logger: Logger
 
     init(elements: ElementResolver, builder: ImageURLBuilder, pipeline: ImagePipeline, photos: PhotoAvailability, metrics: ServiceMetrics,
@@ -105,8 +107,11 @@ struct ImagesController: Sendable {
     /// template, the element and the kind; nil for any other path, and for one whose element is unknown (the route
     /// answers the 404).
     func imageRoute(_ path: String) -> (route: String, element: Element, kind: ImageKind)? {
-        guard let (route, parameters) = fastRoutes.resolve(path), let element = try? route.element(elements, parameters) else { return nil }
-        return (route.path.description, element, route.kind)
+        let resolved = resolvedPaths.resolved(path) {
+            guard let (route, parameters) = fastRoutes.resolve(path), let element = try? route.element(elements, parameters) else { return nil }
+            return .init(route: route, element: element)
+        }
+        return resolved.map { ($0.route.template, $0.element, $0.route.kind) }
     }
 
     /// The answer to a request for `element`'s image while everything it needs is in the memory tier, made without

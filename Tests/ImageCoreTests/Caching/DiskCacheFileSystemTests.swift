@@ -42,7 +42,11 @@ struct DiskCacheFileSystemTests {
             #expect(log.warnings.first?.metadata["directory"] == directory)
             #expect(log.warnings.first?.metadata["reason"] == "No space left on device")
             #expect(cache.writeRefusal == "No space left on device")
-            #expect(cache.statistics.writes == kept && cache.statistics.skippedWrites == entries.count - kept - 1)
+            // Each store after the first refusal is skipped, or (when the 200 ms passed meanwhile on a loaded machine)
+            // tried again and refused quietly: none is lost from the counts.
+            #expect(cache.statistics.writes == kept)
+            #expect(cache.statistics.skippedWrites + cache.statistics.refusedWrites == entries.count - kept)
+            #expect(cache.statistics.refusedWrites >= 1)
             #expect(tempFiles(directory).isEmpty)
             for stored in entries.prefix(kept) { #expect(await cache.entry(for: stored.url)?.bytes == stored.bytes) }
 

@@ -1,0 +1,42 @@
+import Catalogue
+import Synchronization
+import Testing
+@testable import TileCacheService
+
+/// The fast path's memo of resolved image paths: what it keeps, and that paths a client invents cannot grow it.
+@Suite("ResolvedImagePaths", .timeLimit(.minutes(5)))
+struct ResolvedImagePathsTests {
+    let iron = ElementCatalogue.standard.element(number: 26)!
+
+    @Test("a resolved path is resolved once; an unresolved one is not kept")
+    func remembers() {
+        let memo = ResolvedImagePaths()
+        let calls = Atomic(0)
+        let route = ImageRoute.all[0]
+        for _ in 0..<3 {
+            let resolved = memo.resolved("/api/v1/elements/26/thumbnail") {
+                calls.add(1, ordering: .relaxed)
+                return .init(route: route, element: iron)
+            }
+            #expect(resolved?.element.number == 26 && resolved?.route.template == "/api/v1/elements/{id}/thumbnail")
+        }
+        #expect(calls.load(ordering: .relaxed) == 1)
+        for _ in 0..<3 {
+            #expect(memo.resolved("/api/v1/elements/unobtainium/thumbnail") { calls.add(1, ordering: .relaxed); return nil } == nil)
+        }
+        #expect(calls.load(ordering: .relaxed) == 4 && memo.count == 1)
+    }
+
+    @Test("more distinct paths than its capacity: it never holds more, and the newest is kept")
+    func bounded() {
+        let memo = ResolvedImagePaths()
+        let route = ImageRoute.all[0]
+        for index in 0...(ResolvedImagePaths.capacity * 2) {
+            _ = memo.resolved("/api/v1/elements/\(index)/thumbnail") { .init(route: route, element: iron) }
+            #expect(memo.count <= ResolvedImagePaths.capacity)
+        }
+        let calls = Atomic(0)
+        _ = memo.resolved("/api/v1/elements/\(ResolvedImagePaths.capacity * 2)/thumbnail") { calls.add(1, ordering: .relaxed); return nil }
+        #expect(calls.load(ordering: .relaxed) == 0)
+    }
+}
