@@ -61,6 +61,7 @@ extension TileCacheCommand {
             configuration.seed = seed
             configuration.faults = try parsedExtraFaults() + FaultProfile.rules(named: faults)!
             let signals = SignalWaiter(signals: [SIGINT, SIGTERM])
+            await signals.ready()
             let origin: OriginServer
             do {
                 origin = try await OriginServer.start(configuration)

@@ -24,6 +24,7 @@ enum Interruption {
     static func run<T: Sendable>(onInterrupt: @escaping @Sendable (Int32) -> Void = { _ in },
                                  _ work: @escaping @Sendable () async -> T) async -> (result: T, signal: Int32?) {
         let signals = SignalWaiter(signals: [SIGINT, SIGTERM])
+        await signals.ready()
         let received = NIOLockedValueBox<Int32?>(nil)
         let (stopping, stop) = AsyncStream.makeStream(of: Void.self)
         let result = await withTaskGroup(of: T?.self) { group in

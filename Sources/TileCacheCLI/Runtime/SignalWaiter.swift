@@ -14,15 +14,23 @@ final class SignalWaiter: Sendable {
     private let stream: AsyncStream<Int32>
     private let sources: Sources
     private let signals: [Int32]
+    /// Left by each source once libdispatch has registered it (see `ready()`).
+    private let registered = DispatchGroup()
 
     init(signals: [Int32]) {
         let (stream, continuation) = AsyncStream.makeStream(of: Int32.self)
         self.stream = stream
         self.signals = signals
+        let registered = registered
         sources = Sources(all: signals.map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { continuation.yield(number) }
+            registered.enter()
+            source.setRegistrationHandler { registered.leave() }
+            // libdispatch merges signals that arrive before the handler runs into one call (`data` counts them): each
+            // is yielded, so a second Ctrl-C that came while the first was being handled is not lost. (The handler
+            // holds its source; cancelling the source in deinit releases the handler.)
+            source.setEventHandler { for _ in 0..<max(1, source.data) { continuation.yield(number) } }
             source.resume()
             return source
         })
@@ -31,6 +39,15 @@ final class SignalWaiter: Sendable {
     deinit {
         for source in sources.all { source.cancel() }
         for number in signals { signal(number, SIG_DFL) }
+    }
+
+    /// Returns once every signal is watched. `resume()` registers a source with libdispatch asynchronously, and until
+    /// then the signal is ignored (`SIG_IGN`): a Ctrl-C in that moment was lost (an exit test whose first signal came
+    /// at once saw it, under load).
+    func ready() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            registered.notify(queue: .global()) { done.resume() }
+        }
     }
 
     /// The next signal, or nil when the waiting task is cancelled.
