@@ -74,7 +74,8 @@ DEBUG_BIN = .build/debug/tilecache
 ## curl, Python's gzip and brotli decode its compressed answers); checks the web front end in headless Chromium
 ## (installed if missing); kills prefetches at random and verifies the disk cache (short form; `scripts/crash-test.sh
 ## BINARY 50` for the long one); builds and runs Examples/PrefetchURLs, a package that depends on the library by path;
-## runs the whole test suite (Swift Testing; its InspectDeterminismTests keep the verdict corpus in .build/verdict-
+## runs the whole test suite (Swift Testing, every test at once as its default is; tests that start servers or
+## processes wait for one of a few places, `.heavy`; its InspectDeterminismTests keep the verdict corpus in .build/verdict-
 ## corpus); then checks that every file's verdict is the same alone and agrees with Pillow, libvips, djpeg and Chromium
 ## (their verdicts recorded in scripts/verdict-oracles.json; `make verdicts` judges again and re-records). Every
 ## script is given the debug binary, so nothing builds twice.
