@@ -23,10 +23,7 @@ struct OriginalLoader: Sendable {
         if loaded.validated == nil, policy.decodes {
             let source = loaded.servedBy ?? request.url
             do {
-                let (bytes, contentType) = (loaded.bytes, loaded.metadata.contentType)
-                loaded.validated = try await BlockingWork.run { [inspector = configuration.inspector] () throws(ImageCoreError) in
-                    try inspector.validate(bytes, subject: source, contentType: contentType)
-                }
+                loaded.validated = try await validated(loaded.bytes, of: source, contentType: loaded.metadata.contentType)
             } catch {
                 // Stored bytes that pass their checksum but no longer decode (a stricter decoder, say): drop and refetch.
                 logger.warning("removing a cache entry that no longer decodes", metadata: ["url": "\(source)", "reason": "\(error.message)"])
@@ -113,20 +110,13 @@ struct OriginalLoader: Sendable {
             var found = LoadedBytes(bytes: hit.entry.bytes, metadata: hit.entry.metadata, outcome: tier.hitOutcome, validated: hit.validated)
             if !tier.holdsValidatedImages {
                 do throws(ImageCoreError) {
-                    let entry = hit.entry
-                    found.validated = try await BlockingWork.run { () throws(ImageCoreError) in
-                        try inspector.validate(entry.bytes, subject: key.url, contentType: entry.metadata.contentType)
-                    }
+                    found.validated = try await validated(hit.entry.bytes, of: key.url, contentType: hit.entry.metadata.contentType)
                 } catch {
                     logger.warning("a stored object does not decode: fetching the image again", metadata: ["url": "\(key.url)", "reason": "\(error.message)"])
                     continue
                 }
             }
-            if policy.writesTiers {
-                for above in tiers[..<level] {
-                    if let warning = await above.store(found.bytes, metadata: found.metadata, for: key) { found.warnings.append(warning) }
-                }
-            }
+            if policy.writesTiers { found.warnings += await store(found.bytes, metadata: found.metadata, for: key, in: tiers[..<level]) }
             return found
         }
         return nil
@@ -204,11 +194,25 @@ struct OriginalLoader: Sendable {
                                          etag: response.etag, lastModified: response.lastModified, cacheControl: response.cacheControl)
         var loaded = LoadedBytes(bytes: response.body, metadata: metadata, outcome: .networkFetch, validated: validated, warnings: warnings,
                                  httpStatus: response.status, timings: response.timings, bytesDownloaded: response.downloadedBytes)
-        if policy.writesTiers {
-            for tier in tiers {
-                if let warning = await tier.store(response.body, metadata: metadata, for: ImageKey(url: url)) { loaded.warnings.append(warning) }
-            }
-        }
+        if policy.writesTiers { loaded.warnings += await store(response.body, metadata: metadata, for: ImageKey(url: url), in: tiers[...]) }
         return loaded
+    }
+
+    // MARK: - Helpers
+
+    /// `bytes` fully decoded (validated) on the blocking pool.
+    private func validated(_ bytes: [UInt8], of url: String, contentType: String?) async throws(ImageCoreError) -> ValidatedImage {
+        try await BlockingWork.run { [inspector = configuration.inspector] () throws(ImageCoreError) in
+            try inspector.validate(bytes, subject: url, contentType: contentType)
+        }
+    }
+
+    /// Stores validated bytes in each of `tiers`; returns the reasons any of them stored nothing.
+    private func store(_ bytes: [UInt8], metadata: DiskCacheMetadata, for key: ImageKey, in tiers: ArraySlice<any DataTier>) async -> [String] {
+        var warnings: [String] = []
+        for tier in tiers {
+            if let warning = await tier.store(bytes, metadata: metadata, for: key) { warnings.append(warning) }
+        }
+        return warnings
     }
 }
