@@ -11,6 +11,9 @@ public struct ImageCoreError: Error, Sendable, Equatable, CustomStringConvertibl
         case dns
         /// The connection could not be made or was reset.
         case connect
+        /// Every address the host resolved to is one the transfer may not connect to (`AddressRule.publicOnly`:
+        /// loopback, private, link-local, ...). Never retried.
+        case forbiddenAddress = "forbidden-address"
         /// A connect timeout, a low-speed abort or the total deadline.
         case timeout
         /// The body (or its announced Content-Length) exceeds the maximum size.

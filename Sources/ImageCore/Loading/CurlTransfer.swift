@@ -1,6 +1,10 @@
 import CCurl
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// One transfer in flight: the easy handle's options, the bytes received, and the continuation to resume.
 ///
 /// `@unchecked Sendable`: the caller creates it and hands it to the engine through the engine's locked command queue;
@@ -20,6 +24,8 @@ final class CurlTransfer: @unchecked Sendable {
     var headers = HTTPHeaders()
     var exceededMaxBody = false
     var announcedLength: Int?
+    /// The addresses `openSocket` refused, in the order libcurl tried them.
+    var refusedAddresses: [(address: String, restriction: NetworkAddress.Restriction?)] = []
 
     init(request: TransferRequest, target: RequestURL) {
         self.request = request
@@ -58,6 +64,23 @@ final class CurlTransfer: @unchecked Sendable {
         // CURLOPT_MAXFILESIZE_LARGE is what aborts an over-long announced body.
         if name.lowercased() == "content-length", let length = Int(value) { announcedLength = length }
         return bytes.count
+    }
+
+    /// libcurl's open-socket callback under `AddressRule.publicOnly`: a socket for an address on the public internet,
+    /// `CURL_SOCKET_BAD` for any other (recorded), which libcurl treats as a failed connect to that address.
+    func openSocket(purpose: curlsocktype, address: UnsafeMutablePointer<curl_sockaddr>) -> curl_socket_t {
+        var bytes = [UInt8](repeating: 0, count: 16)
+        let family = tc_sockaddr_address(address, &bytes)
+        let parsed: NetworkAddress? = switch family {
+        case AF_INET: .ipv4(bytes[0..<4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+        case AF_INET6: NetworkAddress(ipv6Bytes: bytes)
+        default: nil
+        }
+        guard purpose == CURLSOCKTYPE_IPCXN, let parsed, parsed.restriction == nil else {
+            refusedAddresses.append((parsed?.text ?? "an address of family \(address.pointee.family)", parsed?.restriction))
+            return CURL_SOCKET_BAD
+        }
+        return socket(address.pointee.family, address.pointee.socktype | Int32(SOCK_CLOEXEC.rawValue), address.pointee.protocol)
     }
 
     /// libcurl's detailed message for a failed transfer (empty when it gave none).

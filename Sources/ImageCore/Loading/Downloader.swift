@@ -35,6 +35,10 @@ public final class Downloader: Sendable {
 
     /// The engine transfers run on.
     public let engine: TransferEngine
+    /// The engine of transfers limited to public addresses (`TransferRequest.addresses`), made at the first: its own
+    /// connection pool, so it never reuses a connection `engine` opened to an address it would refuse.
+    private let publicEngine = NIOLockedValueBox<TransferEngine?>(nil)
+    private let engineConfiguration: TransferEngine.Configuration
     /// The configuration.
     public let configuration: Configuration
     private let slots: AsyncSemaphore
@@ -51,6 +55,7 @@ public final class Downloader: Sendable {
         engineConfiguration.maxTotalConnections = max(limit, engineConfiguration.maxTotalConnections)
         engineConfiguration.userAgent = configuration.userAgent
         engine = TransferEngine(configuration: engineConfiguration)
+        self.engineConfiguration = engineConfiguration
         slots = AsyncSemaphore(limit: limit)
     }
 
@@ -131,7 +136,7 @@ public final class Downloader: Sendable {
         counters.withLockedValue { $0.transfers += 1 }
         let response: TransferResponse
         do {
-            response = try await engine.perform(fitted)
+            response = try await engine(for: fitted).perform(fitted)
         } catch where error.reason == .timeout && Self.timesOutWithTheDeadline(fitted, cutFrom: request) {
             // The only timeout that could fire is the total one cut to the deadline: that is the deadline's failure,
             // whether or not this thread's clock has reached the deadline yet when libcurl's has.
@@ -140,6 +145,18 @@ public final class Downloader: Sendable {
         }
         counters.withLockedValue { $0.bytesDownloaded += response.downloadedBytes }
         return response
+    }
+
+    private func engine(for request: TransferRequest) -> TransferEngine {
+        guard request.addresses == .publicOnly else { return engine }
+        return publicEngine.withLockedValue { made in
+            if let made { return made }
+            var configuration = engineConfiguration
+            configuration.addresses = .publicOnly
+            let engine = TransferEngine(configuration: configuration)
+            made = engine
+            return engine
+        }
     }
 
     private static func statusText(_ status: Int) -> String {

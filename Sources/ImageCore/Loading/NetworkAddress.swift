@@ -1,3 +1,5 @@
+import CCurl  // the shim includes <netinet/in.h>, so in_addr's members are seen through it
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -53,6 +55,20 @@ public enum NetworkAddress: Hashable, Sendable {
         let high = bytes[0..<8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         let low = bytes[8..<16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         self = .ipv6(high, low)
+    }
+
+    /// The address as `inet_ntop` writes it (`10.0.0.1`, `::ffff:7f00:1`).
+    public var text: String {
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        let written: UnsafePointer<CChar>? = switch self {
+        case .ipv4(let address):
+            withUnsafeBytes(of: address.bigEndian) { inet_ntop(AF_INET, $0.baseAddress, &buffer, socklen_t(buffer.count)) }
+        case .ipv6(let high, let low):
+            withUnsafeBytes(of: (high.bigEndian, low.bigEndian)) { inet_ntop(AF_INET6, $0.baseAddress, &buffer, socklen_t(buffer.count)) }
+        }
+        // inet_ntop fails only for an unknown family or a buffer too small, neither possible here.
+        guard written != nil else { return "?" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Why a public service must not connect here; nil for an address on the public internet.

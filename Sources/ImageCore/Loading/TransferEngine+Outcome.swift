@@ -20,6 +20,10 @@ extension EngineCore {
             return failure(.tooLarge, "body exceeds the maximum of \(limit) bytes; transfer aborted")
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             return failure(.dns, "could not resolve host '\(transfer.target.host)': \(detail)")
+        case CURLE_COULDNT_CONNECT where !transfer.refusedAddresses.isEmpty:
+            let refused = transfer.refusedAddresses.map { "\($0.address) (\($0.restriction?.rawValue ?? "not an IP connection"))" }
+            return failure(.forbiddenAddress, "'\(transfer.target.host)' leads to addresses this service may not connect to: "
+                + refused.joined(separator: ", ") + (transfer.errorText.isEmpty ? "" : "; \(transfer.errorText)"))
         case CURLE_COULDNT_CONNECT:
             return failure(.connect, "could not connect: \(detail)")
         case CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING:

@@ -25,6 +25,8 @@ public final class TransferEngine: Sendable {
         public var maxTotalConnections = 32
         /// The User-Agent header.
         public var userAgent = "TileCache/\(TileCacheVersion.string) (libcurl)"
+        /// Which addresses transfers may connect to (default: any).
+        public var addresses = AddressRule.any
 
         /// The defaults.
         public init() {}
@@ -49,6 +51,10 @@ public final class TransferEngine: Sendable {
     ///   `.tooLarge`, `.truncated`, `.redirectLoop`, `.transfer` or `.cancelled`; never a non-2xx status.
     public func perform(_ request: TransferRequest) async throws(ImageCoreError) -> TransferResponse {
         let transfer = CurlTransfer(request: request, target: try RequestURL(request.url))
+        guard request.addresses == .any || configuration.addresses == .publicOnly else {
+            throw ImageCoreError(.forbiddenAddress, subject: request.url,
+                                 message: "a transfer limited to public addresses needs an engine that checks them (AddressRule.publicOnly)")
+        }
         do {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
@@ -70,6 +76,20 @@ public final class TransferEngine: Sendable {
     public var activeTransferCount: Int { core.counters.withLockedValue { $0.active } }
     /// Transfers waiting for a connection slot.
     public var queuedTransferCount: Int { core.counters.withLockedValue { $0.queued } }
+}
+
+/// Which IP addresses an engine's transfers may connect to.
+public enum AddressRule: Sendable, Hashable {
+    /// Any address: URLs the operator chose (the catalogue's hosts, the shared store, a user's own list).
+    case any
+    /// Only addresses on the public internet (`NetworkAddress.restriction` is nil): URLs a service's clients name.
+    ///
+    /// Checked on the address libcurl is about to connect to, by its open-socket callback: every address tried, every
+    /// new connection, every redirect hop, after libcurl's own DNS lookup (so a name that resolves to a public address
+    /// for a check and a private one for the transfer gains nothing). Proxies from the environment are not used (the
+    /// check would see the proxy's address). A refusal ends the transfer with `.forbiddenAddress`. Connections are
+    /// pooled per engine, so an engine with this rule never reuses a connection another engine opened.
+    case publicOnly
 }
 
 /// The version reported in the User-Agent and by the tools.
@@ -298,6 +318,14 @@ final class EngineCore: @unchecked Sendable {
         }
         try check(tc_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer), "CURLOPT_ERRORBUFFER")
         let context = Unmanaged.passUnretained(transfer).toOpaque()
+        if configuration.addresses == .publicOnly {
+            try check(tc_easy_setopt_string(easy, CURLOPT_PROXY, ""), "CURLOPT_PROXY")
+            try check(tc_easy_setopt_pointer(easy, CURLOPT_OPENSOCKETDATA, context), "CURLOPT_OPENSOCKETDATA")
+            try check(tc_easy_setopt_opensocket_callback(easy) { context, purpose, address in
+                let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
+                return transfer.openSocket(purpose: purpose, address: address!)
+            }, "CURLOPT_OPENSOCKETFUNCTION")
+        }
         try check(tc_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context), "CURLOPT_WRITEDATA")
         try check(tc_easy_setopt_write_callback(easy, CURLOPT_WRITEFUNCTION) { data, size, count, context in
             let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()

@@ -73,6 +73,9 @@ public struct TransferRequest: Sendable, Hashable {
     public var signing: AWSSigning?
     /// Follow redirects (default true; the S3 API never wants them followed).
     public var followsRedirects = true
+    /// Which addresses the transfer may connect to (default any). A `.publicOnly` request needs an engine configured
+    /// with that rule (`Downloader` keeps one for such requests); an engine for `.any` refuses it.
+    public var addresses = AddressRule.any
     /// Limits and timeouts.
     public var options: TransferOptions
 

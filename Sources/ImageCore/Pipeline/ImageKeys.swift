@@ -65,7 +65,8 @@ extension ImageRequest {
 
     /// The key concurrent requests share one load under: the URL asked for, the processing, the alternatives and the
     /// options (a reload must not join a load that may answer from a cache).
-    var coalescingKey: CoalescingKey { CoalescingKey(url: url, processing: processing, alternatives: alternatives, options: options) }
+    var coalescingKey: CoalescingKey { CoalescingKey(url: url, processing: processing, alternatives: alternatives, options: options,
+                                                                  addresses: addresses) }
 
     /// See `coalescingKey`.
     struct CoalescingKey: Hashable, Sendable {
@@ -73,5 +74,6 @@ extension ImageRequest {
         var processing: ImageProcessing
         var alternatives: [String]
         var options: Options
+        var addresses: AddressRule
     }
 }

@@ -141,7 +141,7 @@ public final class ImagePipeline: Sendable {
 
     /// What `request` may do at each stage.
     private func policy(for request: ImageRequest) -> LoadPolicy {
-        LoadPolicy(request.options, configuration: configuration, hasTiers: !tiers.isEmpty)
+        LoadPolicy(request, configuration: configuration, hasTiers: !tiers.isEmpty)
     }
 
     private func respond(to request: ImageRequest, started: ContinuousClock.Instant) async throws(Failure) -> ImageResponse {

@@ -35,10 +35,15 @@ public struct ImageRequest: Sendable, Hashable {
     public var processing: ImageProcessing
     /// Which caches may answer and be written.
     public var options: Options
+    /// Which addresses fetching it may connect to: `.publicOnly` for a URL a service's client named (an open source),
+    /// `.any` for the catalogue's and a user's own URLs.
+    public var addresses: AddressRule
 
     /// A request for the image at `url`.
-    public init(url: String, alternatives: [String] = [], processing: ImageProcessing = .none, options: Options = []) {
+    public init(url: String, alternatives: [String] = [], processing: ImageProcessing = .none, options: Options = [],
+                addresses: AddressRule = .any) {
         self.url = url
+        self.addresses = addresses
         self.alternatives = alternatives
         self.processing = processing
         self.options = options

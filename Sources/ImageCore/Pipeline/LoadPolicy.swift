@@ -19,8 +19,12 @@ struct LoadPolicy: Sendable {
     /// Nothing is kept (no tier, no memory) and no pixels are wanted: `validate`'s case, where a download is checked
     /// (every JPEG block entropy-decoded) instead of fully decoded.
     var keepsNothing: Bool
+    /// Which addresses a download may connect to.
+    var addresses: AddressRule
 
-    init(_ options: ImageRequest.Options, configuration: ImagePipeline.Configuration, hasTiers: Bool) {
+    init(_ request: ImageRequest, configuration: ImagePipeline.Configuration, hasTiers: Bool) {
+        let options = request.options
+        addresses = request.addresses
         readsMemory = !options.contains(.reloadIgnoringCachedData)
         writesMemory = !options.contains(.disableMemoryCacheWrites)
         readsTiers = !options.contains(.reloadIgnoringCachedData)

@@ -127,6 +127,7 @@ struct OriginalLoader: Sendable {
     /// configuration allows; upstream's 404 removes it.
     private func revalidate(_ stored: LoadedBytes, url: String, policy: LoadPolicy, deadline: ContinuousClock.Instant?) async throws(ImageCoreError) -> LoadedBytes {
         var conditional = TransferRequest(url: url, options: configuration.downloader.transferOptions)
+        conditional.addresses = policy.addresses
         conditional.ifNoneMatch = stored.metadata.etag
         conditional.ifModifiedSince = stored.metadata.lastModified
         let response: TransferResponse
@@ -158,7 +159,9 @@ struct OriginalLoader: Sendable {
         guard policy.mayDownload else {
             throw ImageCoreError(.notCached, subject: url, message: "not in the caches, and the request allows no download")
         }
-        let response = try await downloader.fetch(TransferRequest(url: url, options: configuration.downloader.transferOptions), deadline: deadline)
+        var request = TransferRequest(url: url, options: configuration.downloader.transferOptions)
+        request.addresses = policy.addresses
+        let response = try await downloader.fetch(request, deadline: deadline)
         guard response.status != 304 else {
             throw ImageCoreError(.httpStatus, subject: url, message: "unexpected 304 to an unconditional request", httpStatus: 304)
         }

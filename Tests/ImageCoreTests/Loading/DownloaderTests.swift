@@ -7,6 +7,23 @@ import TestSupport
 
 @Suite("Downloader against the loopback origin", .timeLimit(.minutes(5)), .heavy)
 struct DownloaderTests {
+    @Test("a request limited to public addresses runs on an engine of its own: refused at loopback, not retried, while the same URL unlimited is fetched")
+    func publicOnlyRequests() async throws {
+        try await withOrigin { origin in
+            let downloader = Downloader(configuration: .testing(concurrency: 4))
+            let url = origin.baseURL + "/periodictable/Tiles/001/s7.JPG"
+            let first = try await downloader.fetch(url)  // opens a kept-alive connection to the origin
+            #expect(first.status == 200)
+            var limited = TransferRequest(url: url, options: downloader.configuration.transferOptions)
+            limited.addresses = .publicOnly
+            let error = await #expect(throws: ImageCoreError.self) { try await downloader.fetch(limited) }
+            #expect(error?.reason == .forbiddenAddress, "\(String(describing: error))")
+            #expect(downloader.statistics.retries == 0)
+            // The refused request did not borrow the kept-alive connection the first fetch left open.
+            #expect(origin.statistics.requests == 1 && origin.statistics.connectionsAccepted == 1)
+        }
+    }
+
     @Test("never has more than N transfers in flight, measured at the origin")
     func concurrencyBound() async throws {
         try await withOrigin({ $0.latency = .milliseconds(60) }) { origin in

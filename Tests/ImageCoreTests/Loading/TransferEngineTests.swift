@@ -208,6 +208,37 @@ struct TransferEngineTests {
         let refused = await #expect(throws: ImageCoreError.self) { try await engine.perform(TransferRequest(url: "http://127.0.0.1:1/x.jpg")) }
         #expect(refused?.reason == .connect)
     }
+
+    @Test("an engine for public addresses refuses every restricted address libcurl would connect to, before a byte is sent")
+    func publicOnly() async throws {
+        try await withOrigin { origin in
+            var configuration = TransferEngine.Configuration()
+            configuration.addresses = .publicOnly
+            let guarded = TransferEngine(configuration: configuration)
+            var request = TransferRequest(url: origin.baseURL + hydrogenPath)
+            request.addresses = .publicOnly
+            let loopback = await #expect(throws: ImageCoreError.self) { try await guarded.perform(request) }
+            #expect(loopback?.reason == .forbiddenAddress && loopback?.message.contains("127.0.0.1 (loopback)") == true, "\(String(describing: loopback))")
+            #expect(loopback?.isTransient == false)
+            // A name is judged by what it resolves to, every address of it: localhost is ::1 and 127.0.0.1 here.
+            let port = URL(string: origin.baseURL)!.port!
+            request.url = "http://localhost:\(port)\(hydrogenPath)"
+            let named = await #expect(throws: ImageCoreError.self) { try await guarded.perform(request) }
+            #expect(named?.reason == .forbiddenAddress && named?.message.contains("(loopback)") == true, "\(String(describing: named))")
+            // Spellings libcurl's URL parser turns into 127.0.0.1 meet the same check at the socket.
+            for spelling in ["2130706433", "0x7f000001", "0177.0.0.1", "127.1", "[::ffff:127.0.0.1]", "0.0.0.0"] {
+                request.url = "http://\(spelling):\(port)\(hydrogenPath)"
+                let error = await #expect(throws: ImageCoreError.self) { try await guarded.perform(request) }
+                #expect(error?.reason == .forbiddenAddress, "\(spelling): \(String(describing: error))")
+            }
+            #expect(origin.statistics.connectionsAccepted == 0)
+            // An engine that checks nothing refuses a request that asks for the check, rather than run it unchecked.
+            request.url = origin.baseURL + hydrogenPath
+            let unchecked = await #expect(throws: ImageCoreError.self) { try await TransferEngine().perform(request) }
+            #expect(unchecked?.reason == .forbiddenAddress)
+            #expect(origin.statistics.connectionsAccepted == 0)
+        }
+    }
 }
 
 extension Result where Failure == any Error {
