@@ -117,6 +117,12 @@ struct FrontDoor {
         routes.addRoutes(FavoritesController(store: dependencies.favorites, catalogue: dependencies.catalogue).routes)
         routes.addRoutes(OperationsController(pipeline: dependencies.pipeline, metrics: dependencies.metrics, favorites: dependencies.favorites).routes)
         routes.addRoutes(dependencies.web.routes)
+        if !configuration.allowedSources.isEmpty {
+            routes.addRoutes(OpenSourcesController(
+                pipeline: dependencies.pipeline, allowedSources: configuration.allowedSources,
+                addresses: configuration.allowsPrivateSources ? .any : .publicOnly, signer: configuration.signer,
+                autoWebP: configuration.autoWebP, maxAgeSeconds: configuration.maxAgeSeconds, logger: dependencies.logger).routes)
+        }
         routes.answerOtherMethods()
         self.router = router
         fastPath = CachedImageFastPath(images: images, chain: chain, serverName: serverName)

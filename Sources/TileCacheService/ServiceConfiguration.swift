@@ -42,6 +42,14 @@ public struct ServiceConfiguration: Sendable {
     public var presets: [String: String] = [:]
     /// Only presets may be named in URLs (imgproxy's `IMGPROXY_ONLY_PRESETS`).
     public var onlyPresets = false
+    /// The source URLs imgproxy-style URLs may name (`--allowed-sources`); none: those URLs are not served.
+    public var allowedSources = AllowedSources.none
+    /// Whether open sources may lead to loopback, private, link-local and other restricted addresses
+    /// (`--allow-private-sources`; default false: `AddressRule.publicOnly` on every connection).
+    public var allowsPrivateSources = false
+    /// imgproxy's `IMGPROXY_AUTO_WEBP`: an imgproxy URL that names no format answers WebP to a client whose `Accept`
+    /// names it (with `Vary: Accept`).
+    public var autoWebP = false
 
     /// Reads `--presets` (`thumb:w=128&format=webp,card:w=512&q=80`), checking every preset's options.
     ///

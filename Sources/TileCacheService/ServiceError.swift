@@ -64,6 +64,8 @@ public struct ServiceError: HTTPResponseError, Sendable, Equatable, CustomString
             return ServiceError(.gatewayTimeout, reason: .upstreamTimeout, message: "the upstream host did not answer in time")
         case .cancelled:
             return ServiceError(.serviceUnavailable, reason: .cancelled, message: "the request was cancelled")
+        case .forbiddenAddress:
+            return ServiceError(.notFound, reason: .sourceNotAllowed, message: "the source leads to an address this service does not connect to")
         default:
             return ServiceError(.badGateway, reason: .upstream(error.reason),
                                 message: "the upstream host did not provide a valid image (\(error.reason.rawValue))")
@@ -98,6 +100,12 @@ extension ServiceError {
         public static let missingSignature = Reason(rawValue: "missing-signature")
         public static let badSignature = Reason(rawValue: "bad-signature")
         public static let unknownParameter = Reason(rawValue: "unknown-parameter")
+        /// An imgproxy or thumbor URL that cannot be read: an unknown option, a bad argument, no source (404, as
+        /// imgproxy answers).
+        public static let invalidURL = Reason(rawValue: "invalid-url")
+        /// A source URL `--allowed-sources` does not allow, or one that leads to an address the service may not
+        /// connect to (404, as imgproxy answers).
+        public static let sourceNotAllowed = Reason(rawValue: "source-not-allowed")
         public static let resizeFailed = Reason(rawValue: "resize-failed")
         public static let upstreamNotFound = Reason(rawValue: "upstream-not-found")
         public static let upstreamTimeout = Reason(rawValue: "upstream-timeout")

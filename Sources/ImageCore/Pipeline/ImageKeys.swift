@@ -43,10 +43,21 @@ public struct ImageKey: Hashable, Sendable {
         var token = "-r\(ImageProcessing.revision)"
         if let width = processing.width { token += "w\(width)" }
         if let height = processing.height { token += "h\(height)" }
-        if processing.fit != .inside { token += processing.fit == .cover ? "c" : "s" }
+        switch processing.fit {
+        case .inside: break
+        case .cover: token += "c"
+        case .fill: token += "s"
+        case .coverClipped: token += "k"
+        case .auto: token += "a"
+        }
         if processing.enlarge { token += "e" }
         if let quality = processing.quality { token += "q\(quality)" }
         if let format = processing.format { token += format.rawValue }
+        if processing.gravity != .centre {
+            // Letters, digits and `-` only (S3 object names): `g` + the anchor and offsets, `m` for a minus sign, `p`
+            // for a decimal point, `-` between them (`gno-10-0`, `gfp-0p3-0p6`).
+            token += "g" + String(processing.gravity.text.map { $0 == "-" ? "m" : $0 == "." ? "p" : $0 == ":" ? "-" : $0 })
+        }
         return token
     }
 

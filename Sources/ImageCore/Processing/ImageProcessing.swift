@@ -13,6 +13,44 @@ public struct ImageProcessing: Sendable, Hashable {
         case cover
         /// Stretch to exactly the box, aspect ratio not kept (imgproxy's `force`, CSS `fill`).
         case fill
+        /// imgproxy's `fill`: scale to cover the box and crop what overflows; when the source is too small to cover it
+        /// and `enlarge` is off, the box is cut to the source's scaled size (the result may not keep the box's ratio,
+        /// where `cover`, imgproxy's `fill-down`, would).
+        case coverClipped = "cover-clipped"
+        /// imgproxy's `auto`: `coverClipped` when the source and the box are both landscape (or square) or both
+        /// portrait, `inside` otherwise.
+        case auto
+    }
+
+    /// Where a crop (`cover`, `coverClipped`) is taken from: imgproxy's gravity.
+    public struct Gravity: Sendable, Hashable, Codable {
+        /// The side or corner the crop keeps, or a focal point.
+        public enum Anchor: String, Sendable, Hashable, CaseIterable, Codable {
+            case centre = "ce", north = "no", south = "so", east = "ea", west = "we"
+            case northEast = "noea", northWest = "nowe", southEast = "soea", southWest = "sowe"
+            /// `x` and `y` are the point's place in the source, each 0...1: the crop is centred on it where it can be.
+            case focusPoint = "fp"
+        }
+
+        public var anchor: Anchor
+        /// Offsets from the anchor (away from its sides, as imgproxy counts them): output pixels when at least 1 in
+        /// size, a fraction of the scaled source otherwise. For `focusPoint`, the point.
+        public var x: Double, y: Double
+
+        public init(_ anchor: Anchor = .centre, x: Double = 0, y: Double = 0) {
+            (self.anchor, self.x, self.y) = (anchor, x, y)
+        }
+
+        public static let centre = Gravity()
+
+        /// imgproxy's spelling: `ce`, `no:10:0`, `fp:0.3:0.6`.
+        public var text: String {
+            x == 0 && y == 0 && anchor != .focusPoint ? anchor.rawValue : "\(anchor.rawValue):\(Self.number(x)):\(Self.number(y))"
+        }
+
+        private static func number(_ value: Double) -> String {
+            value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
+        }
     }
 
     /// The encodings a variant can be made in.
@@ -50,10 +88,13 @@ public struct ImageProcessing: Sendable, Hashable {
     public var quality: Int?
     /// The encoding; nil: `defaultFormat(sourceHasAlpha:)`.
     public var format: OutputFormat?
+    /// Where a crop is taken from (default: the centre).
+    public var gravity: Gravity
 
     /// Processing with the given options (none: the original bytes).
     public init(width: Int? = nil, height: Int? = nil, fit: Fit = .inside, enlarge: Bool = false, quality: Int? = nil,
-                format: OutputFormat? = nil) {
+                format: OutputFormat? = nil, gravity: Gravity = .centre) {
+        self.gravity = gravity
         self.width = width
         self.height = height
         self.fit = fit
@@ -81,6 +122,7 @@ public struct ImageProcessing: Sendable, Hashable {
         if enlarge { parts.append("enlarge=1") }
         if let quality { parts.append("q=\(quality)") }
         if let format { parts.append("f=\(format.rawValue)") }
+        if gravity != .centre { parts.append("g=\(gravity.text)") }
         return parts.joined(separator: "&")
     }
 
@@ -114,22 +156,56 @@ public struct ProcessingGeometry: Sendable, Hashable {
             (width, height) = (rounded(sw * scale), rounded(sh * scale))
         case (let w?, let h?):
             let bw = Double(w), bh = Double(h)
-            switch processing.fit {
-            case .inside:
+            var fit = processing.fit
+            if fit == .auto {
+                // imgproxy's rule: both landscape-or-square, or both portrait, fill; otherwise fit.
+                fit = (sw - sh >= 0) == (bw - bh >= 0) ? .coverClipped : .inside
+            }
+            switch fit {
+            case .inside, .auto:
                 let scale = min(bw / sw, bh / sh, limit)
                 (width, height) = (rounded(sw * scale), rounded(sh * scale))
             case .fill:
                 (width, height) = (rounded(min(bw, sw * limit)), rounded(min(bh, sh * limit)))
             case .cover:
-                // The largest centred part of the source with the box's aspect ratio, scaled to the box (or kept at
-                // its own size when that would enlarge it).
+                // The largest part of the source with the box's aspect ratio, scaled to the box (or kept at its own
+                // size when that would enlarge it).
                 let scale = max(bw / sw, bh / sh)
                 (cropWidth, cropHeight) = (min(sw, bw / scale), min(sh, bh / scale))
-                (cropX, cropY) = ((sw - cropWidth) / 2, (sh - cropHeight) / 2)
                 let shrink = min(scale, limit)
                 (width, height) = (rounded(cropWidth * shrink), rounded(cropHeight * shrink))
+                (cropX, cropY) = Self.place(cropWidth, cropHeight, in: sw, sh, gravity: processing.gravity, scale: shrink)
+            case .coverClipped:
+                // imgproxy's fill: the whole source scaled to cover the box (never enlarged without `enlarge`), then
+                // the box cut from it, the box itself cut to the scaled source when that is smaller.
+                let scale = min(max(bw / sw, bh / sh), limit)
+                (width, height) = (min(w, rounded(sw * scale)), min(h, rounded(sh * scale)))
+                (cropWidth, cropHeight) = (min(sw, Double(width) / scale), min(sh, Double(height) / scale))
+                (cropX, cropY) = Self.place(cropWidth, cropHeight, in: sw, sh, gravity: processing.gravity, scale: scale)
             }
         }
+    }
+
+    /// Where a crop of `inner` x `innerHeight` source pixels sits in the source, as imgproxy's gravity places it in the
+    /// scaled image (`scale` output pixels per source pixel), kept inside the source.
+    static func place(_ inner: Double, _ innerHeight: Double, in outer: Double, _ outerHeight: Double, gravity: ImageProcessing.Gravity,
+                      scale: Double) -> (Double, Double) {
+        func offset(_ value: Double, _ size: Double) -> Double { abs(value) >= 1 ? value / scale : value * size }
+        var left = (outer - inner) / 2, top = (outerHeight - innerHeight) / 2
+        switch gravity.anchor {
+        case .focusPoint:
+            left = gravity.x * outer - inner / 2
+            top = gravity.y * outerHeight - innerHeight / 2
+        default:
+            let dx = offset(gravity.x, outer), dy = offset(gravity.y, outerHeight)
+            left += dx
+            top += dy
+            if [.north, .northEast, .northWest].contains(gravity.anchor) { top = dy }
+            if [.south, .southEast, .southWest].contains(gravity.anchor) { top = outerHeight - innerHeight - dy }
+            if [.east, .northEast, .southEast].contains(gravity.anchor) { left = outer - inner - dx }
+            if [.west, .northWest, .southWest].contains(gravity.anchor) { left = dx }
+        }
+        return (max(0, min(left, outer - inner)), max(0, min(top, outerHeight - innerHeight)))
     }
 
     /// Whether the output is the whole source at its own size.

@@ -77,6 +77,19 @@ extension TileCacheCommand {
         @Flag(help: "Accept only presets in image URLs: any other option is 400 (imgproxy's IMGPROXY_ONLY_PRESETS).")
         var onlyPresets = false
 
+        @Option(help: ArgumentHelp("Serve any source URL these patterns allow behind imgproxy's URL format: URL prefixes, comma-separated, * for a part of a host or path (https://images.example.com/,https://*.cdn.example.com/), or * for any (default: $IMGPROXY_ALLOWED_SOURCES; none: open sources are off).",
+                                   valueName: "patterns"))
+        var allowedSources: String?
+
+        @Flag(help: "Let open sources lead to loopback, private, link-local and other restricted addresses (default: every connection, redirects included, must reach a public address).")
+        var allowPrivateSources = false
+
+        @Flag(help: "Answer imgproxy URLs that name no format with WebP when the client's Accept names it, with Vary: Accept (default: $IMGPROXY_AUTO_WEBP, else off).")
+        var autoWebp = false
+
+        @Option(help: ArgumentHelp("Bytes of the HMAC an imgproxy URL's signature keeps, 1 to 32 (default: $IMGPROXY_SIGNATURE_SIZE, else 32).", valueName: "n"))
+        var signatureSize: Int?
+
         @Option(name: .customLong("resize-concurrency"), help: "Variants made at once (default: the number of cores).")
         var resizeConcurrencyGiven: Int?
 
@@ -135,6 +148,8 @@ extension TileCacheCommand {
             if let encodedBytes, encodedBytes.bytes <= 0 { throw ValidationError("--encoded-bytes must be positive") }
             guard requestTimeout > 0, requestTimeout <= 3600 else { throw ValidationError("--request-timeout must be more than 0 and at most 3600") }
             _ = try signer()
+            _ = try sources()
+            if signatureSize != nil, try signer() == nil { throw ValidationError("--signature-size needs --signing-key (or $IMGPROXY_KEY)") }
             _ = try widths()
             _ = try qualities()
             if try presetTable().isEmpty, onlyPresets { throw ValidationError("--only-presets needs --presets (the presets URLs may name)") }
@@ -175,17 +190,41 @@ extension TileCacheCommand {
 
         /// `--signing-key`/`--signing-salt`, else their environment variables; nil when no key is given.
         func signer(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> URLSigner? {
-            let key = signingKey ?? environment[URLSigner.keyVariable]
-            let salt = signingSalt ?? environment[URLSigner.saltVariable] ?? ""
+            let key = signingKey ?? environment[URLSigner.keyVariable] ?? environment[URLSigner.imgproxyKeyVariable]
+            let salt = signingSalt ?? environment[URLSigner.saltVariable] ?? environment[URLSigner.imgproxySaltVariable] ?? ""
             guard let key else {
                 if signingSalt != nil { throw ValidationError("--signing-salt needs --signing-key (or \(URLSigner.keyVariable))") }
                 return nil
             }
             do {
-                return try URLSigner(keyHex: key, saltHex: salt)
-            } catch {
+                var signer = try URLSigner(keyHex: key, saltHex: salt)
+                let size = try signatureSize ?? environment["IMGPROXY_SIGNATURE_SIZE"].map { text in
+                    guard let size = Int(text) else { throw ValidationError("IMGPROXY_SIGNATURE_SIZE: '\(text)' is not a whole number") }
+                    return size
+                }
+                if let size {
+                    guard (1...32).contains(size) else { throw ValidationError("--signature-size must be 1 to 32, got \(size)") }
+                    signer.pathSignatureSize = size
+                }
+                return signer
+            } catch let error as URLSignerError {
                 throw ValidationError("--signing-key/--signing-salt (or \(URLSigner.keyVariable)/\(URLSigner.saltVariable)): \(error.description)")
             }
+        }
+
+        /// `--allowed-sources`, else `$IMGPROXY_ALLOWED_SOURCES`.
+        func sources(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> AllowedSources {
+            guard let text = allowedSources ?? environment["IMGPROXY_ALLOWED_SOURCES"] else { return .none }
+            do {
+                return try AllowedSources(text.split(separator: ",").map(String.init))
+            } catch {
+                throw ValidationError("--allowed-sources: \(error.description)")
+            }
+        }
+
+        /// `--auto-webp`, else `$IMGPROXY_AUTO_WEBP` (true or 1).
+        func autoWebP(environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
+            autoWebp || ["true", "1"].contains(environment["IMGPROXY_AUTO_WEBP"]?.lowercased() ?? "")
         }
 
         /// `--allowed-widths` as a set, nil when not given.
@@ -264,6 +303,9 @@ extension TileCacheCommand {
             configuration.allowedQualities = try qualities()
             configuration.presets = try presetTable()
             configuration.onlyPresets = onlyPresets
+            configuration.allowedSources = try sources()
+            configuration.allowsPrivateSources = allowPrivateSources
+            configuration.autoWebP = autoWebP()
             configuration.pipeline.maxConcurrentProcessing = resizeConcurrency
             configuration.pipeline.maxQueuedProcessing = resizeQueue
             configuration.writeToken = writeToken

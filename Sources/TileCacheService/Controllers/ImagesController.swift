@@ -159,11 +159,7 @@ struct ImagesController: Sendable {
         let url = builder.url(for: element, kind: kind)
         let served = try await load(ImageRequest(url: url, alternatives: kind == .full ? builder.otherPhotoURLs(for: element) : []),
                                     photoOf: kind == .full ? element : nil)
-        let header = served.header
-        var response = try JSONResponse.make(ImageInfo(format: header.format.rawValue, contentType: served.contentType, width: header.width,
-                                                       height: header.height, orientation: header.orientation ?? 1,
-                                                       uprightWidth: header.uprightWidth, uprightHeight: header.uprightHeight,
-                                                       bytes: header.byteCount, etag: served.validators.etag))
+        var response = try JSONResponse.make(ImageInfo(served))
         response.headers[.cacheControl] = "public, max-age=\(maxAgeSeconds)"
         return response
     }
@@ -182,6 +178,14 @@ struct ImagesController: Sendable {
         var uprightHeight: Int
         var bytes: Int
         var etag: String
+
+        /// What `served` (an original) is.
+        init(_ served: ImageResponse) {
+            let header = served.header
+            (format, contentType, width, height) = (header.format.rawValue, served.contentType, header.width, header.height)
+            (orientation, uprightWidth, uprightHeight) = (header.orientation ?? 1, header.uprightWidth, header.uprightHeight)
+            (bytes, etag) = (header.byteCount, served.validators.etag)
+        }
     }
 
     /// The pipeline's answer to `request`, as an HTTP error when it fails; a photo's load also tells `photos` whether

@@ -85,6 +85,11 @@ struct ImageOptions: Sendable, Hashable {
         self.processing = processing
     }
 
+    /// Options read elsewhere (an imgproxy URL's path).
+    init(processing: ImageProcessing, negotiated: Bool) {
+        (self.processing, self.negotiated) = (processing, negotiated)
+    }
+
     private enum Flag: String { case on, off }
 
     /// The values of `fit` and `format` (`jpg` too), built once rather than on every image request.

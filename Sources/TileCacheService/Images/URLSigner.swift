@@ -14,9 +14,13 @@ public struct URLSigner: Sendable {
     public static let parameter = "sig"
     /// The environment variables `--signing-key` and `--signing-salt` fall back to.
     public static let keyVariable = "TILECACHE_SIGNING_KEY", saltVariable = "TILECACHE_SIGNING_SALT"
+    /// imgproxy's names for the same key and salt, read when TileCache's are not set.
+    public static let imgproxyKeyVariable = "IMGPROXY_KEY", imgproxySaltVariable = "IMGPROXY_SALT"
 
     private let key: SymmetricKey
     private let salt: [UInt8]
+    /// Bytes of the HMAC an imgproxy path signature keeps (imgproxy's `IMGPROXY_SIGNATURE_SIZE`, 1...32; default 32).
+    public var pathSignatureSize = 32
 
     /// A signer from hex key and salt (imgproxy's form); the key must not be empty.
     public init(keyHex: String, saltHex: String) throws(URLSignerError) {
@@ -56,8 +60,27 @@ public struct URLSigner: Sendable {
         }
     }
 
-    private static func base64URLDecoded(_ text: String) -> Data? {
+    /// imgproxy's path signature of `signedPath` (from its `/`, after the signature segment): URL-safe base64, no
+    /// padding, of HMAC-SHA256(key, salt + path), its first `pathSignatureSize` bytes.
+    public func pathSignature(_ signedPath: String) -> String {
+        let code = Array(HMAC<SHA256>.authenticationCode(for: salt + Array(signedPath.utf8), using: key)).prefix(pathSignatureSize)
+        return Data(code).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    /// Checks an imgproxy URL's signature segment (constant-time comparison): 403 "Invalid signature" as imgproxy answers.
+    func verify(pathSignature signature: Substring, signedPath: String) throws(ServiceError) {
+        let expected = Array(HMAC<SHA256>.authenticationCode(for: salt + Array(signedPath.utf8), using: key)).prefix(pathSignatureSize)
+        guard let given = Self.base64URLDecoded(String(signature)), given.count == expected.count,
+              zip(given, expected).reduce(UInt8(0), { $0 | ($1.0 ^ $1.1) }) == 0 else {
+            throw ServiceError(.forbidden, reason: .badSignature, message: "Invalid signature")
+        }
+    }
+
+    /// URL-safe base64, with or without its padding, decoded; nil when it is not base64.
+    static func base64URLDecoded(_ text: String) -> Data? {
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.hasSuffix("=") { base64.removeLast() }
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
         return Data(base64Encoded: base64)
     }

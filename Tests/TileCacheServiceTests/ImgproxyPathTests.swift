@@ -1,0 +1,162 @@
+import Foundation
+import HTTPTypes
+import ImageCore
+import Testing
+@testable import TileCacheService
+
+/// imgproxy's URL format read as imgproxy reads it (options/parser, handlers/path.go, security/signature.go), without a
+/// server: signatures against imgproxy's documented example, the option grammar, the two source forms, refusals.
+@Suite("imgproxy URLs: signature, options, sources")
+struct ImgproxyPathTests {
+    /// imgproxy's documentation's signing example (docs "Signing a URL"): key `secret`, salt `hello`, in hex.
+    static let documented = (key: "736563726574", salt: "68656C6C6F",
+                             path: "/rs:fill:300:400:0/g:sm/aHR0cDovL2V4YW1w/bGUuY29tL2ltYWdl/cy9jdXJpb3NpdHku/anBn.png",
+                             signature: "oKfUtW34Dvo2BGQehJFR4Nr0_rIjOtdtzJ3QFsUcXH8")
+
+    func read(_ path: String, accept: String? = nil, autoWebP: Bool = false, now: Date = Date()) throws -> ImgproxyPath {
+        let (info, signature, signed) = try #require(ImgproxyPath.split(path))
+        return try ImgproxyPath(signature: signature, signedPath: signed, info: info, accept: accept, autoWebP: autoWebP, now: now)
+    }
+
+    @Test("the signature of imgproxy's documented example, its truncation, and a wrong one refused")
+    func signature() throws {
+        var signer = try URLSigner(keyHex: Self.documented.key, saltHex: Self.documented.salt)
+        #expect(signer.pathSignature(Self.documented.path) == Self.documented.signature)
+        try signer.verify(pathSignature: Substring(Self.documented.signature), signedPath: Self.documented.path)
+        let split = try #require(ImgproxyPath.split("/\(Self.documented.signature)\(Self.documented.path)"))
+        #expect(split.signature == Self.documented.signature && split.signedPath == Self.documented.path && !split.info)
+        for wrong in ["pKfUtW34Dvo2BGQehJFR4Nr0_rIjOtdtzJ3QFsUcXH8", "insecure", "_", "", "oKfUtW34"] {
+            #expect(throws: ServiceError.self) { try signer.verify(pathSignature: Substring(wrong), signedPath: Self.documented.path) }
+        }
+        #expect(throws: ServiceError.self) { try signer.verify(pathSignature: Substring(Self.documented.signature), signedPath: Self.documented.path + "x") }
+        signer.pathSignatureSize = 8  // IMGPROXY_SIGNATURE_SIZE=8: the first 8 bytes, base64url
+        #expect(signer.pathSignature(Self.documented.path) == "oKfUtW34Dvo")
+        try signer.verify(pathSignature: "oKfUtW34Dvo", signedPath: Self.documented.path)
+        #expect(throws: ServiceError.self) { try signer.verify(pathSignature: Substring(Self.documented.signature), signedPath: Self.documented.path) }
+    }
+
+    @Test("base64 sources split by /, plain sources percent-encoded, extensions, info")
+    func sources() throws {
+        let b64 = try read("/x/rs:fill:300:400:0/aHR0cDovL2V4YW1w/bGUuY29tL2ltYWdl/cy9jdXJpb3NpdHku/anBn.png")
+        #expect(b64.source == "http://example.com/images/curiosity.jpg" && b64.processing.format == .png)
+        #expect(b64.processing.width == 300 && b64.processing.height == 400 && b64.processing.fit == .coverClipped && !b64.processing.enlarge)
+        let plain = try read("/x/w:64/plain/http%3A%2F%2Fexample.com%2Fa%20b.jpg%3Fv%3D1@webp")
+        #expect(plain.source == "http://example.com/a b.jpg?v=1" && plain.processing.format == .webp && plain.processing.width == 64)
+        let raw = try read("/x/plain/https://example.com/a/b.jpg")
+        #expect(raw.source == "https://example.com/a/b.jpg" && raw.processing.isNone)
+        // A proxy that squeezed `//` to `/` (imgproxy's re-denormalisation), and `%3A` in the options.
+        let squeezed = try read("/x/rs%3Afit%3A10%3A10/plain/https:/example.com/a.jpg")
+        #expect(squeezed.source == "https://example.com/a.jpg" && squeezed.signedPath == "/rs:fit:10:10/plain/https://example.com/a.jpg")
+        let info = try read("/info/x/plain/https://example.com/a.jpg")
+        #expect(info.info && info.source == "https://example.com/a.jpg")
+        #expect(ImgproxyPath.split("/onlyone") == nil && ImgproxyPath.split("/") == nil && ImgproxyPath.split("/sig/") == nil)
+    }
+
+    @Test("options: full and short names, later ones win, defaults, dpr, gravity, quality and format")
+    func options() throws {
+        let long = try read("/x/resizing_type:fill-down/width:100/height:50/enlarge:1/gravity:noea:5:0.1/quality:70/format:jpg/plain/http://e.com/a")
+        let short = try read("/x/rt:fill-down/w:100/h:50/el:t/g:noea:5:0.1/q:70/f:jpeg/plain/http://e.com/a")
+        #expect(long.processing == short.processing)
+        #expect(long.processing == ImageProcessing(width: 100, height: 50, fit: .cover, enlarge: true, quality: 70, format: .jpeg,
+                                                   gravity: .init(.northEast, x: 5, y: 0.1)))
+        #expect(try read("/x/s:10:20/s:30/plain/http://e.com/a").processing.width == 30)
+        #expect(try read("/x/rs:force:10:20/plain/http://e.com/a").processing.fit == .fill)
+        #expect(try read("/x/rs:auto:10:20/plain/http://e.com/a").processing.fit == .auto)
+        #expect(try read("/x/rs:fit:10:20/plain/http://e.com/a").processing.fit == .inside)
+        let dpr = try read("/x/rs:fill:100:50/dpr:2/g:so:3:0/plain/http://e.com/a").processing
+        #expect(dpr.width == 200 && dpr.height == 100 && dpr.gravity == .init(.south, x: 6, y: 0))
+        #expect(try read("/x/q:0/w:10/plain/http://e.com/a").processing.quality == nil)  // 0: the default
+        #expect(try read("/x/rs:fill:10:10/g:fp:0.25:0.75/plain/http://e.com/a").processing.gravity == .init(.focusPoint, x: 0.25, y: 0.75))
+        // Accepted and not part of the image: cache busters, metadata stripping (never kept), a future expiry.
+        #expect(try read("/x/cb:abc/sm:1/exp:4102444800/w:10/plain/http://e.com/a").processing == ImageProcessing(width: 10))
+        // No format named: the source's (JPEG or PNG); with auto WebP, what Accept names.
+        #expect(try read("/x/w:10/plain/http://e.com/a", accept: "image/webp").processing.format == nil)
+        let negotiated = try read("/x/w:10/plain/http://e.com/a", accept: "image/avif,image/webp,*/*", autoWebP: true)
+        #expect(negotiated.processing.format == .webp && negotiated.negotiated)
+        #expect(try read("/x/w:10/plain/http://e.com/a@png", accept: "image/webp", autoWebP: true).negotiated == false)
+    }
+
+    @Test("what imgproxy refuses, and what TileCache does not do yet, is 404 invalid-url naming it; an expired URL too")
+    func refusals() throws {
+        let cases: [(String, String)] = [
+            ("/x/nope:1/plain/http://e.com/a", "Unknown processing option nope"),
+            ("/x/w:-1/plain/http://e.com/a", "Invalid width"),
+            ("/x/w:1:2/plain/http://e.com/a", "Invalid w arguments"),
+            ("/x/rt:stretch/plain/http://e.com/a", "Invalid resizing_type"),
+            ("/x/q:101/plain/http://e.com/a", "Invalid quality"),
+            ("/x/g:up/plain/http://e.com/a", "Invalid gravity"),
+            ("/x/g:fp:1.5:0/plain/http://e.com/a", "Invalid gravity x offset"),
+            ("/x/g:fp:0.5/plain/http://e.com/a", "Invalid gravity arguments"),
+            ("/x/f:bmpx/plain/http://e.com/a", "Invalid format"),
+            ("/x/f:avif/plain/http://e.com/a", "avif format is not supported by TileCache yet"),
+            ("/x/bg:fff/plain/http://e.com/a", "the bg option is not supported"),
+            ("/x/ex:1/plain/http://e.com/a", "the ex option is not supported"),
+            ("/x/s:10:10:0:1/plain/http://e.com/a", "extend is not supported"),
+            ("/x/g:sm/plain/http://e.com/a", "smart gravity"),
+            ("/x/exp:1000/plain/http://e.com/a", "Expired URL"),
+            ("/x/exp:soon/plain/http://e.com/a", "Invalid expires"),
+            ("/x/pr:nothing/plain/http://e.com/a", "Unknown preset"),
+            ("/x/w:10/plain/http://e.com/a@png@jpg", "Multiple formats"),
+            ("/x/w:10/aGVsbG8.png.jpg", "Multiple formats"),
+            ("/x/w:10/plain/", "Image URL is empty"),
+            ("/x/w:10/!!!!.png", "Invalid url encoding"),
+        ]
+        for (path, expected) in cases {
+            do {
+                _ = try read(path)
+                Issue.record("\(path) was accepted")
+            } catch let error as ServiceError {
+                #expect(error.status == .notFound && error.reason == .invalidURL && error.message.contains(expected), "\(path): \(error)")
+            }
+        }
+        let big = #expect(throws: ServiceError.self) { try read("/x/rs:fit:4000:4000/dpr:2/plain/http://e.com/a") }
+        #expect(big?.reason == .outputTooLarge)
+    }
+
+    @Test("allowed sources: imgproxy's prefix patterns, * within one part, never across /, ?, # or @")
+    func allowedSources() throws {
+        let sources = try AllowedSources(["https://images.example.com/", "https://*.cdn.example.com/photos/", "http://127.0.0.1:*/"])
+        for allowed in ["https://images.example.com/a.jpg", "HTTPS://Images.Example.com/a.jpg", "https://eu.cdn.example.com/photos/x.png",
+                        "http://127.0.0.1:8081/periodictable/Tiles/001/s7.JPG"] {
+            #expect(sources.allows(allowed), "\(allowed)")
+        }
+        for refused in ["https://images.example.com.evil.test/a.jpg", "http://images.example.com/a.jpg", "https://evil.test/https://images.example.com/",
+                        "https://a.b.evil.test/x.cdn.example.com/photos/", "https://evil.test?.cdn.example.com/photos/",
+                        "https://evil.test#.cdn.example.com/photos/", "https://u@x.cdn.example.com/photos/a", "https://eu.cdn.example.com/other/x.png",
+                        "ftp://images.example.com/a.jpg", "http://127.0.0.2:80/"] {
+            #expect(!sources.allows(refused), "\(refused)")
+        }
+        #expect(try AllowedSources(["*"]).allows("http://anything.test/a") && !(try AllowedSources(["*"]).allows("file:///etc/passwd")))
+        #expect(AllowedSources.none.isEmpty && !AllowedSources.none.allows("https://images.example.com/a.jpg"))
+        #expect(throws: AllowedSourcesError.self) { try AllowedSources(["images.example.com"]) }
+        #expect(throws: AllowedSourcesError.self) { try AllowedSources(["file:///"]) }
+    }
+
+    @Test("geometry of imgproxy's resizing types and gravity, worked by hand from its calcScale, calcSizes and calcPosition")
+    func geometry() {
+        func geometry(_ processing: ImageProcessing, _ width: Int, _ height: Int) -> ProcessingGeometry {
+            ProcessingGeometry(processing, sourceWidth: width, sourceHeight: height)
+        }
+        // fill on a source too small to cover the box, no enlarge: the box is cut to the source (imgproxy: 200x150);
+        // fill-down keeps the box's ratio instead (150x150).
+        let fill = geometry(ImageProcessing(width: 300, height: 300, fit: .coverClipped), 200, 150)
+        #expect(fill.width == 200 && fill.height == 150 && fill.cropWidth == 200 && fill.cropHeight == 150)
+        let fillDown = geometry(ImageProcessing(width: 300, height: 300, fit: .cover), 200, 150)
+        #expect(fillDown.width == 150 && fillDown.height == 150)
+        // A 640x396 photo filled into 100x100: the centred 396x396 square, or a corner's by gravity.
+        let centre = geometry(ImageProcessing(width: 100, height: 100, fit: .coverClipped), 640, 396)
+        #expect(centre.width == 100 && centre.height == 100 && centre.cropX == 122 && centre.cropY == 0 && centre.cropWidth == 396)
+        #expect(geometry(ImageProcessing(width: 100, height: 100, fit: .coverClipped, gravity: .init(.northWest)), 640, 396).cropX == 0)
+        #expect(geometry(ImageProcessing(width: 100, height: 100, fit: .coverClipped, gravity: .init(.southEast)), 640, 396).cropX == 244)
+        #expect(geometry(ImageProcessing(width: 100, height: 100, fit: .coverClipped, gravity: .init(.east, x: 0.1)), 640, 396).cropX == 180)
+        // 10 output pixels from the west edge at a scale of 100/396: 39.6 source pixels.
+        #expect(abs(geometry(ImageProcessing(width: 100, height: 100, fit: .cover, gravity: .init(.west, x: 10)), 640, 396).cropX - 39.6) < 1e-9)
+        #expect(geometry(ImageProcessing(width: 100, height: 100, fit: .coverClipped, gravity: .init(.focusPoint, x: 0.25, y: 0.5)), 640, 396).cropX == 0)
+        #expect(geometry(ImageProcessing(width: 100, height: 100, fit: .coverClipped, gravity: .init(.focusPoint, x: 0.75, y: 0.5)), 640, 396).cropX == 244)
+        // auto: a landscape source in a portrait box fits; in a landscape or square box it fills.
+        let portrait = geometry(ImageProcessing(width: 100, height: 200, fit: .auto), 640, 396)
+        #expect(portrait.width == 100 && portrait.height == 62)
+        let square = geometry(ImageProcessing(width: 100, height: 100, fit: .auto), 640, 396)
+        #expect(square.width == 100 && square.height == 100 && square.cropWidth == 396)
+    }
+}
