@@ -62,10 +62,10 @@ demo: deps
 
 ## What the suite needs besides the build, for `make test` and `make test-sanitize`: SeaweedFS and PostgreSQL (the
 ## fleet tools), the ICC profiles of the colour tests (SWOP CMYK), the TLS test's certificate and client, and strace
-## (system-call counts of the disk cache's scaling test).
+## (system-call counts of the disk cache's scaling test), and iproute2 (the SSRF check's network namespaces).
 test-deps: deps
 	scripts/install-fleet-deps.sh
-	scripts/apt-install.sh test-deps libgs-common openssl curl strace
+	scripts/apt-install.sh test-deps libgs-common openssl curl strace iproute2
 
 ## The debug build of `tilecache`, which the checks below and the suite's child processes run.
 DEBUG_BIN = .build/debug/tilecache
@@ -74,7 +74,9 @@ DEBUG_BIN = .build/debug/tilecache
 ## curl, Python's gzip and brotli decode its compressed answers); checks the web front end in headless Chromium
 ## (installed if missing); kills prefetches at random and verifies the disk cache (short form; `scripts/crash-test.sh
 ## BINARY 50` for the long one); builds and runs Examples/PrefetchURLs, a package that depends on the library by path;
-## runs the whole test suite (Swift Testing, every test at once as its default is; tests that start servers or
+## checks imgproxy URLs built by two URL builders from PyPI against imgproxy's own geometry, and the SSRF rules across
+## network namespaces (a public host, a private host and the cloud metadata address on real interfaces); runs the
+## whole test suite (Swift Testing, every test at once as its default is; tests that start servers or
 ## processes wait for one of a few places, `.heavy`; its InspectDeterminismTests keep the verdict corpus in .build/verdict-
 ## corpus); then checks that every file's verdict is the same alone and agrees with Pillow, libvips, djpeg and Chromium
 ## (their verdicts recorded in scripts/verdict-oracles.json; `make verdicts` judges again and re-records). Every
@@ -85,6 +87,8 @@ test: test-deps
 	scripts/browser-check.sh $(DEBUG_BIN)
 	scripts/crash-test.sh $(DEBUG_BIN) 3
 	scripts/example-check.sh $(DEBUG_BIN)
+	scripts/open-sources-check.sh $(DEBUG_BIN)
+	scripts/ssrf-check.sh $(DEBUG_BIN)
 	rm -rf .build/verdict-corpus
 	TILECACHE_VERDICT_CORPUS_DIR=$(CURDIR)/.build/verdict-corpus \
 	    scripts/with-test-servers.sh $(SWIFT) test

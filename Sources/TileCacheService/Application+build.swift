@@ -121,7 +121,7 @@ struct FrontDoor {
             routes.addRoutes(OpenSourcesController(
                 pipeline: dependencies.pipeline, allowedSources: configuration.allowedSources,
                 addresses: configuration.allowsPrivateSources ? .any : .publicOnly, signer: configuration.signer,
-                autoWebP: configuration.autoWebP, maxAgeSeconds: configuration.maxAgeSeconds, logger: dependencies.logger).routes)
+                autoWebP: configuration.autoWebP, presets: ImgproxyPath.presets(configuration.presets.mapValues { QueryItems($0) }), maxAgeSeconds: configuration.maxAgeSeconds, logger: dependencies.logger).routes)
         }
         routes.answerOtherMethods()
         self.router = router

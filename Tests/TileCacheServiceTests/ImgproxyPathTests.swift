@@ -64,7 +64,7 @@ struct ImgproxyPathTests {
         #expect(try read("/x/rs:auto:10:20/plain/http://e.com/a").processing.fit == .auto)
         #expect(try read("/x/rs:fit:10:20/plain/http://e.com/a").processing.fit == .inside)
         let dpr = try read("/x/rs:fill:100:50/dpr:2/g:so:3:0/plain/http://e.com/a").processing
-        #expect(dpr.width == 200 && dpr.height == 100 && dpr.gravity == .init(.south, x: 6, y: 0))
+        #expect(dpr.width == 100 && dpr.height == 50 && dpr.dpr == 2 && dpr.gravity == .init(.south, x: 3, y: 0))
         #expect(try read("/x/q:0/w:10/plain/http://e.com/a").processing.quality == nil)  // 0: the default
         #expect(try read("/x/rs:fill:10:10/g:fp:0.25:0.75/plain/http://e.com/a").processing.gravity == .init(.focusPoint, x: 0.25, y: 0.75))
         // Accepted and not part of the image: cache busters, metadata stripping (never kept), a future expiry.
@@ -74,6 +74,11 @@ struct ImgproxyPathTests {
         let negotiated = try read("/x/w:10/plain/http://e.com/a", accept: "image/avif,image/webp,*/*", autoWebP: true)
         #expect(negotiated.processing.format == .webp && negotiated.negotiated)
         #expect(try read("/x/w:10/plain/http://e.com/a@png", accept: "image/webp", autoWebP: true).negotiated == false)
+        // The service's presets, written as queries, applied by pr:NAME; options after it win.
+        let presets = ImgproxyPath.presets(["thumb": QueryItems("w=128&h=128&fit=cover&format=webp"), "big": QueryItems("w=1024&enlarge=1")])
+        let (info, signature, signed) = try #require(ImgproxyPath.split("/x/pr:thumb/q:60/plain/http://e.com/a"))
+        let preset = try ImgproxyPath(signature: signature, signedPath: signed, info: info, accept: nil, presets: presets)
+        #expect(preset.processing == ImageProcessing(width: 128, height: 128, fit: .cover, quality: 60, format: .webp))
     }
 
     @Test("what imgproxy refuses, and what TileCache does not do yet, is 404 invalid-url naming it; an expired URL too")
@@ -143,20 +148,31 @@ struct ImgproxyPathTests {
         #expect(fill.width == 200 && fill.height == 150 && fill.cropWidth == 200 && fill.cropHeight == 150)
         let fillDown = geometry(ImageProcessing(width: 300, height: 300, fit: .cover), 200, 150)
         #expect(fillDown.width == 150 && fillDown.height == 150)
-        // A 640x396 photo filled into 100x100: the centred 396x396 square, or a corner's by gravity.
-        let centre = geometry(ImageProcessing(width: 100, height: 100, fit: .coverClipped), 640, 396)
-        #expect(centre.width == 100 && centre.height == 100 && centre.cropX == 122 && centre.cropY == 0 && centre.cropWidth == 396)
-        #expect(geometry(ImageProcessing(width: 100, height: 100, fit: .coverClipped, gravity: .init(.northWest)), 640, 396).cropX == 0)
-        #expect(geometry(ImageProcessing(width: 100, height: 100, fit: .coverClipped, gravity: .init(.southEast)), 640, 396).cropX == 244)
-        #expect(geometry(ImageProcessing(width: 100, height: 100, fit: .coverClipped, gravity: .init(.east, x: 0.1)), 640, 396).cropX == 180)
-        // 10 output pixels from the west edge at a scale of 100/396: 39.6 source pixels.
-        #expect(abs(geometry(ImageProcessing(width: 100, height: 100, fit: .cover, gravity: .init(.west, x: 10)), 640, 396).cropX - 39.6) < 1e-9)
-        #expect(geometry(ImageProcessing(width: 100, height: 100, fit: .coverClipped, gravity: .init(.focusPoint, x: 0.25, y: 0.5)), 640, 396).cropX == 0)
-        #expect(geometry(ImageProcessing(width: 100, height: 100, fit: .coverClipped, gravity: .init(.focusPoint, x: 0.75, y: 0.5)), 640, 396).cropX == 244)
+        // A 640x396 photo filled into 100x100: scaled to 162x100, the 100x100 crop placed in it as calcPosition places it
+        // (whole scaled pixels, halves to even), then read back in source pixels.
+        func left(_ gravity: ImageProcessing.Gravity, fit: ImageProcessing.Fit = .coverClipped) -> Int {
+            let placed = geometry(ImageProcessing(width: 100, height: 100, fit: fit, gravity: gravity), 640, 396)
+            #expect(placed.width == 100 && placed.height == 100 && placed.cropY == 0 && abs(placed.cropWidth - 100 * 640 / 162) < 1e-9)
+            return Int((placed.cropX * 162 / 640).rounded())
+        }
+        #expect(left(.centre) == 32)  // (162 - 100 + 1) / 2 = 31.5, to even
+        #expect(left(.init(.northWest)) == 0 && left(.init(.southEast)) == 62 && left(.init(.south)) == 32)
+        #expect(left(.init(.east, x: 0.1)) == 46)  // 16.2 scaled pixels from the east edge, to even: 16
+        #expect(left(.init(.west, x: 10), fit: .cover) == 10)
+        #expect(left(.init(.focusPoint, x: 0.25, y: 0.5)) == 0 && left(.init(.focusPoint, x: 0.75, y: 0.5)) == 62)
         // auto: a landscape source in a portrait box fits; in a landscape or square box it fills.
         let portrait = geometry(ImageProcessing(width: 100, height: 200, fit: .auto), 640, 396)
         #expect(portrait.width == 100 && portrait.height == 62)
         let square = geometry(ImageProcessing(width: 100, height: 100, fit: .auto), 640, 396)
-        #expect(square.width == 100 && square.height == 100 && square.cropWidth == 396)
+        #expect(square.width == 100 && square.height == 100 && abs(square.cropWidth - 100 * 640 / 162) < 1e-9)
+        // force without enlarge keeps the box's shape, shrunk until nothing is enlarged (126x126 into 64x200: 40x126);
+        // with one side it stretches that side only.
+        let force = geometry(ImageProcessing(width: 64, height: 200, fit: .fill), 126, 126)
+        #expect(force.width == 40 && force.height == 126)
+        let forceOneSide = geometry(ImageProcessing(width: 64, fit: .fill), 126, 100)
+        #expect(forceOneSide.width == 64 && forceOneSide.height == 100)
+        // dpr without enlarge: lowered so the box keeps its shape (64x200 at dpr 2 from 126x126: 64x126, not 126x126).
+        let dpr = geometry(ImageProcessing(width: 64, height: 200, fit: .coverClipped, dpr: 2), 126, 126)
+        #expect(dpr.width == 64 && dpr.height == 126)
     }
 }

@@ -26,14 +26,14 @@ public struct ImageKey: Hashable, Sendable {
     public static func diskEntryName(forKey key: String) -> String { DiskCache.sha256Hex(Array(key.utf8)) + ".tce" }
 
     /// The shared store's object: `objects/`, the first two hex digits of the URL's SHA-256, `/`, all of them, and a
-    /// variant's `etagSuffix` (`objects/3f/3f…9a-r2w64`), relative to the store's prefix. Letters, digits, `/` and
+    /// variant's `etagSuffix` (`objects/3f/3f…9a-r3w64`), relative to the store's prefix. Letters, digits, `/` and
     /// `-` only: S3 keys signed by curl 7.88 must avoid `+` and `=`.
     public var sharedObjectName: String {
         let hex = DiskCache.sha256Hex(Array(url.utf8))
         return "objects/\(hex.prefix(2))/\(hex)" + etagSuffix
     }
 
-    /// What a variant's ETag adds to its source's: `-r2w64`, `-r2w64h64cq90webp`; empty for the original. `r2` is
+    /// What a variant's ETag adds to its source's: `-r3w64`, `-r3w64h64cq90webp`; empty for the original. `r3` is
     /// `ImageProcessing.revision`: output an older resampler made is another variant, never served under the new ETag.
     public var etagSuffix: String { Self.etagSuffix(processing) }
 
@@ -58,6 +58,7 @@ public struct ImageKey: Hashable, Sendable {
             // for a decimal point, `-` between them (`gno-10-0`, `gfp-0p3-0p6`).
             token += "g" + String(processing.gravity.text.map { $0 == "-" ? "m" : $0 == "." ? "p" : $0 == ":" ? "-" : $0 })
         }
+        if processing.dpr != 1 { token += "d" + String("\(processing.dpr)".map { $0 == "." ? "p" : $0 }) }
         return token
     }
 

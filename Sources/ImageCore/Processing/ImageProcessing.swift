@@ -90,11 +90,16 @@ public struct ImageProcessing: Sendable, Hashable {
     public var format: OutputFormat?
     /// Where a crop is taken from (default: the centre).
     public var gravity: Gravity
+    /// Output pixels per CSS pixel of `width` and `height`, as imgproxy's `dpr` (default 1). TileCache's own query
+    /// options fold `dpr` into the sizes; imgproxy URLs keep it, because without `enlarge` imgproxy lowers it for a
+    /// source smaller than the box rather than give up the box's shape.
+    public var dpr: Double
 
     /// Processing with the given options (none: the original bytes).
     public init(width: Int? = nil, height: Int? = nil, fit: Fit = .inside, enlarge: Bool = false, quality: Int? = nil,
-                format: OutputFormat? = nil, gravity: Gravity = .centre) {
+                format: OutputFormat? = nil, gravity: Gravity = .centre, dpr: Double = 1) {
         self.gravity = gravity
+        self.dpr = dpr
         self.width = width
         self.height = height
         self.fit = fit
@@ -123,11 +128,13 @@ public struct ImageProcessing: Sendable, Hashable {
         if let quality { parts.append("q=\(quality)") }
         if let format { parts.append("f=\(format.rawValue)") }
         if gravity != .centre { parts.append("g=\(gravity.text)") }
+        if dpr != 1 { parts.append("dpr=\(dpr)") }
         return parts.joined(separator: "&")
     }
 
-    /// Bumped whenever the same options make different pixels (a new filter, orientation, colour conversion).
-    static let revision = 2
+    /// Bumped whenever the same options make different pixels (a new filter, orientation, colour conversion; 3:
+    /// imgproxy's geometry, where `fill` without `enlarge` keeps the box's shape).
+    static let revision = 3
 }
 
 /// Where a variant's pixels come from in the (upright) source and how large it is: the result of fitting an
@@ -139,73 +146,93 @@ public struct ProcessingGeometry: Sendable, Hashable {
     /// The output size.
     public var width: Int, height: Int
 
-    /// The geometry of `processing` for an upright source of `sourceWidth` x `sourceHeight`.
+    /// The geometry of `processing` for an upright source of `sourceWidth` x `sourceHeight`: imgproxy's own
+    /// (processing/prepare.go `calcScale` and `calcSizes`, then `cropToResult` placed by `calcPosition`), so an
+    /// imgproxy URL answers the size imgproxy answers (scripts/open_sources_check.py checks it against a port of the
+    /// same code). `inside` is imgproxy's fit, `cover` its fill-down, `coverClipped` its fill, `fill` its force.
     public init(_ processing: ImageProcessing, sourceWidth: Int, sourceHeight: Int) {
         let sw = Double(sourceWidth), sh = Double(sourceHeight)
-        (cropX, cropY, cropWidth, cropHeight) = (0, 0, sw, sh)
-        let limit = processing.enlarge ? Double.infinity : 1
-        func rounded(_ value: Double) -> Int { max(1, Int(value.rounded())) }
-        switch (processing.width, processing.height) {
-        case (nil, nil):
-            (width, height) = (sourceWidth, sourceHeight)
-        case (let w?, nil):
-            let scale = min(Double(w) / sw, limit)
-            (width, height) = (rounded(sw * scale), rounded(sh * scale))
-        case (nil, let h?):
-            let scale = min(Double(h) / sh, limit)
-            (width, height) = (rounded(sw * scale), rounded(sh * scale))
-        case (let w?, let h?):
-            let bw = Double(w), bh = Double(h)
-            var fit = processing.fit
-            if fit == .auto {
-                // imgproxy's rule: both landscape-or-square, or both portrait, fill; otherwise fit.
-                fit = (sw - sh >= 0) == (bw - bh >= 0) ? .coverClipped : .inside
-            }
-            switch fit {
-            case .inside, .auto:
-                let scale = min(bw / sw, bh / sh, limit)
-                (width, height) = (rounded(sw * scale), rounded(sh * scale))
-            case .fill:
-                (width, height) = (rounded(min(bw, sw * limit)), rounded(min(bh, sh * limit)))
-            case .cover:
-                // The largest part of the source with the box's aspect ratio, scaled to the box (or kept at its own
-                // size when that would enlarge it).
-                let scale = max(bw / sw, bh / sh)
-                (cropWidth, cropHeight) = (min(sw, bw / scale), min(sh, bh / scale))
-                let shrink = min(scale, limit)
-                (width, height) = (rounded(cropWidth * shrink), rounded(cropHeight * shrink))
-                (cropX, cropY) = Self.place(cropWidth, cropHeight, in: sw, sh, gravity: processing.gravity, scale: shrink)
-            case .coverClipped:
-                // imgproxy's fill: the whole source scaled to cover the box (never enlarged without `enlarge`), then
-                // the box cut from it, the box itself cut to the scaled source when that is smaller.
-                let scale = min(max(bw / sw, bh / sh), limit)
-                (width, height) = (min(w, rounded(sw * scale)), min(h, rounded(sh * scale)))
-                (cropWidth, cropHeight) = (min(sw, Double(width) / scale), min(sh, Double(height) / scale))
-                (cropX, cropY) = Self.place(cropWidth, cropHeight, in: sw, sh, gravity: processing.gravity, scale: scale)
+        let w = processing.width ?? 0, h = processing.height ?? 0
+        var wshrink = 1.0, hshrink = 1.0
+        let dstW = w > 0 ? Double(w) : sw, dstH = h > 0 ? Double(h) : sh
+        if dstW != sw { wshrink = sw / dstW }
+        if dstH != sh { hshrink = sh / dstH }
+        var fit = processing.fit
+        if fit == .auto {
+            fit = (sw - sh >= 0 && dstW - dstH >= 0) || (sw - sh < 0 && dstW - dstH < 0) ? .coverClipped : .inside
+        }
+        if wshrink != 1 || hshrink != 1 {
+            if w == 0, fit != .fill {
+                wshrink = hshrink
+            } else if h == 0, fit != .fill {
+                hshrink = wshrink
+            } else if fit == .inside {
+                (wshrink, hshrink) = (max(wshrink, hshrink), max(wshrink, hshrink))
+            } else if fit == .cover || fit == .coverClipped {
+                (wshrink, hshrink) = (min(wshrink, hshrink), min(wshrink, hshrink))
             }
         }
+        var dprScale = processing.dpr
+        if !processing.enlarge {
+            let least = min(wshrink, hshrink)
+            if least < 1 {
+                (wshrink, hshrink) = (wshrink / least, hshrink / least)
+                dprScale /= least
+            }
+            dprScale = min(dprScale, min(wshrink, hshrink))
+        }
+        (wshrink, hshrink) = (min(wshrink / dprScale, sw), min(hshrink / dprScale, sh))
+        let targetW = w > 0 ? Self.round(Double(w) * dprScale) : 0, targetH = h > 0 ? Self.round(Double(h) * dprScale) : 0
+        let scaledW = max(1, Self.round(sw / wshrink)), scaledH = max(1, Self.round(sh / hshrink))
+        var cropW = targetW, cropH = targetH
+        if fit == .cover, !processing.enlarge, targetW > 0, targetH > 0 {
+            // fill-down: a box the scaled source cannot fill keeps its aspect ratio, shrunk to fit.
+            let diffW = Double(targetW) / Double(scaledW), diffH = Double(targetH) / Double(scaledH)
+            if diffW > diffH, diffW > 1 {
+                (cropW, cropH) = (scaledW, Self.round(Double(scaledW) * Double(targetH) / Double(targetW)))
+            } else if diffH > diffW, diffH > 1 {
+                (cropW, cropH) = (Self.round(Double(scaledH) * Double(targetW) / Double(targetH)), scaledH)
+            }
+        }
+        width = cropW > 0 ? min(cropW, scaledW) : scaledW
+        height = cropH > 0 ? min(cropH, scaledH) : scaledH
+        // The result crop, placed in the scaled image as imgproxy places it, in source pixels.
+        let scaleX = Double(scaledW) / sw, scaleY = Double(scaledH) / sh
+        let (left, top) = Self.position(scaledW, scaledH, width, height, gravity: processing.gravity, dpr: dprScale)
+        (cropX, cropY) = (Double(left) / scaleX, Double(top) / scaleY)
+        (cropWidth, cropHeight) = (min(sw, Double(width) / scaleX), min(sh, Double(height) / scaleY))
     }
 
-    /// Where a crop of `inner` x `innerHeight` source pixels sits in the source, as imgproxy's gravity places it in the
-    /// scaled image (`scale` output pixels per source pixel), kept inside the source.
-    static func place(_ inner: Double, _ innerHeight: Double, in outer: Double, _ outerHeight: Double, gravity: ImageProcessing.Gravity,
-                      scale: Double) -> (Double, Double) {
-        func offset(_ value: Double, _ size: Double) -> Double { abs(value) >= 1 ? value / scale : value * size }
-        var left = (outer - inner) / 2, top = (outerHeight - innerHeight) / 2
-        switch gravity.anchor {
-        case .focusPoint:
-            left = gravity.x * outer - inner / 2
-            top = gravity.y * outerHeight - innerHeight / 2
-        default:
-            let dx = offset(gravity.x, outer), dy = offset(gravity.y, outerHeight)
-            left += dx
-            top += dy
-            if [.north, .northEast, .northWest].contains(gravity.anchor) { top = dy }
-            if [.south, .southEast, .southWest].contains(gravity.anchor) { top = outerHeight - innerHeight - dy }
-            if [.east, .northEast, .southEast].contains(gravity.anchor) { left = outer - inner - dx }
-            if [.west, .northWest, .southWest].contains(gravity.anchor) { left = dx }
+    /// Go's `math.Round`: halves away from zero.
+    static func round(_ value: Double) -> Int { Int(value.rounded(.toNearestOrAwayFromZero)) }
+    /// Go's `math.RoundToEven`.
+    static func roundToEven(_ value: Double) -> Int { Int(value.rounded(.toNearestOrEven)) }
+
+    /// imgproxy's `calcPosition` without overflow: where an `inner` crop sits in an `outer` image for `gravity`
+    /// (offsets of 1 or more are CSS pixels, scaled by `dpr`; smaller ones a fraction of the image).
+    static func position(_ outerW: Int, _ outerH: Int, _ innerW: Int, _ innerH: Int, gravity: ImageProcessing.Gravity,
+                         dpr: Double) -> (Int, Int) {
+        var left: Int, top: Int
+        if gravity.anchor == .focusPoint {
+            left = roundToEven(Double(outerW) * gravity.x) - innerW / 2
+            top = roundToEven(Double(outerH) * gravity.y) - innerH / 2
+        } else {
+            let offX = abs(gravity.x) >= 1 ? roundToEven(gravity.x * dpr) : roundToEven(Double(outerW) * gravity.x)
+            let offY = abs(gravity.y) >= 1 ? roundToEven(gravity.y * dpr) : roundToEven(Double(outerH) * gravity.y)
+            left = roundToEven(Double(outerW - innerW + 1) / 2) + offX
+            top = roundToEven(Double(outerH - innerH + 1) / 2) + offY
+            switch gravity.anchor {
+            case .north, .northEast, .northWest: top = offY
+            case .south, .southEast, .southWest: top = outerH - innerH - offY
+            default: break
+            }
+            switch gravity.anchor {
+            case .east, .northEast, .southEast: left = outerW - innerW - offX
+            case .west, .northWest, .southWest: left = offX
+            default: break
+            }
         }
-        return (max(0, min(left, outer - inner)), max(0, min(top, outerHeight - innerHeight)))
+        return (max(0, min(left, outerW - innerW)), max(0, min(top, outerH - innerH)))
     }
 
     /// Whether the output is the whole source at its own size.

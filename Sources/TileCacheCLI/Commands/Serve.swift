@@ -334,6 +334,12 @@ extension TileCacheCommand {
             if configuration.signer == nil {
                 logger.notice("image URLs are not signed: anyone can ask for any variant (--signing-key makes the service require signatures)")
             }
+            if !configuration.allowedSources.isEmpty {
+                logger.notice("open sources are on: imgproxy URLs may name sources matching \(configuration.allowedSources.patterns.joined(separator: ","))\(configuration.allowsPrivateSources ? ", including loopback and private addresses (--allow-private-sources)" : ", on public addresses only")")
+                if configuration.allowsPrivateSources, configuration.allowedSources.patterns.contains("*") {
+                    logger.warning("--allowed-sources '*' with --allow-private-sources lets anyone fetch through this service from every host it can reach: use it on a test machine only")
+                }
+            }
             if configuration.writeToken == nil {
                 logger.notice("writes are open: anyone can add and remove favourites, as with the seed's mock API (--write-token protects them)")
             }

@@ -102,7 +102,7 @@ extension TileCacheCommand {
 
         func run() async throws {
             let (format, pattern) = try outputFormat()
-            let processing = ImageProcessing(width: width, height: height, fit: fit.value, enlarge: enlarge, quality: quality,
+            let processing = ImageProcessing(width: width, height: height, fit: width == nil || height == nil ? .inside : fit.value, enlarge: enlarge, quality: quality,
                                              format: format)
             // Read every file first: the timing is the processing's, not the disk's.
             let paths = paths

@@ -88,12 +88,17 @@ extension TileCacheCommand.Serve: ResolvedOptions {
         values["prefetch"] = String(configuration.prefetchAtStart)
         values["record-trace"] = configuration.traceFile ?? Self.none
         values["signing-key"] = configuration.signer == nil ? "none (image URLs are not signed)" : "***"
-        values["signing-salt"] = configuration.signer == nil ? Self.none : (signingSalt ?? ProcessInfo.processInfo.environment[URLSigner.saltVariable]).map { _ in "***" } ?? "empty"
+        values["signing-salt"] = configuration.signer == nil ? Self.none : (signingSalt ?? ProcessInfo.processInfo.environment[URLSigner.saltVariable]
+            ?? ProcessInfo.processInfo.environment[URLSigner.imgproxySaltVariable]).map { _ in "***" } ?? "empty"
         values["allowed-widths"] = configuration.allowedWidths.map { $0.sorted().map(String.init).joined(separator: ",") } ?? "any"
         values["allowed-qualities"] = configuration.allowedQualities.isEmpty
             ? (configuration.allowedWidths == nil ? "any" : "the default only") : configuration.allowedQualities.sorted().map(String.init).joined(separator: ",")
         values["presets"] = configuration.presets.isEmpty ? Self.none : configuration.presets.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ",")
         values["only-presets"] = String(configuration.onlyPresets)
+        values["allowed-sources"] = configuration.allowedSources.isEmpty ? "none (open sources are off)" : configuration.allowedSources.patterns.joined(separator: ",")
+        values["allow-private-sources"] = String(configuration.allowsPrivateSources)
+        values["auto-webp"] = String(configuration.autoWebP)
+        values["signature-size"] = configuration.signer.map { "\($0.pathSignatureSize)" } ?? Self.none
         values["resize-concurrency"] = "\(configuration.pipeline.maxConcurrentProcessing)"
         values["resize-queue"] = configuration.pipeline.maxQueuedProcessing.map(String.init) ?? "unbounded"
         values["write-token"] = configuration.writeToken == nil ? "none (writes are open)" : "***"

@@ -17,6 +17,8 @@ struct OpenSourcesController: Sendable {
     /// Checks the signature segment; nil: any signature is accepted (imgproxy without `IMGPROXY_KEY`).
     let signer: URLSigner?
     let autoWebP: Bool
+    /// `pr:NAME`'s presets, as imgproxy options.
+    let presets: [String: [(String, [String])]]
     let maxAgeSeconds: Int
     let logger: Logger
 
@@ -37,7 +39,8 @@ struct OpenSourcesController: Sendable {
             // imgproxy's rule: without a key, a first segment that looks like an option is a forgotten signature.
             throw ServiceError(.forbidden, reason: .badSignature, message: "Malformed signature: the path starts with an option, not a signature")
         }
-        let parsed = try ImgproxyPath(signature: signature, signedPath: signedPath, info: info, accept: accept, autoWebP: autoWebP, now: now)
+        let parsed = try ImgproxyPath(signature: signature, signedPath: signedPath, info: info, accept: accept, autoWebP: autoWebP,
+                                  presets: presets, now: now)
         guard allowedSources.allows(parsed.source) else {
             throw ServiceError(.notFound, reason: .sourceNotAllowed, message: "Source URL is not allowed: \(parsed.source.prefix(200))")
         }

@@ -74,7 +74,8 @@ struct ImageOptions: Sendable, Hashable {
         let enlarge = try choice("enlarge", .badEnlarge, ["1": Flag.on, "true": .on, "0": .off, "false": .off])
         let quality = try integer("q", 1...100, .badQuality)
         var format = try choice("format", .badFormat, Self.formats)
-        var processing = ImageProcessing(width: width, height: height, fit: fit ?? .inside, enlarge: enlarge == .on,
+        // `fit` matters only with both sides (imgproxy's force with one side would stretch it alone).
+        var processing = ImageProcessing(width: width, height: height, fit: width == nil || height == nil ? .inside : fit ?? .inside, enlarge: enlarge == .on,
                                          quality: quality, format: format)
         negotiated = false
         if format == nil, !processing.isNone {

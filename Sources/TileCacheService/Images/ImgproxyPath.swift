@@ -115,6 +115,21 @@ struct ImgproxyPath: Sendable {
         return (url, pieces.count == 2 && !pieces[1].isEmpty ? String(pieces[1]) : nil)
     }
 
+    /// The service's presets (`--presets`, written as queries: `w=128&format=webp&fit=cover`) as imgproxy options
+    /// (`w:128`, `format:webp`, `rt:fill-down`), for `pr:NAME`.
+    static func presets(_ presets: [String: QueryItems]) -> [String: [(String, [String])]] {
+        let fits = ["inside": "fit", "cover": "fill-down", "fill": "force", "cover-clipped": "fill", "auto": "auto"]
+        return presets.mapValues { query in
+            query.items.map { item -> (String, [String]) in
+                switch item.name {
+                case "fit": ("rt", [fits[item.value] ?? item.value])
+                case "enlarge": ("el", [item.value == "1" || item.value == "true" ? "1" : "0"])
+                default: (item.name, [item.value])
+                }
+            }
+        }
+    }
+
     /// The options as imgproxy keeps them while reading a URL: later ones override earlier ones.
     private struct Options {
         var resizingType = "fit"
@@ -258,37 +273,20 @@ struct ImgproxyPath: Sendable {
             return gravity
         }
 
-        /// The pipeline's processing: sizes multiplied by `dpr` (pixel offsets too), bounded by TileCache's output
-        /// limits; the format from `Accept` (WebP) when the URL names none.
+        /// The pipeline's processing, `dpr` kept beside the sizes as imgproxy keeps it, bounded by TileCache's output
+        /// limits.
         func processing(accept: String?, negotiates: Bool) throws(ServiceError) -> (ImageProcessing, Bool) {
-            func scaled(_ side: Int, _ name: String) throws(ServiceError) -> Int? {
-                guard side > 0 else { return nil }
-                let value = Int((Double(side) * dpr).rounded())
-                guard value <= ImageProcessing.maxSide else {
-                    throw ServiceError(.badRequest, reason: .outputTooLarge,
-                                       message: "\(name) x dpr is \(value), above the limit of \(ImageProcessing.maxSide) pixels")
-                }
-                return max(1, value)
+            for (name, side) in [("width", width), ("height", height)] where Double(side) * dpr > Double(ImageProcessing.maxSide) {
+                throw ServiceError(.badRequest, reason: .outputTooLarge,
+                                   message: "\(name) x dpr is \(Double(side) * dpr), above the limit of \(ImageProcessing.maxSide) pixels")
             }
-            let w = try scaled(width, "width"), h = try scaled(height, "height")
-            if let w, let h, w * h > ImageProcessing.maxPixels {
-                throw ServiceError(.badRequest, reason: .outputTooLarge, message: "\(w)x\(h) is above the limit of \(ImageProcessing.maxPixels) pixels")
+            if Double(width) * dpr * Double(height) * dpr > Double(ImageProcessing.maxPixels) {
+                throw ServiceError(.badRequest, reason: .outputTooLarge,
+                                   message: "\(width)x\(height) at dpr \(dpr) is above the limit of \(ImageProcessing.maxPixels) pixels")
             }
-            var gravity = self.gravity
-            if gravity.anchor != .focusPoint {
-                if abs(gravity.x) >= 1 { gravity.x *= dpr }
-                if abs(gravity.y) >= 1 { gravity.y *= dpr }
-            }
-            // With one side, or none, only `force` differs from the others: it keeps the source's other side.
-            var fit = Self.resizingTypes[resizingType] ?? .inside
-            if (w == nil || h == nil), fit != .fill { fit = .inside }
-            if w == nil || h == nil, fit == .fill {
-                // imgproxy's force with one side stretches that side only: the other stays the source's. TileCache
-                // keeps the aspect ratio there; refuse rather than answer another size.
-                throw invalid("force with one side is not supported by TileCache yet")
-            }
-            var processing = ImageProcessing(width: w, height: h, fit: fit, enlarge: enlarge, quality: quality == 0 ? nil : quality,
-                                             format: format, gravity: fit == .inside || fit == .fill ? .centre : gravity)
+            let fit = Self.resizingTypes[resizingType] ?? .inside
+            var processing = ImageProcessing(width: width > 0 ? width : nil, height: height > 0 ? height : nil, fit: fit, enlarge: enlarge,
+                                             quality: quality == 0 ? nil : quality, format: format, gravity: gravity, dpr: dpr)
             if negotiates, format == nil, ImageOptions.accepts("image/webp", accept) { processing.format = .webp }
             return (processing, negotiates && format == nil)
         }
