@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """imgproxy URLs built by third-party builders, answered by `tilecache serve`, checked against imgproxy's geometry.
 
-Arguments: SERVICE_URL TILES_BASE IMAGES_BASE KEY_HEX SALT_HEX. Exits 1 with the failures listed.
+Arguments: SERVICE_URL TILES_BASE IMAGES_BASE KEY_HEX SALT_HEX THUMBOR_URL THUMBOR_KEY. Exits 1 with the failures
+listed. thumbor URLs (built by libthumbor) are asked of thumbor itself and of TileCache, on the same path: the same
+size and format; the same pixels (the two servers' PNG answers at least 30 dB apart); and the same encoding quality
+(each server's quality(85) JPEG against its own PNG answer: TileCache's PSNR within 0.5 dB of thumbor's, or above).
 """
 import io
 import json
@@ -10,11 +13,12 @@ import sys
 import urllib.error
 import urllib.request
 
-from PIL import Image
+from PIL import Image, ImageChops, ImageStat
+from libthumbor import CryptoURL
 import imgproxy as klen  # github.com/klen/imgproxy
 from pyimgproxy import ImgProxy  # github.com/developersociety/pyimgproxy
 
-service, tiles, images, key, salt = sys.argv[1:6]
+service, tiles, images, key, salt, thumbor, thumbor_key = sys.argv[1:8]
 failures = []
 
 
@@ -132,10 +136,70 @@ check("/info of the photo", (info.get("width"), info.get("height"), info.get("fo
 documented = klen.ImgProxy("http://example.com/images/curiosity.jpg", key="736563726574", salt="68656C6C6F")
 check("klen/imgproxy signs as imgproxy documents", "/" in str(documented), str(documented))
 
+
+def psnr(image, reference):
+    """PSNR in dB of `image` against `reference` (RGB, same size)."""
+    difference = ImageChops.difference(image.convert("RGB"), reference.convert("RGB"))
+    mse = sum(ImageStat.Stat(difference).sum2) / (3 * image.size[0] * image.size[1])
+    return float("inf") if mse == 0 else 10 * math.log10(255 * 255 / mse)
+
+
+crypto = CryptoURL(key=thumbor_key)
+thumbor_checked, worst, lowest_agreement = 0, (float("inf"), ""), float("inf")
+for label, source in sources.items():
+    bare = source.split("://", 1)[1]  # thumbor's URLs name sources without a scheme
+    for (w, h) in [(100, 100), (300, 200), (64, 0), (0, 80), (1000, 800), (126, 126), (200, 300)]:
+        for fit_in in (False, True):
+            for halign, valign in (("center", "middle"), ("left", "top"), ("right", "bottom")):
+                if fit_in and (halign, valign) != ("center", "middle"):
+                    continue
+                for extra in ([], ["no_upscale()"]):
+                    options = dict(width=w, height=h, fit_in=fit_in, halign=halign, valign=valign, image_url=bare)
+                    path = crypto.generate(**options, filters=["quality(85)"] + extra)
+                    reference_path = crypto.generate(**options, filters=["format(png)"] + extra)
+                    answers = {}
+                    for name, base in (("thumbor", thumbor), ("TileCache", service)):
+                        for kind, asked in (("jpeg", path), ("png", reference_path)):
+                            status, _, body = get(base + asked)
+                            if status != 200:
+                                failures.append(f"{name}: {asked}: HTTP {status} {body[:200]!r}")
+                                continue
+                            answers[name, kind] = Image.open(io.BytesIO(body))
+                    if len(answers) < 4:
+                        continue
+                    thumbor_checked += 1
+                    ours, theirs = answers["TileCache", "jpeg"], answers["thumbor", "jpeg"]
+                    if (ours.format, ours.size) != (theirs.format, theirs.size) or answers["TileCache", "png"].size != theirs.size:
+                        failures.append(f"thumbor {path}: TileCache {ours.format} {ours.size}, thumbor {theirs.format} {theirs.size}")
+                        continue
+                    # The same pixels: the two servers' lossless answers agree (crop and resize alike).
+                    same = psnr(answers["TileCache", "png"], answers["thumbor", "png"])
+                    check(f"thumbor {path}", same >= 30, f"TileCache's PNG is {same:.2f} dB from thumbor's: another crop or resize")
+                    lowest_agreement = min(lowest_agreement, same)
+                    # The same encoding quality: each JPEG against its own server's PNG.
+                    ours_db, theirs_db = psnr(ours, answers["TileCache", "png"]), psnr(theirs, answers["thumbor", "png"])
+                    if ours_db - theirs_db < worst[0]:
+                        worst = (ours_db - theirs_db, f"{path}: TileCache {ours_db:.2f} dB, thumbor {theirs_db:.2f} dB")
+                    check(f"thumbor {path}", ours_db >= theirs_db - 0.5,
+                          f"quality(85) against each server's own PNG: TileCache {ours_db:.2f} dB, thumbor {theirs_db:.2f} dB")
+unsafe_path = "/unsafe/100x100/" + sources["photo"].split("://", 1)[1]
+status, _, _ = get(service + unsafe_path)
+check("thumbor's unsafe URL without --allow-unsafe-url", status == 400, f"HTTP {status}")
+status, _, _ = get(thumbor + unsafe_path)
+check("thumbor itself refuses the unsafe URL too (ALLOW_UNSAFE_URL = False)", status == 400, f"HTTP {status}")
+bad = crypto.generate(width=100, height=100, image_url=sources["photo"].split("://", 1)[1])
+bad = "/" + ("A" if bad[1] != "A" else "B") + bad[2:]
+for name, base in (("thumbor", thumbor), ("TileCache", service)):
+    status, _, _ = get(base + bad)
+    check(f"{name}: a changed thumbor signature", status == 400, f"HTTP {status}")
+checked += thumbor_checked
+
 if failures:
     print(f"open-sources-check: {len(failures)} of {checked} answers failed:", file=sys.stderr)
     for failure in failures[:40]:
         print("  " + failure, file=sys.stderr)
     sys.exit(1)
-print(f"open-sources-check: passed: {checked} imgproxy URLs from klen/imgproxy and pyimgproxy, each the size imgproxy "
-      f"computes; a changed or missing signature 403, a source not allowed and an unsupported option 404")
+print(f"open-sources-check: passed: {checked - thumbor_checked} imgproxy URLs from klen/imgproxy and pyimgproxy, each the size "
+      f"imgproxy computes; {thumbor_checked} thumbor URLs from libthumbor answered by thumbor and TileCache alike (size, "
+      f"format; lossless answers at least {lowest_agreement:.1f} dB apart; quality(85) against each server's own PNG at worst "
+      f"{worst[0]:+.2f} dB from thumbor's: {worst[1]}); refusals as imgproxy's and thumbor's")

@@ -117,11 +117,12 @@ struct FrontDoor {
         routes.addRoutes(FavoritesController(store: dependencies.favorites, catalogue: dependencies.catalogue).routes)
         routes.addRoutes(OperationsController(pipeline: dependencies.pipeline, metrics: dependencies.metrics, favorites: dependencies.favorites).routes)
         routes.addRoutes(dependencies.web.routes)
-        if !configuration.allowedSources.isEmpty {
+        if !configuration.allowedSources.isEmpty {  // imgproxy's and thumbor's URLs
             routes.addRoutes(OpenSourcesController(
                 pipeline: dependencies.pipeline, allowedSources: configuration.allowedSources,
                 addresses: configuration.allowsPrivateSources ? .any : .publicOnly, signer: configuration.signer,
-                autoWebP: configuration.autoWebP, presets: ImgproxyPath.presets(configuration.presets.mapValues { QueryItems($0) }), maxAgeSeconds: configuration.maxAgeSeconds, logger: dependencies.logger).routes)
+                autoWebP: configuration.autoWebP, presets: ImgproxyPath.presets(configuration.presets.mapValues { QueryItems($0) }),
+                thumborKey: configuration.thumborKey, allowsUnsafeThumborURLs: configuration.allowsUnsafeThumborURLs, maxAgeSeconds: configuration.maxAgeSeconds, logger: dependencies.logger).routes)
         }
         routes.answerOtherMethods()
         self.router = router

@@ -50,6 +50,10 @@ public struct ServiceConfiguration: Sendable {
     /// imgproxy's `IMGPROXY_AUTO_WEBP`: an imgproxy URL that names no format answers WebP to a client whose `Accept`
     /// names it (with `Vary: Accept`).
     public var autoWebP = false
+    /// thumbor's `SECURITY_KEY` (its bytes, as thumbor takes it): thumbor URLs signed with it are served.
+    public var thumborKey: [UInt8]?
+    /// thumbor's `ALLOW_UNSAFE_URL`: `/unsafe/...` thumbor URLs are served (default false).
+    public var allowsUnsafeThumborURLs = false
 
     /// Reads `--presets` (`thumb:w=128&format=webp,card:w=512&q=80`), checking every preset's options.
     ///

@@ -58,6 +58,8 @@ public struct ImageKey: Hashable, Sendable {
             // for a decimal point, `-` between them (`gno-10-0`, `gfp-0p3-0p6`).
             token += "g" + String(processing.gravity.text.map { $0 == "-" ? "m" : $0 == "." ? "p" : $0 == ":" ? "-" : $0 })
         }
+        if processing.boxCappedToSource { token += "u" }
+        if processing.cropRule == .thumbor { token += "t" }
         if processing.dpr != 1 { token += "d" + String("\(processing.dpr)".map { $0 == "." ? "p" : $0 }) }
         return token
     }

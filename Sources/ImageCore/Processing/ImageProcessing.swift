@@ -94,6 +94,17 @@ public struct ImageProcessing: Sendable, Hashable {
     /// options fold `dpr` into the sizes; imgproxy URLs keep it, because without `enlarge` imgproxy lowers it for a
     /// source smaller than the box rather than give up the box's shape.
     public var dpr: Double
+    /// Each side of the box is first cut to the source's (thumbor's `no_upscale()`: a 300x200 box on a 126x126 source
+    /// is a 126x126 box). Default false.
+    public var boxCappedToSource = false
+    /// Whose rules place a `cover` crop: imgproxy's (in the scaled image, the default) or thumbor's (in the source, in
+    /// whole pixels, around the alignment's focal point), so each URL family answers the pixels its server would.
+    public var cropRule = CropRule.imgproxy
+
+    /// See `cropRule`.
+    public enum CropRule: String, Sendable, Hashable, Codable {
+        case imgproxy, thumbor
+    }
 
     /// Processing with the given options (none: the original bytes).
     public init(width: Int? = nil, height: Int? = nil, fit: Fit = .inside, enlarge: Bool = false, quality: Int? = nil,
@@ -129,6 +140,8 @@ public struct ImageProcessing: Sendable, Hashable {
         if let format { parts.append("f=\(format.rawValue)") }
         if gravity != .centre { parts.append("g=\(gravity.text)") }
         if dpr != 1 { parts.append("dpr=\(dpr)") }
+        if boxCappedToSource { parts.append("cap=1") }
+        if cropRule != .imgproxy { parts.append("crop=\(cropRule.rawValue)") }
         return parts.joined(separator: "&")
     }
 
@@ -152,7 +165,12 @@ public struct ProcessingGeometry: Sendable, Hashable {
     /// same code). `inside` is imgproxy's fit, `cover` its fill-down, `coverClipped` its fill, `fill` its force.
     public init(_ processing: ImageProcessing, sourceWidth: Int, sourceHeight: Int) {
         let sw = Double(sourceWidth), sh = Double(sourceHeight)
-        let w = processing.width ?? 0, h = processing.height ?? 0
+        var w = processing.width ?? 0, h = processing.height ?? 0
+        if processing.boxCappedToSource { (w, h) = (min(w, sourceWidth), min(h, sourceHeight)) }
+        if processing.cropRule == .thumbor, processing.fit == .cover, w > 0, h > 0 {
+            self = Self.thumborCrop(of: sourceWidth, sourceHeight, to: w, h, gravity: processing.gravity)
+            return
+        }
         var wshrink = 1.0, hshrink = 1.0
         let dstW = w > 0 ? Double(w) : sw, dstH = h > 0 ? Double(h) : sh
         if dstW != sw { wshrink = sw / dstW }
@@ -201,6 +219,28 @@ public struct ProcessingGeometry: Sendable, Hashable {
         let (left, top) = Self.position(scaledW, scaledH, width, height, gravity: processing.gravity, dpr: dprScale)
         (cropX, cropY) = (Double(left) / scaleX, Double(top) / scaleY)
         (cropWidth, cropHeight) = (min(sw, Double(width) / scaleX), min(sh, Double(height) / scaleY))
+    }
+
+    /// thumbor's `auto_crop` then `resize` (transformer.py): the source cropped in whole pixels to the box's shape
+    /// around the alignment's focal point (left or top edge 0, centre, right or bottom edge the size), then resized to
+    /// the box exactly.
+    private static func thumborCrop(of sourceWidth: Int, _ sourceHeight: Int, to targetWidth: Int, _ targetHeight: Int,
+                                    gravity: ImageProcessing.Gravity) -> ProcessingGeometry {
+        let sw = Double(sourceWidth), sh = Double(sourceHeight), tw = Double(targetWidth), th = Double(targetHeight)
+        var geometry = ProcessingGeometry(.none, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+        (geometry.width, geometry.height) = (targetWidth, targetHeight)
+        // Python's round(x, 2) of both ratios: equal ones are not cropped.
+        guard (sw / sh * 100).rounded(.toNearestOrEven) != (tw / th * 100).rounded(.toNearestOrEven) else { return geometry }
+        let (cw, ch): (Double, Double) = tw / sw > th / sh
+            ? (sw, (sw * th / tw).rounded(.toNearestOrEven))
+            : ((tw * sh / th).rounded(.up), sh)
+        let anchor = gravity.anchor
+        let focalX: Double = [.west, .northWest, .southWest].contains(anchor) ? 0 : [.east, .northEast, .southEast].contains(anchor) ? sw : (sw / 2).rounded(.down)
+        let focalY: Double = [.north, .northEast, .northWest].contains(anchor) ? 0 : [.south, .southEast, .southWest].contains(anchor) ? sh : (sh / 2).rounded(.down)
+        geometry.cropX = min(max(focalX - cw / 2, 0), sw - cw).rounded(.toNearestOrEven)
+        geometry.cropY = min(max(focalY - ch / 2, 0), sh - ch).rounded(.toNearestOrEven)
+        (geometry.cropWidth, geometry.cropHeight) = (min(cw, sw - geometry.cropX), min(ch, sh - geometry.cropY))
+        return geometry
     }
 
     /// Go's `math.Round`: halves away from zero.

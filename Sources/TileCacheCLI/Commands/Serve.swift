@@ -87,6 +87,13 @@ extension TileCacheCommand {
         @Flag(help: "Answer imgproxy URLs that name no format with WebP when the client's Accept names it, with Vary: Accept (default: $IMGPROXY_AUTO_WEBP, else off).")
         var autoWebp = false
 
+        @Option(help: ArgumentHelp("Serve thumbor URLs signed with this key, thumbor's SECURITY_KEY, as text (default: $SECURITY_KEY; none: only unsafe thumbor URLs, with --allow-unsafe-url).",
+                                   valueName: "key"))
+        var thumborKey: String?
+
+        @Flag(help: "Serve thumbor's /unsafe/ URLs, unsigned (thumbor's ALLOW_UNSAFE_URL; default: $ALLOW_UNSAFE_URL, else off).")
+        var allowUnsafeUrl = false
+
         @Option(help: ArgumentHelp("Bytes of the HMAC an imgproxy URL's signature keeps, 1 to 32 (default: $IMGPROXY_SIGNATURE_SIZE, else 32).", valueName: "n"))
         var signatureSize: Int?
 
@@ -306,6 +313,9 @@ extension TileCacheCommand {
             configuration.allowedSources = try sources()
             configuration.allowsPrivateSources = allowPrivateSources
             configuration.autoWebP = autoWebP()
+            let environment = ProcessInfo.processInfo.environment
+            configuration.thumborKey = (thumborKey ?? environment["SECURITY_KEY"]).map { Array($0.utf8) }
+            configuration.allowsUnsafeThumborURLs = allowUnsafeUrl || ["true", "1"].contains(environment["ALLOW_UNSAFE_URL"]?.lowercased() ?? "")
             configuration.pipeline.maxConcurrentProcessing = resizeConcurrency
             configuration.pipeline.maxQueuedProcessing = resizeQueue
             configuration.writeToken = writeToken
@@ -335,7 +345,7 @@ extension TileCacheCommand {
                 logger.notice("image URLs are not signed: anyone can ask for any variant (--signing-key makes the service require signatures)")
             }
             if !configuration.allowedSources.isEmpty {
-                logger.notice("open sources are on: imgproxy URLs may name sources matching \(configuration.allowedSources.patterns.joined(separator: ","))\(configuration.allowsPrivateSources ? ", including loopback and private addresses (--allow-private-sources)" : ", on public addresses only")")
+                logger.notice("open sources are on: imgproxy\(configuration.thumborKey != nil || configuration.allowsUnsafeThumborURLs ? " and thumbor" : "") URLs may name sources matching \(configuration.allowedSources.patterns.joined(separator: ","))\(configuration.allowsPrivateSources ? ", including loopback and private addresses (--allow-private-sources)" : ", on public addresses only")")
                 if configuration.allowsPrivateSources, configuration.allowedSources.patterns.contains("*") {
                     logger.warning("--allowed-sources '*' with --allow-private-sources lets anyone fetch through this service from every host it can reach: use it on a test machine only")
                 }

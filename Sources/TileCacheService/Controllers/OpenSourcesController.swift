@@ -4,7 +4,8 @@ import Hummingbird
 import ImageCore
 import Logging
 
-/// Any allowed source URL behind imgproxy's URL format (`ImgproxyPath`), through the same pipeline, tiers and answers
+/// Any allowed source URL behind imgproxy's URL format (`ImgproxyPath`) and thumbor's (`ThumborPath`, when a
+/// thumbor key or unsafe URLs are configured: a path that starts with `unsafe` or a thumbor signature), through the same pipeline, tiers and answers
 /// as the catalogue's images. Registered only when `--allowed-sources` allows some: its route is the router's last
 /// resort (`**`), so every other route matches first.
 ///
@@ -19,8 +20,14 @@ struct OpenSourcesController: Sendable {
     let autoWebP: Bool
     /// `pr:NAME`'s presets, as imgproxy options.
     let presets: [String: [(String, [String])]]
+    /// thumbor's security key; nil: signed thumbor URLs are refused.
+    let thumborKey: [UInt8]?
+    let allowsUnsafeThumborURLs: Bool
     let maxAgeSeconds: Int
     let logger: Logger
+
+    /// Whether thumbor URLs are read at all.
+    var servesThumbor: Bool { thumborKey != nil || allowsUnsafeThumborURLs }
 
     var routes: RouteCollection<BasicRequestContext> {
         let routes = RouteCollection(context: BasicRequestContext.self)
@@ -52,21 +59,46 @@ struct OpenSourcesController: Sendable {
         return parsed
     }
 
+    /// The source and processing of a thumbor path, once its signature (or `unsafe`) and the allow-list accept it:
+    /// thumbor's refusals are 400.
+    func readThumbor(_ path: String) throws(ServiceError) -> ThumborPath {
+        let parsed = try ThumborPath(path)
+        try parsed.verify(key: thumborKey, allowsUnsafe: allowsUnsafeThumborURLs)
+        guard allowedSources.allows(parsed.source) else {
+            throw ServiceError(.badRequest, reason: .sourceNotAllowed, message: "Source image url is not allowed: \(parsed.source.prefix(200))")
+        }
+        do {
+            _ = try RequestURL(parsed.source)
+        } catch {
+            throw ServiceError(.badRequest, reason: .invalidURL, message: "Invalid source URL: \(error.message)")
+        }
+        return parsed
+    }
+
     private func answer(_ request: Request) async throws -> Response {
-        let parsed = try read(request.uri.path, accept: request.headers[.accept])
-        let options = ImageOptions(processing: parsed.processing, negotiated: parsed.negotiated)
-        let imageRequest = ImageRequest(url: parsed.source, processing: parsed.info ? .none : parsed.processing, addresses: addresses)
+        let path = request.uri.path
+        if servesThumbor, ThumborPath.looksLikeThumbor(path) {
+            let parsed = try readThumbor(path)
+            return try await answer(request, source: parsed.source, processing: parsed.processing, options: ImageOptions(processing: parsed.processing, negotiated: false), info: false)
+        }
+        let parsed = try read(path, accept: request.headers[.accept])
+        return try await answer(request, source: parsed.source, processing: parsed.processing,
+                                options: ImageOptions(processing: parsed.processing, negotiated: parsed.negotiated), info: parsed.info)
+    }
+
+    private func answer(_ request: Request, source: String, processing: ImageProcessing, options: ImageOptions, info: Bool) async throws -> Response {
+        let imageRequest = ImageRequest(url: source, processing: info ? .none : processing, addresses: addresses)
         let served: ImageResponse
         do {
             served = try await pipeline.image(for: imageRequest)
         } catch {
             if !error.isNotFound, error.reason != .overloaded {
-                logger.warning("open source failed", metadata: ["url": "\(parsed.source)", "reason": "\(error.reason.rawValue)",
+                logger.warning("open source failed", metadata: ["url": "\(source)", "reason": "\(error.reason.rawValue)",
                                                                  "message": "\(error.message)"])
             }
             throw ServiceError.image(error)
         }
-        if parsed.info {
+        if info {
             var response = try JSONResponse.make(ImagesController.ImageInfo(served))
             response.headers[.cacheControl] = "public, max-age=\(maxAgeSeconds)"
             return response

@@ -1,0 +1,160 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import ImageCore
+
+/// A thumbor URL's path, read as thumbor reads it (libthumbor's `Url.regex`, thumbor's `transformer.py` and
+/// `handlers/imaging.py`): `/unsafe/...` or `/{signature}/...` with
+/// `[trim/][AxB:CxD/][fit-in/][-]WxH/[halign/][valign/][smart/][filters:name(args):name(args)/]{source}`.
+///
+/// Supported: sizes (`0` for proportional), `fit-in`, `halign`/`valign`, and the filters `format()` (jpeg, png, webp),
+/// `quality()`, `no_upscale()`, `strip_icc()` and `strip_exif()` (outputs never carry either). What thumbor has and
+/// TileCache does not do yet (`meta`, `trim`, `debug`, manual crops, flips, `orig`, `full-fit-in`, `adaptive-fit-in`,
+/// `smart`, and any other filter, `fill()` and `max_bytes()` among them) is refused by name, 400 as thumbor refuses a
+/// URL it cannot read: never ignored.
+struct ThumborPath: Sendable {
+    /// The signature segment, or nil for `unsafe`.
+    var signature: Substring?
+    /// What thumbor signs: the path after `/{signature}/`.
+    var signedPath: Substring
+    var source: String
+    var processing: ImageProcessing
+
+    /// A URL thumbor would refuse, or one asking for what TileCache does not do yet: 400 `invalid-url`.
+    static func invalid(_ message: String) -> ServiceError {
+        ServiceError(.badRequest, reason: .invalidURL, message: message)
+    }
+
+    /// Whether `path` is a thumbor URL: it starts with `/unsafe/` or with a thumbor signature (HMAC-SHA1 in URL-safe
+    /// base64 with its padding: 28 characters ending in `=`).
+    static func looksLikeThumbor(_ path: String) -> Bool {
+        let first = path.dropFirst().prefix { $0 != "/" }
+        return first == "unsafe" || (first.count == 28 && first.hasSuffix("=") && first.dropLast().allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
+    }
+
+    /// Reads `path` (as received).
+    init(_ path: String) throws(ServiceError) {
+        var rest = Substring(path)
+        if rest.hasPrefix("/") { rest = rest.dropFirst() }
+        guard let slash = rest.firstIndex(of: "/") else { throw Self.invalid("No original image was specified in the given URL") }
+        let first = rest[..<slash]
+        signature = first == "unsafe" ? nil : first
+        signedPath = rest[rest.index(after: slash)...]
+        var segments = signedPath.split(separator: "/", omittingEmptySubsequences: false)[...]
+        func take(_ matches: (Substring) -> Bool) -> Substring? {
+            guard let segment = segments.first, segments.count > 1, matches(segment) else { return nil }
+            segments.removeFirst()
+            return segment
+        }
+        for (name, test) in [("debug", { (s: Substring) in s == "debug" }), ("meta", { $0 == "meta" }),
+                             ("trim", { $0 == "trim" || $0.hasPrefix("trim:") })] {
+            if take(test) != nil { throw Self.invalid("thumbor's \(name) is not supported by TileCache yet") }
+        }
+        if take({ $0.wholeMatch(of: /\d+x\d+:\d+x\d+/) != nil }) != nil { throw Self.invalid("manual crops (AxB:CxD) are not supported by TileCache yet") }
+        var fitIn = false
+        if let fit = take({ $0.wholeMatch(of: /(adaptive-)?(full-)?fit-in/) != nil }) {
+            guard fit == "fit-in" else { throw Self.invalid("\(fit) is not supported by TileCache yet (fit-in is)") }
+            fitIn = true
+        }
+        var width = 0, height = 0
+        if let size = take({ $0.wholeMatch(of: /-?(\d+|orig)?x-?(\d+|orig)?/) != nil }) {
+            guard !size.contains("-") else { throw Self.invalid("flips (a negative width or height) are not supported by TileCache yet") }
+            guard !size.contains("orig") else { throw Self.invalid("orig sizes are not supported by TileCache yet") }
+            let sides = size.split(separator: "x", omittingEmptySubsequences: false)
+            guard let w = sides[0].isEmpty ? 0 : Int(sides[0]), let h = sides[1].isEmpty ? 0 : Int(sides[1]),
+                  w <= ImageProcessing.maxSide, h <= ImageProcessing.maxSide else {
+                throw ServiceError(.badRequest, reason: .outputTooLarge, message: "\(size.prefix(40)) is above the limit of \(ImageProcessing.maxSide) pixels a side")
+            }
+            (width, height) = (w, h)
+        }
+        var horizontal = "center", vertical = "middle"
+        if let align = take({ ["left", "right", "center"].contains($0) }) { horizontal = String(align) }
+        if let align = take({ ["top", "bottom", "middle"].contains($0) }) { vertical = String(align) }
+        if take({ $0 == "smart" }) != nil { throw Self.invalid("smart crops are not supported by TileCache yet") }
+        var format: ImageProcessing.OutputFormat?
+        var quality: Int?
+        var upscale = true
+        if let filters = take({ $0.hasPrefix("filters:") && $0.hasSuffix(")") }) {
+            for filter in try Self.filters(filters.dropFirst("filters:".count)) {
+                switch (filter.name, filter.arguments) {
+                case ("format", let arguments):
+                    switch arguments.lowercased() {
+                    case "jpeg", "jpg": format = .jpeg
+                    case "png": format = .png
+                    case "webp": format = .webp
+                    default: throw Self.invalid("format(\(arguments.prefix(20))) is not supported by TileCache (jpeg, png, webp)")
+                    }
+                case ("quality", let arguments):
+                    guard let value = Int(arguments), (0...100).contains(value) else { throw Self.invalid("quality(\(arguments.prefix(20))) must be 0 to 100") }
+                    quality = value == 0 ? nil : value
+                case ("no_upscale", ""): upscale = false
+                case ("strip_icc", ""), ("strip_exif", ""): break  // outputs never carry a profile or EXIF: the same bytes
+                default: throw Self.invalid("the filter \(filter.name.prefix(40)) is not supported by TileCache yet")
+                }
+            }
+        }
+        let source = segments.joined(separator: "/")
+        guard !source.isEmpty else { throw Self.invalid("No original image was specified in the given URL") }
+        // thumbor's sources are usually written without a scheme (`s.glbimg.com/et/a.jpg`): http is meant.
+        let decoded = source.removingPercentEncoding ?? source
+        let lowered = decoded.lowercased()
+        self.source = lowered.hasPrefix("http://") || lowered.hasPrefix("https://") ? decoded : "http://" + decoded
+        let gravity: ImageProcessing.Gravity = switch (horizontal, vertical) {
+        case ("left", "top"): .init(.northWest)
+        case ("right", "top"): .init(.northEast)
+        case ("left", "bottom"): .init(.southWest)
+        case ("right", "bottom"): .init(.southEast)
+        case ("left", _): .init(.west)
+        case ("right", _): .init(.east)
+        case (_, "top"): .init(.north)
+        case (_, "bottom"): .init(.south)
+        default: .centre
+        }
+        // thumbor's geometry in TileCache's terms. fit-in: inside the box, never enlarged. Otherwise the source is
+        // cropped to the box's shape around the alignment and resized to the box exactly, enlarged when smaller;
+        // `no_upscale()` first cuts each side of the box to the source's.
+        processing = ImageProcessing(width: width > 0 ? width : nil, height: height > 0 ? height : nil,
+                                     fit: fitIn ? .inside : .cover, enlarge: !fitIn, quality: quality, format: format,
+                                     gravity: fitIn ? .centre : gravity)
+        processing.boxCappedToSource = !fitIn && !upscale
+        processing.cropRule = .thumbor
+    }
+
+    /// `name(args):name(args)`, split where thumbor splits them.
+    private static func filters(_ text: Substring) throws(ServiceError) -> [(name: String, arguments: String)] {
+        var result: [(String, String)] = []
+        var rest = text
+        while !rest.isEmpty {
+            guard let open = rest.firstIndex(of: "("), let close = rest[open...].firstIndex(of: ")") else {
+                throw invalid("filters must be written name(arguments): \(text.prefix(80))")
+            }
+            result.append((String(rest[..<open]), String(rest[rest.index(after: open)..<close])))
+            rest = rest[rest.index(after: close)...]
+            if rest.hasPrefix(":") { rest = rest.dropFirst() } else if !rest.isEmpty { throw invalid("filters must be separated by ':': \(text.prefix(80))") }
+        }
+        return result
+    }
+
+    /// thumbor's signature of `signedPath`: URL-safe base64, with padding, of HMAC-SHA1(key, path).
+    static func signature(_ signedPath: Substring, key: [UInt8]) -> String {
+        let code = HMAC<Insecure.SHA1>.authenticationCode(for: Array(signedPath.utf8), using: SymmetricKey(data: key))
+        return Data(code).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+    }
+
+    /// Checks the URL as thumbor does: `unsafe` only when allowed, a signature only when it matches (both 400).
+    func verify(key: [UInt8]?, allowsUnsafe: Bool) throws(ServiceError) {
+        guard let signature else {
+            guard allowsUnsafe else { throw Self.invalid("URL has unsafe but unsafe is not allowed by the config") }
+            return
+        }
+        guard let key else { throw Self.invalid("URL is signed but this service has no thumbor security key (--thumbor-key)") }
+        let expected: [UInt8] = Array(Self.signature(signedPath, key: key).utf8)
+        let givenText: String = signature.removingPercentEncoding ?? String(signature)
+        let given: [UInt8] = Array(givenText.utf8)
+        var difference: UInt8 = expected.count == given.count ? 0 : 1
+        for (a, b) in zip(expected, given) { difference |= a ^ b }
+        guard difference == 0 else {
+            throw Self.invalid("Malformed URL: the signature does not match")
+        }
+    }
+}

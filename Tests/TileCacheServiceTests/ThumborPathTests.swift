@@ -1,0 +1,76 @@
+import Foundation
+import HTTPTypes
+import ImageCore
+import Testing
+@testable import TileCacheService
+
+/// thumbor's URL format read as thumbor reads it (libthumbor's regex, thumbor's transformer), without a server.
+@Suite("thumbor URLs: signature, grammar, filters")
+struct ThumborPathTests {
+    @Test("the signature of thumbor's documented example (libthumbor's test vector); unsafe only when allowed")
+    func signature() throws {
+        let key = Array("my-security-key".utf8)
+        let path: Substring = "300x200/smart/s.glbimg.com/et/bb/f/original/2011/03/24/VN0JiwzmOw0b0lg.jpg"
+        #expect(ThumborPath.signature(path, key: key) == "pmpqu7scjqUn0qoO4FsfSg3oTTM=")
+        #expect(ThumborPath.looksLikeThumbor("/pmpqu7scjqUn0qoO4FsfSg3oTTM=/\(path)") && ThumborPath.looksLikeThumbor("/unsafe/a.jpg"))
+        #expect(!ThumborPath.looksLikeThumbor("/oKfUtW34Dvo2BGQehJFR4Nr0_rIjOtdtzJ3QFsUcXH8/rs:fill:1:1/plain/a"))
+        let signed = try ThumborPath("/pmpqu7scjqUn0qoO4FsfSg3oTTM=/300x200/s.glbimg.com/a.jpg")
+        #expect(throws: ServiceError.self) { try signed.verify(key: key, allowsUnsafe: true) }  // signed over another path
+        let good = try ThumborPath("/\(ThumborPath.signature("300x200/s.glbimg.com/a.jpg", key: key))/300x200/s.glbimg.com/a.jpg")
+        try good.verify(key: key, allowsUnsafe: false)
+        #expect(throws: ServiceError.self) { try good.verify(key: Array("other".utf8), allowsUnsafe: false) }
+        let unsafe = try ThumborPath("/unsafe/300x200/s.glbimg.com/a.jpg")
+        try unsafe.verify(key: nil, allowsUnsafe: true)
+        let refused = #expect(throws: ServiceError.self) { try unsafe.verify(key: key, allowsUnsafe: false) }
+        #expect(refused?.status == .badRequest && refused?.message.contains("unsafe is not allowed") == true)
+    }
+
+    @Test("sizes, fit-in, alignment, filters and sources as thumbor reads them")
+    func grammar() throws {
+        let crop = try ThumborPath("/unsafe/300x200/left/top/filters:quality(70):format(webp):strip_icc()/example.com/a.jpg")
+        #expect(crop.source == "http://example.com/a.jpg")
+        /// thumbor's URLs crop by thumbor's rules.
+        func thumbor(_ processing: ImageProcessing) -> ImageProcessing {
+            var processing = processing
+            processing.cropRule = .thumbor
+            return processing
+        }
+        #expect(crop.processing == thumbor(ImageProcessing(width: 300, height: 200, fit: .cover, enlarge: true, quality: 70, format: .webp,
+                                                           gravity: .init(.northWest))))
+        let fit = try ThumborPath("/unsafe/fit-in/300x0/https://example.com/a%20b.jpg")
+        #expect(fit.source == "https://example.com/a b.jpg" && fit.processing == thumbor(ImageProcessing(width: 300, fit: .inside)))
+        let capped = try ThumborPath("/unsafe/300x200/filters:no_upscale()/example.com/a.jpg")
+        #expect(capped.processing.boxCappedToSource && capped.processing.enlarge)
+        #expect(try ThumborPath("/unsafe/example.com/a.jpg").processing == thumbor(ImageProcessing(fit: .cover, enlarge: true)))
+        #expect(try ThumborPath("/unsafe/x200/example.com/a.jpg").processing.height == 200)
+        #expect(try ThumborPath("/unsafe/right/example.com/a.jpg").processing.gravity == .init(.east))
+    }
+
+    @Test("what thumbor has and TileCache does not do yet is 400 invalid-url, named")
+    func refusals() {
+        for (path, expected) in [("/unsafe/meta/a.com/a.jpg", "meta"), ("/unsafe/trim/a.com/a.jpg", "trim"),
+                                 ("/unsafe/10x10:90x90/a.com/a.jpg", "manual crops"), ("/unsafe/full-fit-in/10x10/a.com/a.jpg", "full-fit-in"),
+                                 ("/unsafe/adaptive-fit-in/10x10/a.com/a.jpg", "adaptive-fit-in"), ("/unsafe/-10x10/a.com/a.jpg", "flips"),
+                                 ("/unsafe/origx10/a.com/a.jpg", "orig"), ("/unsafe/10x10/smart/a.com/a.jpg", "smart"),
+                                 ("/unsafe/filters:fill(red)/a.com/a.jpg", "fill"), ("/unsafe/filters:max_bytes(1000)/a.com/a.jpg", "max_bytes"),
+                                 ("/unsafe/filters:format(avif)/a.com/a.jpg", "avif"), ("/unsafe/filters:quality(900)/a.com/a.jpg", "quality"),
+                                 ("/unsafe/", "No original image"), ("/unsafe", "No original image")] {
+            do {
+                _ = try ThumborPath(path)
+                Issue.record("\(path) was accepted")
+            } catch {
+                #expect(error.status == .badRequest && error.reason == .invalidURL && error.message.contains(expected), "\(path): \(error)")
+            }
+        }
+    }
+
+    @Test("no_upscale: each side of the box cut to the source's, then cropped and resized as thumbor does")
+    func noUpscale() {
+        var processing = ImageProcessing(width: 300, height: 200, fit: .cover, enlarge: true)
+        processing.boxCappedToSource = true
+        let capped = ProcessingGeometry(processing, sourceWidth: 126, sourceHeight: 126)
+        #expect(capped.width == 126 && capped.height == 126)
+        let enlarged = ProcessingGeometry(ImageProcessing(width: 300, height: 200, fit: .cover, enlarge: true), sourceWidth: 126, sourceHeight: 126)
+        #expect(enlarged.width == 300 && enlarged.height == 200)
+    }
+}
