@@ -11,7 +11,7 @@ BASH_COMPLETIONS = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 ZSH_COMPLETIONS = $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions
 FISH_COMPLETIONS = $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 
-.PHONY: deps test-deps build release man install uninstall demo test release-check fleet verdicts test-sanitize fuzz soak clean catalogue bench bench-compare bench-disk-scale
+.PHONY: deps test-deps build release man install uninstall demo test release-check fleet verdicts test-sanitize fuzz soak clean catalogue bench bench-compare bench-disk-scale bench-open-sources
 
 deps:
 	@scripts/install-deps.sh
@@ -127,6 +127,17 @@ clean:
 ## Runs the ImageCore micro-benchmarks (ordo-one/benchmark; separate package, not part of `make test`).
 bench: deps
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark
+
+## Open sources side by side (docs/benchmarks-open-sources.md): a cold resized miss and a warm hit of imgproxy URLs
+## against thumbor (PyPI) on the same photos and size, and the resize itself against vipsthumbnail. About 3 minutes
+## after the release build.
+bench-open-sources: deps
+	$(RELEASE_BUILD)
+	scripts/apt-install.sh bench-open-sources libvips-tools
+	test -x .build/sources-venv/bin/thumbor || { python3 -m venv .build/sources-venv && .build/sources-venv/bin/pip install -q "thumbor==7.8.0" "libthumbor==2.0.2" "imgproxy==1.0.0" "pyimgproxy==0.4"; }
+	work=$$(mktemp -d /tmp/tilecache-bench-sources.XXXXXX); \
+	.build/sources-venv/bin/python Benchmarks/compare/open_sources.py .build/release/tilecache .build/sources-venv/bin/thumbor "$$work" $${ROUNDS:-3} docs/benchmarks-open-sources.md; \
+	status=$$?; rm -rf "$$work"; exit $$status
 
 ## Runs TileCache side by side with curl, aria2c, Pillow, ImageMagick, tjbench, djpeg, libpng, NSCache, nginx, the
 ## Hummingbird and SwiftNIO floors, thumbor and vipsthumbnail (installs them) and writes docs/benchmarks.md. About 35

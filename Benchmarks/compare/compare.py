@@ -515,7 +515,9 @@ runs every comparison in {ROUNDS} alternating rounds and reports medians measure
 (`make bench`) are in [benchmarks-micro.md](benchmarks-micro.md); changes measured against the binary before them
 are in [benchmarks-before-after.md](benchmarks-before-after.md). Thumbnails (quality as PSNR and SSIM against Pillow's
 LANCZOS, thumbnails per second, bytes, and images side by side with libvips and Pillow) are in
-[benchmarks-thumbnails.md](benchmarks-thumbnails.md), written by the same run.
+[benchmarks-thumbnails.md](benchmarks-thumbnails.md), written by the same run. Open sources (imgproxy URLs against
+thumbor on the same photos, cold and warm, and the resize against vipsthumbnail) are in
+[benchmarks-open-sources.md](benchmarks-open-sources.md), written by `make bench-open-sources`.
 
 Run: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} on {os.cpu_count()} cores ({cpu}), {platform.platform()}.
 Versions: {'; '.join(f'{k} {v}' for k, v in versions.items())}.

@@ -36,6 +36,38 @@ struct PrefetchCommandTests {
         }
     }
 
+    @Test("--sizes makes every width in every format of each image fetched, into the caches: a later process finds them without the network")
+    func sizes() async throws {
+        try await withTemporaryDirectory { cache in
+            try await withOrigin { origin in
+                let run = await tilecache(arguments(origin, cache: cache, "--elements", "1-3", "--kind", "thumbnails", "--sizes", "32,64",
+                                                    "--size-formats", "default,webp"))
+                #expect(run.code == 0, "\(run.err)")
+                let variants = try #require(try run.decoded(as: CLIJSON.Prefetch.self).variants)
+                #expect(variants.widths == [32, 64] && variants.formats == ["default", "webp"])
+                #expect(variants.requested == 12 && variants.made == 12 && variants.failures.isEmpty)
+                let requests = origin.statistics.requests
+                // Another pipeline on the same disk cache, allowed no download: each variant is there.
+                var configuration = ImagePipeline.Configuration()
+                configuration.diskDirectory = cache
+                let pipeline = ImagePipeline(configuration: configuration)
+                for number in 1...3 {
+                    for (width, format) in [(32, nil), (64, nil), (32, .webp), (64, ImageProcessing.OutputFormat.webp)] {
+                        let url = origin.tilesBase + String(format: "/Tiles/%03d/s7.JPG", number)
+                        let served = try await pipeline.image(for: ImageRequest(url: url, processing: ImageProcessing(width: width, format: format),
+                                                                                options: .returnCacheDataDontLoad))
+                        #expect(served.header.width == width && served.header.format == (format == .webp ? .webp : .jpeg))
+                    }
+                }
+                #expect(origin.statistics.requests == requests)
+                let bad = await tilecache(arguments(origin, cache: cache, "--sizes", "64,0"))
+                #expect(bad.code == 1 && bad.err.contains("--sizes: '0'"), "\(bad.err)")
+                let badFormat = await tilecache(arguments(origin, cache: cache, "--sizes", "64", "--size-formats", "gif"))
+                #expect(badFormat.code == 1 && badFormat.err.contains("--size-formats: 'gif'"), "\(badFormat.err)")
+            }
+        }
+    }
+
     @Test("the default catalogue succeeds: cesium's photo is found as caesium.jpg, reported as an alias, remembered for the next process")
     func cesiumAlias() async throws {
         try await withTemporaryDirectory { cache in

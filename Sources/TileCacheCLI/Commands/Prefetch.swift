@@ -40,18 +40,49 @@ extension TileCacheCommand {
         @Flag(help: "Print the URLs that would be fetched, one a line (with --format json, a JSON array), and fetch nothing.")
         var dryRun = false
 
+        @Option(help: ArgumentHelp("Also make these widths of every image fetched, as the service's ?w= variants, so the caches hold them before anyone asks (comma-separated, e.g. 64,128,256).",
+                                   valueName: "w,w,..."))
+        var sizes: String?
+
+        @Option(help: ArgumentHelp("The formats of --sizes' variants, comma-separated: default (JPEG, PNG for images with alpha: what the service answers a client that does not accept WebP), jpeg, png, webp.",
+                                   valueName: "formats"))
+        var sizeFormats = "default,webp"
+
         @Flag(help: "Accept an empty --urls list (nothing to fetch) as success.")
         var allowEmpty = false
 
         func validate() throws {
             guard (1...100).contains(`repeat`) else { throw ValidationError("--repeat must be 1...100, got \(`repeat`)") }
+            _ = try variantProcessing()
             if source.urls != nil, includeKnownMissing {
                 throw ValidationError("--include-known-missing applies to the catalogue, not to a --urls list")
             }
         }
 
+        /// `--sizes` x `--size-formats` as the processing of each variant (none without `--sizes`).
+        func variantProcessing() throws -> (widths: [Int], formats: [String], processing: [ImageProcessing]) {
+            guard let sizes else { return ([], [], []) }
+            var widths: [Int] = []
+            for part in sizes.split(separator: ",", omittingEmptySubsequences: false).map({ $0.trimmingCharacters(in: .whitespaces) }) {
+                guard let width = Int(part), (1...ImageProcessing.maxSide).contains(width) else {
+                    throw ValidationError("--sizes: '\(part)' is not a width from 1 to \(ImageProcessing.maxSide) (give e.g. 64,128,256)")
+                }
+                if !widths.contains(width) { widths.append(width) }
+            }
+            let known: [String: ImageProcessing.OutputFormat?] = ["default": nil, "jpeg": .jpeg, "jpg": .jpeg, "png": .png, "webp": .webp]
+            var formats: [String] = [], chosen: [ImageProcessing.OutputFormat?] = []
+            for part in sizeFormats.split(separator: ",", omittingEmptySubsequences: false).map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) {
+                guard let format = known[part] else {
+                    throw ValidationError("--size-formats: '\(part)' is not one of default, jpeg, png, webp")
+                }
+                if !chosen.contains(format) { chosen.append(format); formats.append(part) }
+            }
+            return (widths, formats, widths.flatMap { width in chosen.map { ImageProcessing(width: width, format: $0) } })
+        }
+
         func run() async throws {
             let console = Console.current
+            let variants = try variantProcessing()
             let all = try source.images()
             if all.isEmpty, !allowEmpty { throw source.nothingToCheck }
             let images = includeKnownMissing ? all : all.filter { !$0.isKnownMissing }
@@ -72,21 +103,32 @@ extension TileCacheCommand {
             var interruption: Int32?
             var refusedWrites = 0
             for number in 1...`repeat` {
-                let (run, signal) = await Interruption.run(onInterrupt: { _ in
+                let (outcome, signal) = await Interruption.run(onInterrupt: { _ in
                     progress.finish()
                     console.err("interrupted: stopping; press Ctrl-C again to exit at once\n")
                 }) {
                     let run = await pipeline.prefetch(fetchable, alternatives: alternatives, expectedMissing: expectedMissing,
                                                          progress: { progress.update($0) })
+                    // The variants of every image fetched, made from the original the caches now hold.
+                    var variantRun: PrefetchRun?
+                    if !variants.processing.isEmpty {
+                        let fetched = run.results.filter { if case .succeeded = $0.end { true } else { false } }.map(\.url)
+                        let requests = fetched.flatMap { url in
+                            variants.processing.map { ImageRequest(url: url, alternatives: alternatives[url] ?? [], processing: $0) }
+                        }
+                        variantRun = await pipeline.prefetch(requests, progress: { progress.update($0) })
+                    }
                     // Written to the shared tier before it is reported: a warm-up's writes are part of its work.
                     await pipeline.sharedTier?.drain()
-                    return run
+                    return (run, variantRun)
                 }
+                let (run, variantRun) = (outcome.0, outcome.1)
                 progress.finish()
-                let report = PrefetchReport(run: number, images: images, run: run, skippedKnownMissing: skipped,
+                var report = PrefetchReport(run: number, images: images, run: run, skippedKnownMissing: skipped,
                                             interrupted: signal != nil, diskLimit: self.pipeline.diskBytes.bytes,
                                             diskDirectory: self.pipeline.cacheDir, diskRefusal: pipeline.diskCache?.writeRefusal,
                                             sharedStore: pipeline.sharedTier.map { SharedStoreReport($0) })
+                report.variants = variantRun.map { PrefetchReport.VariantsReport(widths: variants.widths, formats: variants.formats, run: $0) }
                 reports.append(report)
                 refusedWrites = run.disk?.notStoredByRefusal ?? 0
                 if let directory = self.pipeline.cacheDir,
@@ -106,7 +148,7 @@ extension TileCacheCommand {
                 throw RuntimeError("\(reports.last!.sharedStore!.store): the warm-up of the shared store is incomplete: "
                                    + "\(shared.writesFailed + shared.writesDropped) images not written (see the warnings)")
             }
-            if reports.last!.failed > 0 { throw brokenFound }
+            if reports.last!.failed > 0 || !(reports.last!.variants?.failures.isEmpty ?? true) { throw brokenFound }
         }
 
         private func render(_ reports: [PrefetchReport]) -> String {

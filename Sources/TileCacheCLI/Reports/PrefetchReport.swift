@@ -71,6 +71,32 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
     public var warnings: [String]
     /// The shared store's state and counters at the end of the run, with `--shared-store`.
     public var sharedStore: SharedStoreReport?
+    /// The variants `--sizes` made of the images fetched.
+    public var variants: VariantsReport?
+
+    /// What `prefetch --sizes` made: each width in each format, of every image the run fetched.
+    public struct VariantsReport: Sendable, Codable, Equatable {
+        /// The widths asked for.
+        public var widths: [Int]
+        /// The formats, `default` for the service's default (JPEG, PNG for images with alpha).
+        public var formats: [String]
+        /// Variants asked for (images x widths x formats).
+        public var requested: Int
+        /// Variants now in the caches.
+        public var made: Int
+        /// Variants that could not be made, with the reason.
+        public var failures: [Failure]
+
+        public init(widths: [Int], formats: [String], run: PrefetchRun) {
+            (self.widths, self.formats) = (widths, formats)
+            requested = run.results.count + run.notStarted
+            made = run.report.succeeded
+            failures = run.results.compactMap { result in
+                guard case .failed = result.end, let error = result.error else { return nil }
+                return Failure(url: result.url, reason: error.reason.rawValue, message: error.message)
+            }
+        }
+    }
 
     /// Builds the report of `run` over `images` (invalid input lines are failures that were never fetched).
     ///
@@ -154,6 +180,7 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
         aliases = try container.decodeIfPresent([Alias].self, forKey: .aliases) ?? []
         warnings = try container.decodeIfPresent([String].self, forKey: .warnings) ?? []
         sharedStore = try container.decodeIfPresent(SharedStoreReport.self, forKey: .sharedStore)
+        variants = try container.decodeIfPresent(VariantsReport.self, forKey: .variants)
     }
 
     /// Images the disk cache did not store or did not keep during the run, in words (`disk` is the run's alone).
@@ -197,6 +224,10 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
                              ["shared errors", statistics.errors.isEmpty ? "0"
                                 : statistics.errors.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")]]
         }
+        if let variants {
+            summary.rows.append(["variants made", "\(variants.made) of \(variants.requested) (\(variants.widths.map(String.init).joined(separator: ", ")) wide; "
+                                 + "\(variants.formats.joined(separator: ", ")))"])
+        }
         if skippedKnownMissing > 0 { summary.rows.insert(["skipped (known missing)", "\(skippedKnownMissing)"], at: 4) }
         if interrupted { summary.rows.insert(["not completed (interrupted)", "\(notCompleted)"], at: 4) }
         var text = summary.render(format)
@@ -216,6 +247,11 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
         if !failures.isEmpty {
             var broken = TextTable(headers: ["broken URL", "reason", "message"])
             broken.rows = failures.map { [$0.url, $0.reason, $0.message] }
+            text += "\n" + broken.render(format)
+        }
+        if let variants, !variants.failures.isEmpty {
+            var broken = TextTable(headers: ["variant not made", "reason", "message"])
+            broken.rows = variants.failures.map { [$0.url, $0.reason, $0.message] }
             text += "\n" + broken.render(format)
         }
         for warning in warnings { text += "\nwarning: \(warning)\n" }

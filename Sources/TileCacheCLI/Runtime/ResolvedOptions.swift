@@ -61,7 +61,11 @@ extension SourceOptions {
 
 extension TileCacheCommand.Prefetch: ResolvedOptions {
     func resolvedValues() throws -> [String: String] {
-        PipelineOptions.resolvedValues(try pipeline.configuration()).merging(source.resolvedValues) { first, _ in first }
+        var values = PipelineOptions.resolvedValues(try pipeline.configuration()).merging(source.resolvedValues) { first, _ in first }
+        let variants = try variantProcessing()
+        values["sizes"] = variants.widths.isEmpty ? "none (no variants)" : variants.widths.map(String.init).joined(separator: ",")
+        values["size-formats"] = sizeFormats
+        return values
     }
 }
 

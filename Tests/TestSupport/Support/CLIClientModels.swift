@@ -60,6 +60,17 @@ public enum CLIJSON {
         public let aliases: [Alias]
         public let warnings: [String]
         public let sharedStore: SharedStore?
+        /// With `--sizes`: the variants made of the images fetched.
+        public let variants: Variants?
+
+        /// `variants` (docs/cli.md, "--sizes").
+        public struct Variants: Decodable, Sendable {
+            public let widths: [Int]
+            public let formats: [String]
+            public let requested: Int
+            public let made: Int
+            public let failures: [Failure]
+        }
     }
 
     /// `prefetch` (and `demo`): the last run's keys at the top level, and with `--repeat N` (N > 1) every run in `runs`.
