@@ -74,7 +74,9 @@ DEBUG_BIN = .build/debug/tilecache
 ## curl, Python's gzip and brotli decode its compressed answers); checks the web front end in headless Chromium
 ## (installed if missing); kills prefetches at random and verifies the disk cache (short form; `scripts/crash-test.sh
 ## BINARY 50` for the long one); builds and runs Examples/PrefetchURLs, a package that depends on the library by path;
-## checks imgproxy URLs built by two URL builders from PyPI against imgproxy's own geometry, and the SSRF rules across
+## checks imgproxy URLs built by two URL builders from PyPI against imgproxy's own geometry and thumbor URLs against
+## thumbor itself; runs the rover-style example (Examples/Rover: a JSON list of photo URLs warmed and served as
+## thumbnails); checks the SSRF rules across
 ## network namespaces (a public host, a private host and the cloud metadata address on real interfaces); runs the
 ## whole test suite (Swift Testing, every test at once as its default is; tests that start servers or
 ## processes wait for one of a few places, `.heavy`; its InspectDeterminismTests keep the verdict corpus in .build/verdict-
@@ -88,6 +90,7 @@ test: test-deps
 	scripts/crash-test.sh $(DEBUG_BIN) 3
 	scripts/example-check.sh $(DEBUG_BIN)
 	scripts/open-sources-check.sh $(DEBUG_BIN)
+	Examples/Rover/rover.sh $(DEBUG_BIN)
 	scripts/ssrf-check.sh $(DEBUG_BIN)
 	rm -rf .build/verdict-corpus
 	TILECACHE_VERDICT_CORPUS_DIR=$(CURDIR)/.build/verdict-corpus \
