@@ -51,6 +51,31 @@ struct ConfigurationTests {
         }
     }
 
+    @Test("imgproxy's and thumbor's variables configure serve as their own options do; TILECACHE_ and flags win; units converted")
+    func peerVariables() throws {
+        let environment = ["IMGPROXY_KEY": "736563726574", "IMGPROXY_SALT": "68656C6C6F", "IMGPROXY_ALLOWED_SOURCES": "https://a.example/,https://b.example/",
+                           "IMGPROXY_MAX_SRC_RESOLUTION": "16.8", "IMGPROXY_MAX_SRC_FILE_SIZE": "5242880", "IMGPROXY_SIGNATURE_SIZE": "8",
+                           "IMGPROXY_AUTO_WEBP": "true", "IMGPROXY_TTL": "3600", "SECURITY_KEY": "thumbor-secret", "ALLOW_UNSAFE_URL": "True",
+                           "TILECACHE_MAX_AGE": "60"]
+        let sources = try ConfigurationSources(arguments: ["serve", "--signature-size", "16"], environment: environment)
+        func entry(_ name: String) -> ConfigurationSources.Entry? { sources.entries.first { $0.option == name } }
+        #expect(entry("allowed-sources")?.origin == "IMGPROXY_ALLOWED_SOURCES" && entry("max-pixels")?.value == "16800000")
+        #expect(entry("signing-key")?.value == "***" && entry("thumbor-key")?.value == "***" && entry("allow-unsafe-url")?.value == "true")
+        #expect(entry("max-age")?.origin == "TILECACHE_MAX_AGE" && entry("signature-size")?.source == .flag)
+        let serve = try #require(try TileCacheCommand.parseAsRoot(sources.arguments) as? TileCacheCommand.Serve)
+        let configuration = try serve.serviceConfiguration()
+        #expect(configuration.allowedSources.patterns == ["https://a.example/", "https://b.example/"])
+        let full = try URLSigner(keyHex: "736563726574", saltHex: "68656C6C6F").pathSignature("/x")  // 43 characters: 32 bytes
+        let kept = try #require(configuration.signer?.pathSignature("/x"))  // --signature-size 16 beats IMGPROXY_SIGNATURE_SIZE
+        #expect(kept.count == 22 && kept.hasPrefix(full.prefix(21)))
+        #expect(configuration.autoWebP && configuration.allowsUnsafeThumborURLs && configuration.thumborKey == Array("thumbor-secret".utf8))
+        #expect(configuration.maxAgeSeconds == 60 && configuration.pipeline.downloader.transferOptions.maxBodyBytes == 5_242_880)
+        #expect(serve.pipeline.maxPixels == 16_800_000)
+        #expect(throws: InputError.self) { try ConfigurationSources(arguments: ["serve"], environment: ["IMGPROXY_MAX_SRC_RESOLUTION": "lots"]) }
+        // Other commands do not read them.
+        #expect(try ConfigurationSources(arguments: ["prefetch"], environment: ["IMGPROXY_MAX_SRC_FILE_SIZE": "1"]).arguments == ["prefetch"])
+    }
+
     @Test("TILECACHE_CONFIG names the file; a typed flag beats everything; flags from the environment take yes/no words")
     func environmentFlags() async throws {
         try await withTemporaryDirectory { directory in

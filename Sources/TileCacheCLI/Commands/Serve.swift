@@ -197,19 +197,15 @@ extension TileCacheCommand {
 
         /// `--signing-key`/`--signing-salt`, else their environment variables; nil when no key is given.
         func signer(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> URLSigner? {
-            let key = signingKey ?? environment[URLSigner.keyVariable] ?? environment[URLSigner.imgproxyKeyVariable]
-            let salt = signingSalt ?? environment[URLSigner.saltVariable] ?? environment[URLSigner.imgproxySaltVariable] ?? ""
+            let key = signingKey ?? environment[URLSigner.keyVariable]
+            let salt = signingSalt ?? environment[URLSigner.saltVariable] ?? ""
             guard let key else {
                 if signingSalt != nil { throw ValidationError("--signing-salt needs --signing-key (or \(URLSigner.keyVariable))") }
                 return nil
             }
             do {
                 var signer = try URLSigner(keyHex: key, saltHex: salt)
-                let size = try signatureSize ?? environment["IMGPROXY_SIGNATURE_SIZE"].map { text in
-                    guard let size = Int(text) else { throw ValidationError("IMGPROXY_SIGNATURE_SIZE: '\(text)' is not a whole number") }
-                    return size
-                }
-                if let size {
+                if let size = signatureSize {
                     guard (1...32).contains(size) else { throw ValidationError("--signature-size must be 1 to 32, got \(size)") }
                     signer.pathSignatureSize = size
                 }
@@ -219,19 +215,14 @@ extension TileCacheCommand {
             }
         }
 
-        /// `--allowed-sources`, else `$IMGPROXY_ALLOWED_SOURCES`.
-        func sources(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> AllowedSources {
-            guard let text = allowedSources ?? environment["IMGPROXY_ALLOWED_SOURCES"] else { return .none }
+        /// `--allowed-sources` (or `$IMGPROXY_ALLOWED_SOURCES`, by `ConfigurationSources`).
+        func sources() throws -> AllowedSources {
+            guard let text = allowedSources else { return .none }
             do {
                 return try AllowedSources(text.split(separator: ",").map(String.init))
             } catch {
                 throw ValidationError("--allowed-sources: \(error.description)")
             }
-        }
-
-        /// `--auto-webp`, else `$IMGPROXY_AUTO_WEBP` (true or 1).
-        func autoWebP(environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
-            autoWebp || ["true", "1"].contains(environment["IMGPROXY_AUTO_WEBP"]?.lowercased() ?? "")
         }
 
         /// `--allowed-widths` as a set, nil when not given.
@@ -312,10 +303,9 @@ extension TileCacheCommand {
             configuration.onlyPresets = onlyPresets
             configuration.allowedSources = try sources()
             configuration.allowsPrivateSources = allowPrivateSources
-            configuration.autoWebP = autoWebP()
-            let environment = ProcessInfo.processInfo.environment
-            configuration.thumborKey = (thumborKey ?? environment["SECURITY_KEY"]).map { Array($0.utf8) }
-            configuration.allowsUnsafeThumborURLs = allowUnsafeUrl || ["true", "1"].contains(environment["ALLOW_UNSAFE_URL"]?.lowercased() ?? "")
+            configuration.autoWebP = autoWebp
+            configuration.thumborKey = thumborKey.map { Array($0.utf8) }
+            configuration.allowsUnsafeThumborURLs = allowUnsafeUrl
             configuration.pipeline.maxConcurrentProcessing = resizeConcurrency
             configuration.pipeline.maxQueuedProcessing = resizeQueue
             configuration.writeToken = writeToken

@@ -31,6 +31,29 @@ struct ConfigurationSources {
     static let commaLists: Set<String> = ["allowed-widths", "elements", "cors-origin"]
     /// Options whose environment variable the command reads itself, under another name than `TILECACHE_<OPTION>`.
     static let commandVariables = ["db": FavoritesDatabase.variable]
+    /// imgproxy's and thumbor's variables for the `serve` options that mean the same, read after `TILECACHE_<OPTION>`
+    /// (so an operator who migrates keeps their environment), each with how its value becomes the option's
+    /// (docs/sources.md has the table).
+    static let peerVariables: [String: (variable: String, value: @Sendable (String) throws -> String)] = [
+        "allowed-sources": ("IMGPROXY_ALLOWED_SOURCES", { $0 }),
+        "signing-key": ("IMGPROXY_KEY", { $0 }),
+        "signing-salt": ("IMGPROXY_SALT", { $0 }),
+        "signature-size": ("IMGPROXY_SIGNATURE_SIZE", { $0 }),
+        "auto-webp": ("IMGPROXY_AUTO_WEBP", { $0 }),
+        "only-presets": ("IMGPROXY_ONLY_PRESETS", { $0 }),
+        "max-age": ("IMGPROXY_TTL", { $0 }),
+        "max-bytes": ("IMGPROXY_MAX_SRC_FILE_SIZE", { $0 }),
+        // Megapixels (imgproxy's unit), as pixels.
+        "max-pixels": ("IMGPROXY_MAX_SRC_RESOLUTION", { text in
+            guard let megapixels = Double(text), megapixels > 0, megapixels < 1_000_000 else {
+                throw InputError("environment variable IMGPROXY_MAX_SRC_RESOLUTION: '\(text)' is not a number of megapixels (such as 16.8)")
+            }
+            return String(Int((megapixels * 1_000_000).rounded()))
+        }),
+        "thumbor-key": ("SECURITY_KEY", { $0 }),
+        "allow-unsafe-url": ("ALLOW_UNSAFE_URL", { $0 }),
+    ]
+
     /// Variables of the project that are not `TILECACHE_<OPTION>` of these commands (no warning for them).
     static let otherVariables: Set<String> = [fileVariable, "TILECACHE_DATABASE_URL", "TILECACHE_TEST_TIME_SCALE"]
 
@@ -62,7 +85,7 @@ struct ConfigurationSources {
         var isHidden = false
 
         var variable: String { "TILECACHE_" + long.uppercased().replacingOccurrences(of: "-", with: "_") }
-        var isSecret: Bool { ["signing-key", "signing-salt", "write-token", "db"].contains(long) }
+        var isSecret: Bool { ["signing-key", "signing-salt", "write-token", "db", "thumbor-key"].contains(long) }
     }
 
     /// The arguments to parse, with values from the environment and the file inserted.
@@ -91,7 +114,9 @@ struct ConfigurationSources {
         if given.contains(where: { ["-h", "--help", "--experimental-dump-help", "--version"].contains($0) }) { return }
         let file = try Self.configFile(given: given, environment: environment)
         // Nothing to borrow and nothing to show: the command line is parsed as typed, without describing the command.
-        guard report || file != nil || environment.keys.contains(where: { $0.hasPrefix("TILECACHE_") }) else { return }
+        let peers = command == "serve" ? Self.peerVariables : [:]
+        guard report || file != nil || environment.keys.contains(where: { $0.hasPrefix("TILECACHE_") })
+                || peers.values.contains(where: { environment[$0.variable] != nil }) else { return }
         let options = try Self.options(of: command)
         let values = try file.map { try Self.load($0, command: command, known: Self.allOptionNames()) } ?? [:]
 
@@ -114,6 +139,13 @@ struct ConfigurationSources {
                 inserted += words
                 entries.append(Entry(option: option.long, value: option.isFlag ? String(words.first == "--" + option.long) : text,
                                      source: .environment, origin: option.variable))
+                continue
+            }
+            if let (variable, convert) = peers[option.long], let raw = environment[variable], !raw.isEmpty {
+                let text = try convert(raw)
+                inserted += try Self.words(for: option, value: .text(text), from: "environment variable \(variable)")
+                entries.append(Entry(option: option.long, value: option.isFlag ? String(["1", "true", "yes", "on"].contains(text.lowercased())) : text,
+                                     source: .environment, origin: variable))
                 continue
             }
             if let value = values[option.long], let path = file {

@@ -92,8 +92,7 @@ extension TileCacheCommand.Serve: ResolvedOptions {
         values["prefetch"] = String(configuration.prefetchAtStart)
         values["record-trace"] = configuration.traceFile ?? Self.none
         values["signing-key"] = configuration.signer == nil ? "none (image URLs are not signed)" : "***"
-        values["signing-salt"] = configuration.signer == nil ? Self.none : (signingSalt ?? ProcessInfo.processInfo.environment[URLSigner.saltVariable]
-            ?? ProcessInfo.processInfo.environment[URLSigner.imgproxySaltVariable]).map { _ in "***" } ?? "empty"
+        values["signing-salt"] = configuration.signer == nil ? Self.none : (signingSalt ?? ProcessInfo.processInfo.environment[URLSigner.saltVariable]).map { _ in "***" } ?? "empty"
         values["allowed-widths"] = configuration.allowedWidths.map { $0.sorted().map(String.init).joined(separator: ",") } ?? "any"
         values["allowed-qualities"] = configuration.allowedQualities.isEmpty
             ? (configuration.allowedWidths == nil ? "any" : "the default only") : configuration.allowedQualities.sorted().map(String.init).joined(separator: ",")

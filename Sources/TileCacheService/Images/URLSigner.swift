@@ -14,8 +14,6 @@ public struct URLSigner: Sendable {
     public static let parameter = "sig"
     /// The environment variables `--signing-key` and `--signing-salt` fall back to.
     public static let keyVariable = "TILECACHE_SIGNING_KEY", saltVariable = "TILECACHE_SIGNING_SALT"
-    /// imgproxy's names for the same key and salt, read when TileCache's are not set.
-    public static let imgproxyKeyVariable = "IMGPROXY_KEY", imgproxySaltVariable = "IMGPROXY_SALT"
 
     private let key: SymmetricKey
     private let salt: [UInt8]
