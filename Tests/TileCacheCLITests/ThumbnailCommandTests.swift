@@ -2,6 +2,7 @@ import Foundation
 import ImageCore
 import Testing
 import TestSupport
+import TileCacheOrigin
 @testable import TileCacheCLI
 
 @Suite("tilecache thumbnail and orientation in inspect", .timeLimit(.minutes(5)), .heavy)
@@ -31,6 +32,26 @@ struct ThumbnailCommandTests {
             #expect(result.orientation == 6 && result.uprightWidth == 640 && result.uprightHeight == 427)
             let table = await tilecache("inspect", path)
             #expect(table.out.contains("427x640 (EXIF orientation 6: 640x427 upright)"))
+        }
+    }
+
+    @Test("thumbnail takes http(s) URLs beside files: fetched, validated, named by their last path part; a broken URL is a failure with its reason")
+    func urls() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withOrigin { origin in
+                let camera = try Self.rotatedPhoto(in: directory)
+                let photo = origin.imagesBase + "/iron.jpg?v=2", missing = origin.imagesBase + "/unobtainium.jpg"
+                let run = await tilecache("thumbnail", camera, photo, missing, "-w", "64", "-o", directory + "/out", "--format", "json")
+                #expect(run.code == 2, "\(run.err)")  // the missing URL is broken
+                let report = try run.decoded(as: ThumbnailOutput.self)
+                let made = try #require(report.files.first { $0.path == photo })
+                #expect(made.width == 64 && made.output == directory + "/out/iron.jpg" && made.reason == nil)
+                let written = [UInt8](try Data(contentsOf: URL(fileURLWithPath: directory + "/out/iron.jpg")))
+                #expect(ImageFormat.sniff(written) == .jpeg && written.count == made.bytes)
+                #expect(report.files.first { $0.path == missing }?.reason == "http-status")
+                #expect(report.files.first { $0.path == camera }?.output == directory + "/out/camera.jpg")
+                #expect(origin.statistics.requestsByPath.filter { $0.key.hasPrefix("/images-of-elements/iron.jpg") }.values.reduce(0, +) == 1)
+            }
         }
     }
 

@@ -30,7 +30,7 @@ extension TileCacheCommand {
                   tilecache thumbnail photos/ --width 256 --output 'thumbs/%s-256.%e' --image-format webp
                 """)
 
-        @Argument(help: "Image files (JPEG or PNG), or folders to walk.")
+        @Argument(help: "Image files (JPEG or PNG), folders to walk, or http(s) URLs of images (fetched and validated first).")
         var paths: [String] = []
 
         @Option(name: .shortAndLong,
@@ -104,9 +104,11 @@ extension TileCacheCommand {
             let (format, pattern) = try outputFormat()
             let processing = ImageProcessing(width: width, height: height, fit: width == nil || height == nil ? .inside : fit.value, enlarge: enlarge, quality: quality,
                                              format: format)
-            // Read every file first: the timing is the processing's, not the disk's.
-            let paths = paths
-            let gathered = await BlockingWork.run { ThumbnailInputs.gather(paths) }
+            // Read every file and fetch every URL first: the timing is the processing's, not the disk's or the network's.
+            let urls = paths.filter(ThumbnailInputs.isURL), files = paths.filter { !ThumbnailInputs.isURL($0) }
+            var reading = await BlockingWork.run { ThumbnailInputs.gather(files) }
+            await reading.fetch(urls)
+            let gathered = reading
             if let notice = gathered.skippedNotice { Console.current.err(notice) }
             if gathered.inputs.isEmpty, gathered.failures.isEmpty {
                 throw InputError("nothing to thumbnail: no image files in \(paths.joined(separator: ", "))")
@@ -121,7 +123,9 @@ extension TileCacheCommand {
             let succeeded = made.filter { $0.bytes != nil }.count
 
             // Every output is planned and checked before any is written.
-            let outputs = made.map { made in made.format.map { pattern.path(for: made.result.path, subfolder: made.subfolder, format: $0) } }
+            let outputs = made.map { made in
+                made.format.map { pattern.path(for: ThumbnailInputs.outputName(made.result.path), subfolder: made.subfolder, format: $0) }
+            }
             let entries = zip(made, outputs).compactMap { made, output in
                 output.map { ThumbnailOutputPlan.Entry(input: made.result.path, output: $0) }
             }

@@ -67,6 +67,51 @@ struct ThumbnailInputs: Sendable {
         }
     }
 
+    /// Whether an argument is an http(s) URL rather than a path.
+    static func isURL(_ argument: String) -> Bool {
+        let lowered = argument.lowercased()
+        return lowered.hasPrefix("http://") || lowered.hasPrefix("https://")
+    }
+
+    /// The name an input's thumbnail is written under: a file's path, or a URL's last path part (`…/Tiles/026/s7.JPG`
+    /// → `s7.JPG`; no query, no fragment; `index` when the path is empty).
+    static func outputName(_ input: String) -> String {
+        guard isURL(input) else { return input }
+        let path = URLComponents(string: input)?.path ?? ""
+        let last = (path as NSString).lastPathComponent
+        return last.isEmpty || last == "/" ? "index" : last
+    }
+
+    /// Fetches `urls` (at most 8 at once, retrying transient failures, the downloader's size limit while streaming),
+    /// each becoming an input named by its URL when its body is an image, or a failed result with the reason.
+    mutating func fetch(_ urls: [String]) async {
+        guard !urls.isEmpty else { return }
+        let downloader = Downloader()
+        let fetched = await withTaskGroup(of: (Int, Result<[UInt8], ImageCoreError>).self) { group in
+            for (index, url) in urls.enumerated() {
+                group.addTask {
+                    do throws(ImageCoreError) {
+                        let response = try await downloader.fetch(url)
+                        guard ImageFormat.sniff(response.body) != nil else {
+                            throw ImageCoreError(.notAnImage, subject: url, message: "the body (\(response.contentType ?? "no Content-Type"), \(response.body.count) bytes) is not an image")
+                        }
+                        return (index, .success(response.body))
+                    } catch {
+                        return (index, .failure(error))
+                    }
+                }
+            }
+            return await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        }
+        for (index, url) in urls.enumerated() {
+            switch fetched[index] {
+            case .success(let bytes)?: inputs.append(Input(path: url, subfolder: "", bytes: bytes))
+            case .failure(let error)?: failures.append(ThumbnailResult(path: url, reason: error.reason.rawValue, message: error.message))
+            case nil: break
+            }
+        }
+    }
+
     /// What stderr says about the skipped entries, as `inspect` says it; nil when none were skipped.
     var skippedNotice: String? { FileInspection.Expansion.Skipped.notice(skipped) }
 }
