@@ -116,6 +116,14 @@ struct ImgproxyPathTests {
         }
         let big = #expect(throws: ServiceError.self) { try read("/x/rs:fit:4000:4000/dpr:2/plain/http://e.com/a") }
         #expect(big?.reason == .outputTooLarge)
+        // Numbers that would overflow the geometry's integers are refused when read (a review found dpr:1e20 with
+        // el:1, and g:no:1e300, trapping the process once any image loaded).
+        for path in ["/x/el:1/dpr:1e20/plain/http://e.com/a", "/x/dpr:9/plain/http://e.com/a", "/x/rs:fill:10:10/g:no:1e300/plain/http://e.com/a",
+                     "/x/g:ea:4097:0/plain/http://e.com/a"] {
+            let error = #expect(throws: ServiceError.self) { try read(path) }
+            #expect(error?.reason == .invalidURL, "\(path)")
+        }
+        #expect(try read("/x/dpr:8/g:ea:4096:0/plain/http://e.com/a").processing.dpr == 8)
     }
 
     @Test("allowed sources: imgproxy's prefix patterns, * within one part, never across /, ?, # or @")
@@ -133,6 +141,13 @@ struct ImgproxyPathTests {
         }
         #expect(try AllowedSources(["*"]).allows("http://anything.test/a") && !(try AllowedSources(["*"]).allows("file:///etc/passwd")))
         #expect(AllowedSources.none.isEmpty && !AllowedSources.none.allows("https://images.example.com/a.jpg"))
+        // A NUL would end the URL libcurl is given: never matched by *, and refused by the transfer too.
+        #expect(!sources.allows("https://attacker.test\u{0}.cdn.example.com/photos/a.jpg"))
+        #expect(throws: ImageCoreError.self) { try RequestURL("https://attacker.test\u{0}.example.com/x.jpg") }
+        // Many stars against a long text that never matches: pattern x text steps, not a backtracking blowup.
+        let stars = try AllowedSources(["https://*.*.*.*.*.*.*.*.example.com/"])
+        #expect(!stars.allows("https://" + String(repeating: "a.", count: 20_000) + "example.org/x"))
+        #expect(stars.allows("https://a.b.c.d.e.f.g.h.example.com/x"))
         #expect(throws: AllowedSourcesError.self) { try AllowedSources(["images.example.com"]) }
         #expect(throws: AllowedSourcesError.self) { try AllowedSources(["file:///"]) }
     }
@@ -174,5 +189,11 @@ struct ImgproxyPathTests {
         // dpr without enlarge: lowered so the box keeps its shape (64x200 at dpr 2 from 126x126: 64x126, not 126x126).
         let dpr = geometry(ImageProcessing(width: 64, height: 200, fit: .coverClipped, dpr: 2), 126, 126)
         #expect(dpr.width == 64 && dpr.height == 126)
+        // Extremes that no parser lets through still give a geometry, never a trap.
+        let extreme = geometry(ImageProcessing(width: 1, height: 1, fit: .coverClipped, enlarge: true, gravity: .init(.east, x: 1e300), dpr: 1e20), 1, 100_000)
+        #expect(extreme.width >= 1 && extreme.height >= 1)
+        var thumbor = ImageProcessing(width: 1000, height: 1, fit: .cover, enlarge: true)
+        thumbor.cropRule = .thumbor
+        #expect(geometry(thumbor, 1, 100_000).cropHeight >= 1)
     }
 }

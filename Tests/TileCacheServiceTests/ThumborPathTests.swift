@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import ImageCore
+import Logging
 import Testing
 @testable import TileCacheService
 
@@ -72,5 +73,22 @@ struct ThumborPathTests {
         #expect(capped.width == 126 && capped.height == 126)
         let enlarged = ProcessingGeometry(ImageProcessing(width: 300, height: 200, fit: .cover, enlarge: true), sourceWidth: 126, sourceHeight: 126)
         #expect(enlarged.width == 300 && enlarged.height == 200)
+    }
+
+    @Test("with a thumbor key and no imgproxy key, imgproxy URLs must be signed: they may not go around thumbor's")
+    func imgproxyBesideAThumborKey() throws {
+        var configuration = ImagePipeline.Configuration()
+        configuration.diskDirectory = nil
+        let pipeline = ImagePipeline(configuration: configuration)
+        func controller(thumborKey: [UInt8]?) throws -> OpenSourcesController {
+            OpenSourcesController(pipeline: pipeline, allowedSources: try AllowedSources(["*"]), addresses: .publicOnly, signer: nil,
+                                  autoWebP: false, presets: [:], thumborKey: thumborKey, allowsUnsafeThumborURLs: false, maxAgeSeconds: 60,
+                                  logger: Logger(label: "test"))
+        }
+        let refused = #expect(throws: ServiceError.self) {
+            try controller(thumborKey: Array("key".utf8)).read("/_/w:10/plain/http://e.com/a.jpg", accept: nil)
+        }
+        #expect(refused?.status == .forbidden && refused?.reason == .missingSignature)
+        #expect(try controller(thumborKey: nil).read("/_/w:10/plain/http://e.com/a.jpg", accept: nil).source == "http://e.com/a.jpg")
     }
 }

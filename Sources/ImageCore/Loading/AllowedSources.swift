@@ -55,23 +55,34 @@ public struct AllowedSources: Sendable, Hashable {
         return url[..<authorityEnd].lowercased() + url[authorityEnd...]
     }
 
-    /// Characters `*` does not stand for.
-    private static let boundaries: Set<UInt8> = Set("/?#@\\".utf8)
+    /// Characters `*` does not stand for: the separators of a URL's parts, and control characters.
+    private static func isBoundary(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") || byte == UInt8(ascii: "@")
+            || byte == UInt8(ascii: "\\") || byte < 0x20 || byte == 0x7F
+    }
 
-    /// Whether `pattern` (with `*`) matches a prefix of `text`: backtracking over the stars, each bounded by a part.
+    /// Whether `pattern` (with `*`) matches a prefix of `text`: the set of text positions reachable after each
+    /// pattern character, so the time is pattern length x text length whatever the stars (no backtracking).
     private static func matchesPrefix(_ pattern: ArraySlice<UInt8>, _ text: ArraySlice<UInt8>) -> Bool {
-        guard let first = pattern.first else { return true }
-        if first == UInt8(ascii: "*") {
-            let rest = pattern.dropFirst()
-            var index = text.startIndex
-            while true {
-                if matchesPrefix(rest, text[index...]) { return true }
-                guard index < text.endIndex, !boundaries.contains(text[index]) else { return false }
-                index += 1
+        let text = Array(text)
+        var reachable = [Bool](repeating: false, count: text.count + 1)
+        reachable[0] = true
+        for character in pattern {
+            var next = [Bool](repeating: false, count: text.count + 1)
+            if character == UInt8(ascii: "*") {
+                var open = false
+                for index in 0...text.count {
+                    open = open || reachable[index]
+                    next[index] = open
+                    if index < text.count, isBoundary(text[index]) { open = false }
+                }
+            } else {
+                for index in 0..<text.count where reachable[index] && text[index] == character { next[index + 1] = true }
             }
+            guard next.contains(true) else { return false }
+            reachable = next
         }
-        guard let character = text.first, character == first else { return false }
-        return matchesPrefix(pattern.dropFirst(), text.dropFirst())
+        return true
     }
 }
 

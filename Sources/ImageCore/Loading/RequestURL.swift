@@ -24,6 +24,11 @@ public struct RequestURL: Hashable, Sendable {
         guard !url.contains(where: { $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\t" }) else {
             throw ImageCoreError(.invalidURL, subject: url, message: "URL contains white space")
         }
+        // A NUL would end the URL libcurl is given early (another host than the one checked), and no URL needs a
+        // control character.
+        guard !url.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            throw ImageCoreError(.invalidURL, subject: url.debugDescription, message: "URL contains a control character")
+        }
         let rest = url[separator.upperBound...]
         let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
         guard !authority.contains("@") else {

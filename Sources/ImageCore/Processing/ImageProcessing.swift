@@ -232,8 +232,8 @@ public struct ProcessingGeometry: Sendable, Hashable {
         // Python's round(x, 2) of both ratios: equal ones are not cropped.
         guard (sw / sh * 100).rounded(.toNearestOrEven) != (tw / th * 100).rounded(.toNearestOrEven) else { return geometry }
         let (cw, ch): (Double, Double) = tw / sw > th / sh
-            ? (sw, (sw * th / tw).rounded(.toNearestOrEven))
-            : ((tw * sh / th).rounded(.up), sh)
+            ? (sw, max(1, (sw * th / tw).rounded(.toNearestOrEven)))
+            : (max(1, (tw * sh / th).rounded(.up)), sh)
         let anchor = gravity.anchor
         let focalX: Double = [.west, .northWest, .southWest].contains(anchor) ? 0 : [.east, .northEast, .southEast].contains(anchor) ? sw : (sw / 2).rounded(.down)
         let focalY: Double = [.north, .northEast, .northWest].contains(anchor) ? 0 : [.south, .southEast, .southWest].contains(anchor) ? sh : (sh / 2).rounded(.down)
@@ -243,10 +243,15 @@ public struct ProcessingGeometry: Sendable, Hashable {
         return geometry
     }
 
-    /// Go's `math.Round`: halves away from zero.
-    static func round(_ value: Double) -> Int { Int(value.rounded(.toNearestOrAwayFromZero)) }
-    /// Go's `math.RoundToEven`.
-    static func roundToEven(_ value: Double) -> Int { Int(value.rounded(.toNearestOrEven)) }
+    /// Go's `math.Round`: halves away from zero (clamped to ±2^40, so options no parser bounded cannot trap).
+    static func round(_ value: Double) -> Int { clampedInt(value.rounded(.toNearestOrAwayFromZero)) }
+    /// Go's `math.RoundToEven` (clamped as `round`).
+    static func roundToEven(_ value: Double) -> Int { clampedInt(value.rounded(.toNearestOrEven)) }
+
+    private static func clampedInt(_ value: Double) -> Int {
+        guard value.isFinite else { return value > 0 ? 1 << 40 : value < 0 ? -(1 << 40) : 0 }
+        return Int(min(max(value, -Double(1 << 40)), Double(1 << 40)))
+    }
 
     /// imgproxy's `calcPosition` without overflow: where an `inner` crop sits in an `outer` image for `gravity`
     /// (offsets of 1 or more are CSS pixels, scaled by `dpr`; smaller ones a fraction of the image).

@@ -42,6 +42,10 @@ struct OpenSourcesController: Sendable {
         }
         if let signer {
             try signer.verify(pathSignature: signature, signedPath: signedPath)
+        } else if thumborKey != nil {
+            // An operator who keys thumbor's URLs means sources to be signed: imgproxy's may not go around that.
+            throw ServiceError(.forbidden, reason: .missingSignature,
+                               message: "imgproxy URLs must be signed here: the service has a thumbor key but no imgproxy key (--signing-key or IMGPROXY_KEY)")
         } else if signature.contains(":") {
             // imgproxy's rule: without a key, a first segment that looks like an option is a forgotten signature.
             throw ServiceError(.forbidden, reason: .badSignature, message: "Malformed signature: the path starts with an option, not a signature")

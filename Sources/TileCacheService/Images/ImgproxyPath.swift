@@ -140,6 +140,9 @@ struct ImgproxyPath: Sendable {
         var quality = 0
         var format: ImageProcessing.OutputFormat?
 
+        /// The largest `dpr` (imgproxy bounds it only by its result limits; a bound keeps every size finite).
+        static let maxDPR = 8.0
+
         static let resizingTypes: [String: ImageProcessing.Fit] = [
             "fit": .inside, "fill": .coverClipped, "fill-down": .cover, "force": .fill, "auto": .auto,
         ]
@@ -204,8 +207,8 @@ struct ImgproxyPath: Sendable {
                 height = try positiveInt(args.first ?? "", "height")
             case "dpr":
                 try atMost(1)
-                guard let value = Double(args.first ?? ""), value.isFinite, value > 0 else {
-                    throw invalid("Invalid dpr argument: \((args.first ?? "").prefix(64)) (expected positive number)")
+                guard let value = Double(args.first ?? ""), value.isFinite, value > 0, value <= Self.maxDPR else {
+                    throw invalid("Invalid dpr argument: \((args.first ?? "").prefix(64)) (expected a positive number up to \(Int(Self.maxDPR)))")
                 }
                 dpr = value
             case "enlarge", "el":
@@ -265,7 +268,9 @@ struct ImgproxyPath: Sendable {
             }
             var gravity = ImageProcessing.Gravity(anchor)
             for (index, text) in args.dropFirst().enumerated() where !text.isEmpty {
-                guard let value = Double(text), value.isFinite, anchor != .focusPoint || (0...1).contains(value) else {
+                // Pixel offsets beyond the largest output side mean nothing but overflow; bounded like the sides.
+                guard let value = Double(text), value.isFinite, abs(value) <= Double(ImageProcessing.maxSide),
+                      anchor != .focusPoint || (0...1).contains(value) else {
                     throw invalid("Invalid gravity \(index == 0 ? "x" : "y") offset: \(text.prefix(64))")
                 }
                 if index == 0 { gravity.x = value } else { gravity.y = value }
