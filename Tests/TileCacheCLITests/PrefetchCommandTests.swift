@@ -41,10 +41,10 @@ struct PrefetchCommandTests {
         try await withTemporaryDirectory { cache in
             try await withOrigin { origin in
                 let run = await tilecache(arguments(origin, cache: cache, "--elements", "1-3", "--kind", "thumbnails", "--sizes", "32,64",
-                                                    "--size-formats", "default,webp"))
+                                                    "--size-formats", "auto,webp"))
                 #expect(run.code == 0, "\(run.err)")
                 let variants = try #require(try run.decoded(as: CLIJSON.Prefetch.self).variants)
-                #expect(variants.widths == [32, 64] && variants.formats == ["default", "webp"])
+                #expect(variants.widths == [32, 64] && variants.formats == ["auto", "webp"])
                 #expect(variants.requested == 12 && variants.made == 12 && variants.failures.isEmpty)
                 let requests = origin.statistics.requests
                 // Another pipeline on the same disk cache, allowed no download: each variant is there.

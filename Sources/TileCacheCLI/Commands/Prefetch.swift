@@ -44,9 +44,9 @@ extension TileCacheCommand {
                                    valueName: "w,w,..."))
         var sizes: String?
 
-        @Option(help: ArgumentHelp("The formats of --sizes' variants, comma-separated: default (JPEG, PNG for images with alpha: what the service answers a client that does not accept WebP), jpeg, png, webp.",
+        @Option(help: ArgumentHelp("The formats of --sizes' variants, comma-separated: auto (JPEG, PNG for images with alpha: what the service answers a client that does not accept WebP), jpeg, png, webp.",
                                    valueName: "formats"))
-        var sizeFormats = "default,webp"
+        var sizeFormats = "auto,webp"
 
         @Flag(help: "Accept an empty --urls list (nothing to fetch) as success.")
         var allowEmpty = false
@@ -69,11 +69,11 @@ extension TileCacheCommand {
                 }
                 if !widths.contains(width) { widths.append(width) }
             }
-            let known: [String: ImageProcessing.OutputFormat?] = ["default": nil, "jpeg": .jpeg, "jpg": .jpeg, "png": .png, "webp": .webp]
+            let known: [String: ImageProcessing.OutputFormat?] = ["auto": nil, "jpeg": .jpeg, "jpg": .jpeg, "png": .png, "webp": .webp]
             var formats: [String] = [], chosen: [ImageProcessing.OutputFormat?] = []
             for part in sizeFormats.split(separator: ",", omittingEmptySubsequences: false).map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) {
                 guard let format = known[part] else {
-                    throw ValidationError("--size-formats: '\(part)' is not one of default, jpeg, png, webp")
+                    throw ValidationError("--size-formats: '\(part)' is not one of auto, jpeg, png, webp")
                 }
                 if !chosen.contains(format) { chosen.append(format); formats.append(part) }
             }

@@ -78,7 +78,7 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
     public struct VariantsReport: Sendable, Codable, Equatable {
         /// The widths asked for.
         public var widths: [Int]
-        /// The formats, `default` for the service's default (JPEG, PNG for images with alpha).
+        /// The formats, `auto` for the service's default (JPEG, PNG for images with alpha).
         public var formats: [String]
         /// Variants asked for (images x widths x formats).
         public var requested: Int
