@@ -62,6 +62,10 @@ struct PrefetchCommandTests {
                 #expect(origin.statistics.requests == requests)
                 let bad = await tilecache(arguments(origin, cache: cache, "--sizes", "64,0"))
                 #expect(bad.code == 1 && bad.err.contains("--sizes: '0'"), "\(bad.err)")
+                // Warming as a guarded service fetches: the loopback origin is refused, every URL broken with the reason.
+                let guarded = await tilecache(arguments(origin, cache: cache, "--elements", "1", "--kind", "thumbnails", "--public-addresses-only"))
+                let guardedReasons = try guarded.decoded(as: CLIJSON.Prefetch.self).failures.map(\.reason)
+                #expect(guarded.code == 2 && guardedReasons == ["forbidden-address"], "\(guarded.out)")
                 let badFormat = await tilecache(arguments(origin, cache: cache, "--sizes", "64", "--size-formats", "gif"))
                 #expect(badFormat.code == 1 && badFormat.err.contains("--size-formats: 'gif'"), "\(badFormat.err)")
             }

@@ -8,16 +8,24 @@ public struct ImageKey: Hashable, Sendable {
     public let url: String
     /// What is made of the image (`.none`: the original).
     public let processing: ImageProcessing
+    /// The addresses the image may have been fetched from. An image a client named (an open source,
+    /// `.publicOnly`) is kept apart from the same URL fetched by a trusted load: a trusted load may reach hosts the
+    /// address rule refuses, and its bytes must not answer a client that could not have fetched them.
+    public let addresses: AddressRule
 
-    public init(url: String, processing: ImageProcessing = .none) {
+    public init(url: String, processing: ImageProcessing = .none, addresses: AddressRule = .any) {
         self.url = url
         self.processing = processing
+        self.addresses = addresses
     }
 
+    /// The URL as the keys name it: itself, or `public-only:` and itself for `.publicOnly`.
+    var keyURL: String { addresses == .publicOnly ? "public-only:" + url : url }
+
     /// The key of the memory tier and of the disk cache: the URL, and for a variant `#` and its options in a fixed
-    /// order, defaults left out (`…/s7.JPG#w=64`, `…/gold.jpg#w=64&h=64&fit=cover&f=webp`). A disk variant is read
-    /// back only while its ETag is the one its current source gives it.
-    public var cacheKey: String { processing.isNone ? url : url + "#" + processing.canonicalQuery }
+    /// order, defaults left out (`…/s7.JPG#w=64`, `…/gold.jpg#w=64&h=64&fit=cover&f=webp`); `public-only:` before an
+    /// open source's. A disk variant is read back only while its ETag is the one its current source gives it.
+    public var cacheKey: String { processing.isNone ? keyURL : keyURL + "#" + processing.canonicalQuery }
 
     /// The disk cache's file for `cacheKey`: its SHA-256 in hex, `.tce` (the key itself is in the file).
     public var diskEntryName: String { Self.diskEntryName(forKey: cacheKey) }
@@ -29,7 +37,7 @@ public struct ImageKey: Hashable, Sendable {
     /// variant's `etagSuffix` (`objects/3f/3f…9a-r3w64`), relative to the store's prefix. Letters, digits, `/` and
     /// `-` only: S3 keys signed by curl 7.88 must avoid `+` and `=`.
     public var sharedObjectName: String {
-        let hex = DiskCache.sha256Hex(Array(url.utf8))
+        let hex = DiskCache.sha256Hex(Array(keyURL.utf8))
         return "objects/\(hex.prefix(2))/\(hex)" + etagSuffix
     }
 
@@ -75,7 +83,7 @@ public struct ImageKey: Hashable, Sendable {
 
 extension ImageRequest {
     /// The key of the image `servedBy` (`url`, or an alias) serves, processed as this request asks.
-    public func key(servedBy: String) -> ImageKey { ImageKey(url: servedBy, processing: processing) }
+    public func key(servedBy: String) -> ImageKey { ImageKey(url: servedBy, processing: processing, addresses: addresses) }
 
     /// The key concurrent requests share one load under: the URL asked for, the processing, the alternatives and the
     /// options (a reload must not join a load that may answer from a cache).

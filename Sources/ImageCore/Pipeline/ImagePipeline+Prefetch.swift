@@ -83,10 +83,11 @@ public struct PrefetchRun: Sendable {
 
 extension ImagePipeline {
     /// Loads every URL (see `prefetch(_:concurrency:expectedMissing:progress:)`), with other URLs of an image, by URL,
-    /// tried when the host has none at that URL (see `ImageRequest.alternatives`).
+    /// tried when the host has none at that URL (see `ImageRequest.alternatives`), each under `addresses`.
     public func prefetch(_ urls: [String], alternatives: [String: [String]] = [:], concurrency: Int? = nil,
-                         expectedMissing: Set<String> = [], progress: (@Sendable (PrefetchProgress) -> Void)? = nil) async -> PrefetchRun {
-        await prefetch(urls.map { ImageRequest(url: $0, alternatives: alternatives[$0] ?? []) }, concurrency: concurrency,
+                         expectedMissing: Set<String> = [], addresses: AddressRule = .any,
+                         progress: (@Sendable (PrefetchProgress) -> Void)? = nil) async -> PrefetchRun {
+        await prefetch(urls.map { ImageRequest(url: $0, alternatives: alternatives[$0] ?? [], addresses: addresses) }, concurrency: concurrency,
                        expectedMissing: expectedMissing, progress: progress)
     }
 
@@ -168,7 +169,7 @@ extension ImagePipeline {
     /// revalidated counts as held, an alias as not; either way only the order changes.
     func startOrder(_ requests: [ImageRequest]) async -> [Int] {
         guard let disk = diskCache else { return Array(requests.indices) }
-        let keys = requests.map { ImageKey(url: $0.url).cacheKey }
+        let keys = requests.map { ImageKey(url: $0.url, addresses: $0.addresses).cacheKey }
         let isHeld = await disk.hasEntries(for: keys)
         var network: [Int] = [], held: [Int] = []
         for index in requests.indices {

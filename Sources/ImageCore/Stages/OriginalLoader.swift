@@ -27,7 +27,7 @@ struct OriginalLoader: Sendable {
             } catch {
                 // Stored bytes that pass their checksum but no longer decode (a stricter decoder, say): drop and refetch.
                 logger.warning("removing a cache entry that no longer decodes", metadata: ["url": "\(source)", "reason": "\(error.message)"])
-                if policy.writesTiers { for tier in tiers { await tier.remove(ImageKey(url: source)) } }
+                if policy.writesTiers { for tier in tiers { await tier.remove(ImageKey(url: source, addresses: policy.addresses)) } }
                 let servedBy = loaded.servedBy
                 loaded = try await fromNetwork(source, policy: policy, deadline: deadline)
                 loaded.servedBy = servedBy
@@ -85,7 +85,7 @@ struct OriginalLoader: Sendable {
 
     /// The bytes at `url`: from the first tier that has them (revalidated when stale), else from the network.
     private func loadBytes(_ url: String, policy: LoadPolicy, deadline: ContinuousClock.Instant?) async throws(ImageCoreError) -> LoadedBytes {
-        guard policy.readsTiers, let found = await fromTiers(ImageKey(url: url), policy: policy) else {
+        guard policy.readsTiers, let found = await fromTiers(ImageKey(url: url, addresses: policy.addresses), policy: policy) else {
             return try await fromNetwork(url, policy: policy, deadline: deadline)
         }
         guard found.metadata.isStale(defaultLifetime: configuration.defaultFreshness), policy.mayDownload else { return found }
@@ -135,7 +135,7 @@ struct OriginalLoader: Sendable {
             response = try await downloader.fetch(conditional, deadline: deadline)
         } catch {
             guard configuration.serveStaleOnError, error.isTransient || error.reason == .dns else {
-                if error.isNotFound { for tier in tiers { await tier.remove(ImageKey(url: url)) } }
+                if error.isNotFound { for tier in tiers { await tier.remove(ImageKey(url: url, addresses: policy.addresses)) } }
                 throw error
             }
             var served = stored
@@ -149,7 +149,7 @@ struct OriginalLoader: Sendable {
         if let etag = response.etag { metadata.etag = etag }
         if policy.writesTiers {
             // Every tier sees the entry fresh again: this disk, and the fleet.
-            for tier in tiers { _ = await tier.store(stored.bytes, metadata: metadata, for: ImageKey(url: url)) }
+            for tier in tiers { _ = await tier.store(stored.bytes, metadata: metadata, for: ImageKey(url: url, addresses: policy.addresses)) }
         }
         return LoadedBytes(bytes: stored.bytes, metadata: metadata, outcome: .revalidated, httpStatus: 304, timings: response.timings,
                            bytesDownloaded: response.downloadedBytes)
@@ -197,7 +197,7 @@ struct OriginalLoader: Sendable {
                                          etag: response.etag, lastModified: response.lastModified, cacheControl: response.cacheControl)
         var loaded = LoadedBytes(bytes: response.body, metadata: metadata, outcome: .networkFetch, validated: validated, warnings: warnings,
                                  httpStatus: response.status, timings: response.timings, bytesDownloaded: response.downloadedBytes)
-        if policy.writesTiers { loaded.warnings += await store(response.body, metadata: metadata, for: ImageKey(url: url), in: tiers[...]) }
+        if policy.writesTiers { loaded.warnings += await store(response.body, metadata: metadata, for: ImageKey(url: url, addresses: policy.addresses), in: tiers[...]) }
         return loaded
     }
 

@@ -48,6 +48,9 @@ extension TileCacheCommand {
                                    valueName: "formats"))
         var sizeFormats = "auto,webp"
 
+        @Flag(help: "Fetch only from public addresses, as tilecache serve fetches the sources its clients name (--allowed-sources), and warm the entries such a service reads: it keeps them apart from the same URLs fetched by a trusted load.")
+        var publicAddressesOnly = false
+
         @Flag(help: "Accept an empty --urls list (nothing to fetch) as success.")
         var allowEmpty = false
 
@@ -107,14 +110,15 @@ extension TileCacheCommand {
                     progress.finish()
                     console.err("interrupted: stopping; press Ctrl-C again to exit at once\n")
                 }) {
+                    let addresses: AddressRule = publicAddressesOnly ? .publicOnly : .any
                     let run = await pipeline.prefetch(fetchable, alternatives: alternatives, expectedMissing: expectedMissing,
-                                                         progress: { progress.update($0) })
+                                                         addresses: addresses, progress: { progress.update($0) })
                     // The variants of every image fetched, made from the original the caches now hold.
                     var variantRun: PrefetchRun?
                     if !variants.processing.isEmpty {
                         let fetched = run.results.filter { if case .succeeded = $0.end { true } else { false } }.map(\.url)
                         let requests = fetched.flatMap { url in
-                            variants.processing.map { ImageRequest(url: url, alternatives: alternatives[url] ?? [], processing: $0) }
+                            variants.processing.map { ImageRequest(url: url, alternatives: alternatives[url] ?? [], processing: $0, addresses: addresses) }
                         }
                         variantRun = await pipeline.prefetch(requests, progress: { progress.update($0) })
                     }

@@ -22,6 +22,16 @@ struct ImageKeysTests {
                 == "\"2cf24dba5fb0a30e26e83b2ac5b9e29e\"")
     }
 
+    @Test("an open source (public addresses only) is kept apart from the same URL a trusted load fetched: its own keys")
+    func publicOnly() {
+        let key = ImageKey(url: Self.tile, addresses: .publicOnly)
+        #expect(key.cacheKey == "public-only:" + Self.tile)
+        #expect(key.diskEntryName == "b83494198ed73166c9e294d77fee650be10c0dd2b691d9012c22545e83b1c483.tce")
+        #expect(key.sharedObjectName == "objects/b8/b83494198ed73166c9e294d77fee650be10c0dd2b691d9012c22545e83b1c483")
+        #expect(ImageKey(url: Self.tile, processing: Self.webp, addresses: .publicOnly).cacheKey == "public-only:" + Self.tile + "#w=64&h=64&fit=cover&f=webp")
+        #expect(key.etagSuffix == "" && ImageKey(url: Self.tile).cacheKey == Self.tile)
+    }
+
     @Test("a variant: the URL and its options in a fixed order; the object is the source's name and the ETag suffix")
     func variant() {
         let key = ImageKey(url: Self.photo, processing: Self.webp)

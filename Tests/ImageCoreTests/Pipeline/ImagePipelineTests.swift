@@ -23,6 +23,29 @@ struct ImagePipelineTests {
         origin.urlBuilder.images(for: Array(ElementCatalogue.standard.elements.prefix(count))).map(\.url)
     }
 
+    @Test("an image a trusted load cached at a private address never answers a request limited to public addresses, from memory, disk or as a variant")
+    func publicOnlyIsKeptApart() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withOrigin { origin in
+                let url = urls(origin, count: 1)[0]
+                let first = pipeline(directory)
+                _ = try await first.image(for: ImageRequest(url: url))  // trusted: fetched from loopback, in memory and on disk
+                _ = try await first.image(for: ImageRequest(url: url, processing: ImageProcessing(width: 32)))
+                for processing in [ImageProcessing.none, ImageProcessing(width: 32)] {
+                    for pipeline in [first, pipeline(directory)] {  // memory, then disk in a new pipeline
+                        let error = await #expect(throws: ImageCoreError.self) {
+                            try await pipeline.image(for: ImageRequest(url: url, processing: processing, addresses: .publicOnly))
+                        }
+                        #expect(error?.reason == .forbiddenAddress, "\(processing): \(String(describing: error))")
+                    }
+                }
+                // The trusted entries are still there for trusted requests.
+                let again = try await pipeline(directory).image(for: ImageRequest(url: url, options: .returnCacheDataDontLoad))
+                #expect(again.outcome == .diskHit)
+            }
+        }
+    }
+
     @Test("cold run fetches from the network, warm run hits memory, a restart hits disk")
     func outcomeAccounting() async throws {
         try await withTemporaryDirectory { directory in
