@@ -146,3 +146,17 @@ public enum NetworkAddress: Hashable, Sendable {
         return nil
     }
 }
+
+/// Which IP addresses an engine's transfers may connect to.
+public enum AddressRule: Sendable, Hashable {
+    /// Any address: URLs the operator chose (the catalogue's hosts, the shared store, a user's own list).
+    case any
+    /// Only addresses on the public internet (`NetworkAddress.restriction` is nil): URLs a service's clients name.
+    ///
+    /// Checked on the address libcurl is about to connect to, by its open-socket callback: every address tried, every
+    /// new connection, every redirect hop, after libcurl's own DNS lookup (so a name that resolves to a public address
+    /// for a check and a private one for the transfer gains nothing). Proxies from the environment are not used (the
+    /// check would see the proxy's address). A refusal ends the transfer with `.forbiddenAddress`. Connections are
+    /// pooled per engine, so an engine with this rule never reuses a connection another engine opened.
+    case publicOnly
+}

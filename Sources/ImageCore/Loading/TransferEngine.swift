@@ -78,26 +78,6 @@ public final class TransferEngine: Sendable {
     public var queuedTransferCount: Int { core.counters.withLockedValue { $0.queued } }
 }
 
-/// Which IP addresses an engine's transfers may connect to.
-public enum AddressRule: Sendable, Hashable {
-    /// Any address: URLs the operator chose (the catalogue's hosts, the shared store, a user's own list).
-    case any
-    /// Only addresses on the public internet (`NetworkAddress.restriction` is nil): URLs a service's clients name.
-    ///
-    /// Checked on the address libcurl is about to connect to, by its open-socket callback: every address tried, every
-    /// new connection, every redirect hop, after libcurl's own DNS lookup (so a name that resolves to a public address
-    /// for a check and a private one for the transfer gains nothing). Proxies from the environment are not used (the
-    /// check would see the proxy's address). A refusal ends the transfer with `.forbiddenAddress`. Connections are
-    /// pooled per engine, so an engine with this rule never reuses a connection another engine opened.
-    case publicOnly
-}
-
-/// The version reported in the User-Agent and by the tools.
-public enum TileCacheVersion {
-    /// Semantic version of this build.
-    public static let string = "0.1.0"
-}
-
 /// The engine's thread and everything it owns.
 ///
 /// `@unchecked Sendable`: `multi`, `active`, `queued`, the per-host counts and the easy-handle pool are touched only on
@@ -413,25 +393,5 @@ final class EngineCore: @unchecked Sendable {
         for easy in idleHandles { curl_easy_cleanup(easy) }
         idleHandles.removeAll()
         checked(curl_multi_cleanup(multi), "curl_multi_cleanup")
-    }
-}
-
-/// `curl_global_init` must run once per process before any other libcurl call.
-enum CurlGlobal {
-    private static let initialised: Bool = curl_global_init(Int(CURL_GLOBAL_ALL)) == CURLE_OK
-
-    static func initialiseOnce() {
-        precondition(initialised, "curl_global_init failed")
-    }
-}
-
-extension Duration {
-    /// Whole milliseconds, a part of one rounded up: a timeout handed to libcurl never ends before the time it stands
-    /// for. (Rounded down, a transfer cut to a request's deadline timed out up to a millisecond before it, and the
-    /// request failed as a plain timeout instead of deadline-exceeded.)
-    var milliseconds: Int {
-        let (seconds, attoseconds) = components
-        let (whole, part) = attoseconds.quotientAndRemainder(dividingBy: 1_000_000_000_000_000)
-        return Int(seconds) * 1000 + Int(whole) + (part > 0 ? 1 : 0)
     }
 }
