@@ -136,6 +136,11 @@ status, _, body = get(ImgProxy(url=service, key=key, salt=salt).image("http://19
 check("a source not allowed", status == 404 and b"source-not-allowed" in body, f"HTTP {status} {body[:200]!r}")
 status, _, body = get(py_imgproxy.image(sources["photo"]).add_option("blur", 5).url)
 check("an option TileCache does not do", status == 404 and b"invalid-url" in body and b"blur" in body, f"HTTP {status} {body[:200]!r}")
+# A cache buster makes the answer immutable for CDNs and browsers; without one it is not.
+_, busted, _ = get(py_imgproxy.image(sources["photo"]).add_option("cb", "v1").resize("fit", 64, 64).url)
+_, plain_headers, _ = get(py_imgproxy.image(sources["photo"]).resize("fit", 64, 64).url)
+check("cb: makes the answer immutable", "immutable" in (busted["Cache-Control"] or "") and "immutable" not in (plain_headers["Cache-Control"] or ""),
+      f"{busted['Cache-Control']!r}, without cb {plain_headers['Cache-Control']!r}")
 plain = py_imgproxy.image(sources["photo"]).url  # no options: /{signature}/plain/{source}
 status, _, body = get(service + "/info" + plain[len(service):])
 info = json.loads(body) if status == 200 else {}

@@ -69,6 +69,9 @@ struct ImgproxyPathTests {
         #expect(try read("/x/rs:fill:10:10/g:fp:0.25:0.75/plain/http://e.com/a").processing.gravity == .init(.focusPoint, x: 0.25, y: 0.75))
         // Accepted and not part of the image: cache busters, metadata stripping (never kept), a future expiry.
         #expect(try read("/x/cb:abc/sm:1/exp:4102444800/w:10/plain/http://e.com/a").processing == ImageProcessing(width: 10))
+        // A cache buster makes the answer immutable (the URL changes with the source); an empty one is none.
+        #expect(try read("/x/cb:abc/w:10/plain/http://e.com/a").immutable)
+        #expect(try !read("/x/cb:/w:10/plain/http://e.com/a").immutable && !read("/x/w:10/plain/http://e.com/a").immutable)
         // No format named: the source's (JPEG or PNG); with auto WebP, what Accept names.
         #expect(try read("/x/w:10/plain/http://e.com/a", accept: "image/webp").processing.format == nil)
         let negotiated = try read("/x/w:10/plain/http://e.com/a", accept: "image/avif,image/webp,*/*", autoWebP: true)

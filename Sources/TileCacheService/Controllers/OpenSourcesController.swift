@@ -86,8 +86,10 @@ struct OpenSourcesController: Sendable {
             return try await answer(request, source: parsed.source, processing: parsed.processing, options: ImageOptions(processing: parsed.processing, negotiated: false), info: false)
         }
         let parsed = try read(path, accept: request.headers[.accept])
-        return try await answer(request, source: parsed.source, processing: parsed.processing,
-                                options: ImageOptions(processing: parsed.processing, negotiated: parsed.negotiated), info: parsed.info)
+        var response = try await answer(request, source: parsed.source, processing: parsed.processing,
+                                        options: ImageOptions(processing: parsed.processing, negotiated: parsed.negotiated), info: parsed.info)
+        if parsed.immutable, let cacheControl = response.headers[.cacheControl] { response.headers[.cacheControl] = cacheControl + ", immutable" }
+        return response
     }
 
     private func answer(_ request: Request, source: String, processing: ImageProcessing, options: ImageOptions, info: Bool) async throws -> Response {

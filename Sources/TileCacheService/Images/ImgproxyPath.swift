@@ -27,6 +27,9 @@ struct ImgproxyPath: Sendable {
     var processing: ImageProcessing
     /// Whether the output format was left to `Accept`.
     var negotiated: Bool
+    /// The URL carries a cache buster (`cb:`), which a front end changes when the source changes: the answer may be
+    /// kept as immutable (`Cache-Control: ..., immutable`), since this URL will not come to mean another image.
+    var immutable: Bool
 
     /// A path imgproxy would refuse: 404 "Invalid URL", with what is wrong.
     static func invalid(_ message: String) -> ServiceError {
@@ -92,6 +95,7 @@ struct ImgproxyPath: Sendable {
         if let fileExtension { try options.apply(name: "format", arguments: [fileExtension], presets: [:], now: now, depth: 0) }
         self.source = source
         (processing, negotiated) = try options.processing(accept: autoWebP ? accept : nil, negotiates: autoWebP)
+        immutable = options.cacheBuster != nil
     }
 
     /// The source URL and the extension after it (`@png`, `.png`).
@@ -139,6 +143,7 @@ struct ImgproxyPath: Sendable {
         var gravity = ImageProcessing.Gravity.centre
         var quality = 0
         var format: ImageProcessing.OutputFormat?
+        var cacheBuster: String?
 
         /// The largest `dpr` (imgproxy bounds it only by its result limits; a bound keeps every size finite).
         static let maxDPR = 8.0
@@ -235,7 +240,8 @@ struct ImgproxyPath: Sendable {
             case "strip_metadata", "sm":
                 try atMost(1)  // TileCache's outputs never carry the source's metadata: on or off, the same bytes.
             case "cachebuster", "cb":
-                try atMost(1)  // changes the URL (a CDN's key), never the image.
+                try atMost(1)  // changes the URL (a CDN's key), never the image; an empty one is none, as imgproxy's.
+                cacheBuster = args.first.flatMap { $0.isEmpty ? nil : $0 }
             case "expires", "exp":
                 try atMost(1)
                 guard let timestamp = Int64(args.first ?? "") else {
