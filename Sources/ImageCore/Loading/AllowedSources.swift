@@ -19,8 +19,7 @@ public struct AllowedSources: Sendable, Hashable {
     public init(_ patterns: [String]) throws(AllowedSourcesError) {
         var kept: [String] = []
         for pattern in patterns.map({ $0.trimmingWhitespace() }) where !pattern.isEmpty {
-            let lowered = pattern.lowercased()
-            guard pattern == "*" || lowered.hasPrefix("http://") || lowered.hasPrefix("https://") else {
+            guard pattern == "*" || RequestURL.isHTTP(pattern) else {
                 throw AllowedSourcesError("'\(pattern)' is not an allowed source: give an http:// or https:// URL prefix (with * for a part of a host or path), or * for any")
             }
             kept.append(pattern)
@@ -39,8 +38,7 @@ public struct AllowedSources: Sendable, Hashable {
     /// Whether `url` is allowed: an http(s) URL that some pattern is a prefix of. Scheme and host compare without
     /// regard to case.
     public func allows(_ url: String) -> Bool {
-        let lowered = url.lowercased()
-        guard lowered.hasPrefix("http://") || lowered.hasPrefix("https://") else { return false }
+        guard RequestURL.isHTTP(url) else { return false }
         let candidate = Array(Self.caseFolded(url).utf8)
         return patterns.contains { pattern in
             pattern == "*" || Self.matchesPrefix(Array(Self.caseFolded(pattern).utf8)[...], candidate[...])

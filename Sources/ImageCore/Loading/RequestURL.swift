@@ -55,6 +55,14 @@ public struct RequestURL: Hashable, Sendable {
     }
 }
 
+extension RequestURL {
+    /// Whether `text` starts with `http://` or `https://`, in any case: the schemes the engine fetches.
+    public static func isHTTP(_ text: some StringProtocol) -> Bool {
+        let start = text.prefix(8).lowercased()
+        return start.hasPrefix("http://") || start.hasPrefix("https://")
+    }
+}
+
 /// How a URL writes a host and a port: the one place an address becomes the authority of a URL that is printed or
 /// sent.
 public enum URLAuthority {

@@ -30,6 +30,24 @@ public struct ImageProcessing: Sendable, Hashable {
             case northEast = "noea", northWest = "nowe", southEast = "soea", southWest = "sowe"
             /// `x` and `y` are the point's place in the source, each 0...1: the crop is centred on it where it can be.
             case focusPoint = "fp"
+
+            /// The side the anchor keeps across: -1 west, 1 east, 0 neither.
+            var horizontal: Int {
+                switch self {
+                case .west, .northWest, .southWest: -1
+                case .east, .northEast, .southEast: 1
+                default: 0
+                }
+            }
+
+            /// The side the anchor keeps up and down: -1 north, 1 south, 0 neither.
+            var vertical: Int {
+                switch self {
+                case .north, .northEast, .northWest: -1
+                case .south, .southEast, .southWest: 1
+                default: 0
+                }
+            }
         }
 
         public var anchor: Anchor
@@ -235,8 +253,8 @@ public struct ProcessingGeometry: Sendable, Hashable {
             ? (sw, max(1, (sw * th / tw).rounded(.toNearestOrEven)))
             : (max(1, (tw * sh / th).rounded(.up)), sh)
         let anchor = gravity.anchor
-        let focalX: Double = [.west, .northWest, .southWest].contains(anchor) ? 0 : [.east, .northEast, .southEast].contains(anchor) ? sw : (sw / 2).rounded(.down)
-        let focalY: Double = [.north, .northEast, .northWest].contains(anchor) ? 0 : [.south, .southEast, .southWest].contains(anchor) ? sh : (sh / 2).rounded(.down)
+        let focalX = anchor.horizontal < 0 ? 0 : anchor.horizontal > 0 ? sw : (sw / 2).rounded(.down)
+        let focalY = anchor.vertical < 0 ? 0 : anchor.vertical > 0 ? sh : (sh / 2).rounded(.down)
         geometry.cropX = min(max(focalX - cw / 2, 0), sw - cw).rounded(.toNearestOrEven)
         geometry.cropY = min(max(focalY - ch / 2, 0), sh - ch).rounded(.toNearestOrEven)
         (geometry.cropWidth, geometry.cropHeight) = (min(cw, sw - geometry.cropX), min(ch, sh - geometry.cropY))
@@ -266,16 +284,8 @@ public struct ProcessingGeometry: Sendable, Hashable {
             let offY = abs(gravity.y) >= 1 ? roundToEven(gravity.y * dpr) : roundToEven(Double(outerH) * gravity.y)
             left = roundToEven(Double(outerW - innerW + 1) / 2) + offX
             top = roundToEven(Double(outerH - innerH + 1) / 2) + offY
-            switch gravity.anchor {
-            case .north, .northEast, .northWest: top = offY
-            case .south, .southEast, .southWest: top = outerH - innerH - offY
-            default: break
-            }
-            switch gravity.anchor {
-            case .east, .northEast, .southEast: left = outerW - innerW - offX
-            case .west, .northWest, .southWest: left = offX
-            default: break
-            }
+            if gravity.anchor.vertical != 0 { top = gravity.anchor.vertical < 0 ? offY : outerH - innerH - offY }
+            if gravity.anchor.horizontal != 0 { left = gravity.anchor.horizontal < 0 ? offX : outerW - innerW - offX }
         }
         return (max(0, min(left, outerW - innerW)), max(0, min(top, outerH - innerH)))
     }

@@ -65,13 +65,7 @@ extension TileCacheCommand {
         /// `--sizes` x `--size-formats` as the processing of each variant (none without `--sizes`).
         func variantProcessing() throws -> (widths: [Int], formats: [String], processing: [ImageProcessing]) {
             guard let sizes else { return ([], [], []) }
-            var widths: [Int] = []
-            for part in sizes.split(separator: ",", omittingEmptySubsequences: false).map({ $0.trimmingCharacters(in: .whitespaces) }) {
-                guard let width = Int(part), (1...ImageProcessing.maxSide).contains(width) else {
-                    throw ValidationError("--sizes: '\(part)' is not a width from 1 to \(ImageProcessing.maxSide) (give e.g. 64,128,256)")
-                }
-                if !widths.contains(width) { widths.append(width) }
-            }
+            let widths = try WidthList.parse(sizes, option: "--sizes")
             let known: [String: ImageProcessing.OutputFormat?] = ["auto": nil, "jpeg": .jpeg, "jpg": .jpeg, "png": .png, "webp": .webp]
             var formats: [String] = [], chosen: [ImageProcessing.OutputFormat?] = []
             for part in sizeFormats.split(separator: ",", omittingEmptySubsequences: false).map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) {

@@ -228,15 +228,7 @@ extension TileCacheCommand {
         /// `--allowed-widths` as a set, nil when not given.
         func widths() throws -> Set<Int>? {
             guard let allowedWidths else { return nil }
-            let parts = allowedWidths.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
-            var widths: Set<Int> = []
-            for part in parts {
-                guard let width = Int(part), (1...ImageProcessing.maxSide).contains(width) else {
-                    throw ValidationError("--allowed-widths: '\(part)' is not a width from 1 to \(ImageProcessing.maxSide) (give e.g. 64,128,256)")
-                }
-                widths.insert(width)
-            }
-            return widths
+            return Set(try WidthList.parse(allowedWidths, option: "--allowed-widths"))
         }
 
         /// `--allowed-qualities` as a set, empty when not given.

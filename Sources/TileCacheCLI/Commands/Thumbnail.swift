@@ -105,7 +105,7 @@ extension TileCacheCommand {
             let processing = ImageProcessing(width: width, height: height, fit: width == nil || height == nil ? .inside : fit.value, enlarge: enlarge, quality: quality,
                                              format: format)
             // Read every file and fetch every URL first: the timing is the processing's, not the disk's or the network's.
-            let urls = paths.filter(ThumbnailInputs.isURL), files = paths.filter { !ThumbnailInputs.isURL($0) }
+            let urls = paths.filter { RequestURL.isHTTP($0) }, files = paths.filter { !RequestURL.isHTTP($0) }
             var reading = await BlockingWork.run { ThumbnailInputs.gather(files) }
             await reading.fetch(urls)
             let gathered = reading

@@ -24,8 +24,7 @@ struct HostOptions: ParsableArguments {
     func validate() throws {
         for (name, base) in [("--tiles-base", tilesBase), ("--images-base", imagesBase)] {
             guard let base else { continue }
-            let lowered = base.lowercased()
-            guard lowered.hasPrefix("http://") || lowered.hasPrefix("https://") else {
+            guard RequestURL.isHTTP(base) else {
                 throw ValidationError("\(name) '\(base)' is not an http(s) URL")
             }
         }

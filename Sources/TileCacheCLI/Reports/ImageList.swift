@@ -59,8 +59,7 @@ public enum ImageList {
             let line = entry.text
             guard seen.insert(line).inserted else { continue }
             var image = TargetImage(url: line, origin: "\(source):\(entry.line)")
-            let lowered = line.lowercased()
-            if !(lowered.hasPrefix("http://") || lowered.hasPrefix("https://")) {
+            if !RequestURL.isHTTP(line) {
                 image.invalidInput = "not an http(s) URL"
             } else if line.contains(where: \.isWhitespace) {
                 image.invalidInput = "URL contains white space"

@@ -67,16 +67,10 @@ struct ThumbnailInputs: Sendable {
         }
     }
 
-    /// Whether an argument is an http(s) URL rather than a path.
-    static func isURL(_ argument: String) -> Bool {
-        let lowered = argument.lowercased()
-        return lowered.hasPrefix("http://") || lowered.hasPrefix("https://")
-    }
-
     /// The name an input's thumbnail is written under: a file's path, or a URL's last path part (`…/Tiles/026/s7.JPG`
     /// → `s7.JPG`; no query, no fragment; `index` when the path is empty).
     static func outputName(_ input: String) -> String {
-        guard isURL(input) else { return input }
+        guard RequestURL.isHTTP(input) else { return input }
         let path = URLComponents(string: input)?.path ?? ""
         let last = (path as NSString).lastPathComponent
         return last.isEmpty || last == "/" ? "index" : last

@@ -23,7 +23,7 @@ struct WriteTokenMiddleware<Context: RequestContext>: RouterMiddleware {
             throw Self.refusal(.badToken, "Authorization must be 'Bearer <token>'")
         }
         let given = Array(SHA256.hash(data: Array(parts[1].trimmingCharacters(in: .whitespaces).utf8)))
-        guard zip(given, digest).reduce(UInt8(0), { $0 | ($1.0 ^ $1.1) }) == 0 else {
+        guard ConstantTime.equal(given, digest) else {
             throw Self.refusal(.badToken, "the bearer token is not this service's write token")
         }
         return try await next(request, context)

@@ -192,16 +192,27 @@ struct ImagesController: Sendable {
     /// the host has it.
     private func load(_ request: ImageRequest, photoOf element: Element?) async throws(ServiceError) -> ImageResponse {
         do {
-            let response = try await pipeline.image(for: request)
+            let response = try await Self.image(for: request, from: pipeline, logger: logger)
             if let element { photos.note(element, after: nil) }
             return response
         } catch {
             if let element { photos.note(element, after: error) }
+            throw ServiceError.image(error)
+        }
+    }
+
+    /// The pipeline's answer to `request`; a failure is logged (unless upstream has no such image or the service is
+    /// overloaded: those are the client's answer, not a fault) and rethrown. Catalogue and open-source routes load
+    /// through it.
+    static func image(for request: ImageRequest, from pipeline: ImagePipeline, logger: Logger) async throws(ImageCoreError) -> ImageResponse {
+        do {
+            return try await pipeline.image(for: request)
+        } catch {
             if !error.isNotFound, error.reason != .overloaded {
                 logger.warning("image failed", metadata: ["url": "\(request.url)", "reason": "\(error.reason.rawValue)",
-                                                                      "message": "\(error.message)"])
+                                                          "message": "\(error.message)"])
             }
-            throw ServiceError.image(error)
+            throw error
         }
     }
 

@@ -52,15 +52,21 @@ struct OpenSourcesController: Sendable {
         }
         let parsed = try ImgproxyPath(signature: signature, signedPath: signedPath, info: info, accept: accept, autoWebP: autoWebP,
                                   presets: presets, now: now)
-        guard allowedSources.allows(parsed.source) else {
-            throw ServiceError(.notFound, reason: .sourceNotAllowed, message: "Source URL is not allowed: \(parsed.source.prefix(200))")
+        try checkSource(parsed.source, refusal: .notFound)
+        return parsed
+    }
+
+    /// Refuses a source `--allowed-sources` does not allow, or one that is not a URL the engine fetches, with the
+    /// status the URL family refuses with (imgproxy 404, thumbor 400).
+    private func checkSource(_ source: String, refusal status: HTTPResponse.Status) throws(ServiceError) {
+        guard allowedSources.allows(source) else {
+            throw ServiceError(status, reason: .sourceNotAllowed, message: "Source URL is not allowed: \(source.prefix(200))")
         }
         do {
-            _ = try RequestURL(parsed.source)
+            _ = try RequestURL(source)
         } catch {
-            throw ServiceError(.notFound, reason: .invalidURL, message: "Invalid source URL: \(error.message)")
+            throw ServiceError(status, reason: .invalidURL, message: "Invalid source URL: \(error.message)")
         }
-        return parsed
     }
 
     /// The source and processing of a thumbor path, once its signature (or `unsafe`) and the allow-list accept it:
@@ -68,14 +74,7 @@ struct OpenSourcesController: Sendable {
     func readThumbor(_ path: String) throws(ServiceError) -> ThumborPath {
         let parsed = try ThumborPath(path)
         try parsed.verify(key: thumborKey, allowsUnsafe: allowsUnsafeThumborURLs)
-        guard allowedSources.allows(parsed.source) else {
-            throw ServiceError(.badRequest, reason: .sourceNotAllowed, message: "Source image url is not allowed: \(parsed.source.prefix(200))")
-        }
-        do {
-            _ = try RequestURL(parsed.source)
-        } catch {
-            throw ServiceError(.badRequest, reason: .invalidURL, message: "Invalid source URL: \(error.message)")
-        }
+        try checkSource(parsed.source, refusal: .badRequest)
         return parsed
     }
 
@@ -96,12 +95,8 @@ struct OpenSourcesController: Sendable {
         let imageRequest = ImageRequest(url: source, processing: info ? .none : processing, addresses: addresses)
         let served: ImageResponse
         do {
-            served = try await pipeline.image(for: imageRequest)
+            served = try await ImagesController.image(for: imageRequest, from: pipeline, logger: logger)
         } catch {
-            if !error.isNotFound, error.reason != .overloaded {
-                logger.warning("open source failed", metadata: ["url": "\(source)", "reason": "\(error.reason.rawValue)",
-                                                                 "message": "\(error.message)"])
-            }
             throw ServiceError.image(error)
         }
         if info {

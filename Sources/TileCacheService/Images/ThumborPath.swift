@@ -97,8 +97,7 @@ struct ThumborPath: Sendable {
         guard !source.isEmpty else { throw Self.invalid("No original image was specified in the given URL") }
         // thumbor's sources are usually written without a scheme (`s.glbimg.com/et/a.jpg`): http is meant.
         let decoded = source.removingPercentEncoding ?? source
-        let lowered = decoded.lowercased()
-        self.source = lowered.hasPrefix("http://") || lowered.hasPrefix("https://") ? decoded : "http://" + decoded
+        self.source = RequestURL.isHTTP(decoded) ? decoded : "http://" + decoded
         let gravity: ImageProcessing.Gravity = switch (horizontal, vertical) {
         case ("left", "top"): .init(.northWest)
         case ("right", "top"): .init(.northEast)
@@ -137,8 +136,7 @@ struct ThumborPath: Sendable {
 
     /// thumbor's signature of `signedPath`: URL-safe base64, with padding, of HMAC-SHA1(key, path).
     static func signature(_ signedPath: Substring, key: [UInt8]) -> String {
-        let code = HMAC<Insecure.SHA1>.authenticationCode(for: Array(signedPath.utf8), using: SymmetricKey(data: key))
-        return Data(code).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+        URLSigner.base64URL(HMAC<Insecure.SHA1>.authenticationCode(for: Array(signedPath.utf8), using: SymmetricKey(data: key)), padded: true)
     }
 
     /// Checks the URL as thumbor does: `unsafe` only when allowed, a signature only when it matches (both 400).
@@ -148,12 +146,8 @@ struct ThumborPath: Sendable {
             return
         }
         guard let key else { throw Self.invalid("URL is signed but this service has no thumbor security key (--thumbor-key)") }
-        let expected: [UInt8] = Array(Self.signature(signedPath, key: key).utf8)
-        let givenText: String = signature.removingPercentEncoding ?? String(signature)
-        let given: [UInt8] = Array(givenText.utf8)
-        var difference: UInt8 = expected.count == given.count ? 0 : 1
-        for (a, b) in zip(expected, given) { difference |= a ^ b }
-        guard difference == 0 else {
+        let given = signature.removingPercentEncoding ?? String(signature)
+        guard ConstantTime.equal(Array(Self.signature(signedPath, key: key).utf8), Array(given.utf8)) else {
             throw Self.invalid("Malformed URL: the signature does not match")
         }
     }

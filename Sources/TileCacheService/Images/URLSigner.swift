@@ -38,9 +38,7 @@ public struct URLSigner: Sendable {
 
     /// The signature of `path` with `options`, as a front end computes it.
     public func signature(path: String, options: [(name: String, value: String)]) -> String {
-        let code = HMAC<SHA256>.authenticationCode(for: salt + Self.message(path: path, options: options), using: key)
-        return Data(code).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        Self.base64URL(HMAC<SHA256>.authenticationCode(for: salt + Self.message(path: path, options: options), using: key))
     }
 
     /// Checks the `sig` of a request for a variant (constant-time comparison): 403 when it is missing or wrong.
@@ -61,18 +59,21 @@ public struct URLSigner: Sendable {
     /// imgproxy's path signature of `signedPath` (from its `/`, after the signature segment): URL-safe base64, no
     /// padding, of HMAC-SHA256(key, salt + path), its first `pathSignatureSize` bytes.
     public func pathSignature(_ signedPath: String) -> String {
-        let code = Array(HMAC<SHA256>.authenticationCode(for: salt + Array(signedPath.utf8), using: key)).prefix(pathSignatureSize)
-        return Data(code).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        Self.base64URL(Array(HMAC<SHA256>.authenticationCode(for: salt + Array(signedPath.utf8), using: key)).prefix(pathSignatureSize))
     }
 
     /// Checks an imgproxy URL's signature segment (constant-time comparison): 403 "Invalid signature" as imgproxy answers.
     func verify(pathSignature signature: Substring, signedPath: String) throws(ServiceError) {
         let expected = Array(HMAC<SHA256>.authenticationCode(for: salt + Array(signedPath.utf8), using: key)).prefix(pathSignatureSize)
-        guard let given = Self.base64URLDecoded(String(signature)), given.count == expected.count,
-              zip(given, expected).reduce(UInt8(0), { $0 | ($1.0 ^ $1.1) }) == 0 else {
+        guard let given = Self.base64URLDecoded(String(signature)), ConstantTime.equal(given, expected) else {
             throw ServiceError(.forbidden, reason: .badSignature, message: "Invalid signature")
         }
+    }
+
+    /// `bytes` in URL-safe base64 (`-` and `_`), without its `=` padding unless `padded` (thumbor keeps it).
+    static func base64URL(_ bytes: some Sequence<UInt8>, padded: Bool = false) -> String {
+        let text = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+        return padded ? text : text.replacingOccurrences(of: "=", with: "")
     }
 
     /// URL-safe base64, with or without its padding, decoded; nil when it is not base64.
