@@ -178,8 +178,9 @@ test-sanitize: test-deps
 	ASAN_OPTIONS=detect_leaks=0 \
 	    $(SANITIZE_TEST) --sanitize=address --scratch-path .build-asan $(foreach t,$(LEAKS_NOT_OURS),--filter $(t))
 
-## Fuzzes the JPEG/PNG inspector and decoders with libFuzzer under AddressSanitizer for FUZZ_SECONDS (default 120),
-## seeded with the origin's images, every fault-matrix body and PngSuite. A crash input lands in Fuzz/crashes/.
+## Fuzzes the inspector and decoders (JPEG, PNG, WebP, GIF, AVIF) with libFuzzer under AddressSanitizer for
+## FUZZ_SECONDS (default 120), seeded with the origin's images, every fault-matrix body, PngSuite, the photos, the GIF
+## test suite and libavif's test files. A crash input lands in Fuzz/crashes/.
 FUZZ_SECONDS ?= 120
 fuzz: deps
 	scripts/fuzz.sh $(FUZZ_SECONDS)

@@ -66,6 +66,17 @@ let package = Package(
             pkgConfig: "libwebp",
             providers: [.apt(["libwebp-dev"])]
         ),
+        .systemLibrary(
+            name: "CGIF",
+            pkgConfig: "libgif",
+            providers: [.apt(["libgif-dev"])]
+        ),
+        // No pkgConfig: libavif.pc's cflags carry -DAVIF_DLL, a flag SwiftPM refuses (with a warning every build); the
+        // header and the library are on the default paths.
+        .systemLibrary(
+            name: "CAVIF",
+            providers: [.apt(["libavif-dev"])]
+        ),
         // JPEG decoding over libjpeg's own API (libjpeg-turbo): one decoder per image, every warning recorded, and
         // libjpeg's longjmp kept in C. TurboJPEG still encodes.
         .target(
@@ -82,7 +93,7 @@ let package = Package(
         .target(
             name: "ImageCore",
             dependencies: [
-                "CCurl", "CTurboJPEG", "CPNG", "CJPEGDecoder", "CImageOps", "CWebP",
+                "CCurl", "CTurboJPEG", "CPNG", "CJPEGDecoder", "CImageOps", "CWebP", "CGIF", "CAVIF",
                 .product(name: "NIOCore", package: "swift-nio"),  // ByteBuffer: encoded images served without copies
                 .product(name: "NIOPosix", package: "swift-nio"),  // NIOThreadPool: blocking work off the cooperative pool
                 // pthread-backed locks, which ThreadSanitizer understands (Synchronization.Mutex uses raw futexes).
@@ -195,7 +206,8 @@ let package = Package(
         ),
         // posix_spawn's close-every-other-descriptor action, for the tests' child processes (Swift's Glibc lacks it).
         .target(name: "CSpawn", path: "Tests/CSpawn"),
-        // What the test suites share: real photos (with their licences), PngSuite and the verdict corpus; temporary
+        // What the test suites share: real photos (with their licences), PngSuite, Robert Ancell's GIF test suite,
+        // libavif's test files and the verdict corpus; temporary
         // directories, the origin's lifetime, test-time scaling, and the service harness.
         .target(
             name: "TestSupport",
@@ -209,7 +221,7 @@ let package = Package(
             ],
             path: "Tests/TestSupport",
             exclude: ["photos/LICENSES.md"],
-            resources: [.copy("photos"), .copy("pngsuite")],
+            resources: [.copy("photos"), .copy("pngsuite"), .copy("gifsuite"), .copy("avif")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

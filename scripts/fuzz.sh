@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Fuzzes ImageCore's inspector and decoders (JPEG and PNG bytes) with libFuzzer under AddressSanitizer for a bounded
-# time. Seeds: the built-in origin's images (every fault-matrix response included), PngSuite and the real photos of
-# the test fixtures. The corpus grows in Fuzz/.corpus across runs; a crash is saved under Fuzz/crashes/ and the script
+# Fuzzes ImageCore's inspector and decoders (JPEG, PNG, WebP, GIF and AVIF bytes) with libFuzzer under AddressSanitizer
+# for a bounded time. Seeds: the built-in origin's images (every fault-matrix response included), PngSuite, the real
+# photos, the GIF test suite and libavif's test files of the test fixtures. The corpus grows in Fuzz/.corpus across runs; a crash is saved under Fuzz/crashes/ and the script
 # fails.
 # A crash becomes a regression test: copy the file into Tests/ImageCoreTests/Fixtures/fuzz-regressions/.
 # Usage: scripts/fuzz.sh [SECONDS] (default 60).
@@ -36,11 +36,16 @@ for index, url in enumerate(urls):
         open(f"{out}/seed-{index:02d}", "wb").write(body)
 PY
 kill "$origin_pid" 2>/dev/null; origin_pid=""
-cp Tests/TileCacheFixtures/pngsuite/*.png Tests/TileCacheFixtures/photos/*.jpg "$work/seeds/"
+cp Tests/TestSupport/pngsuite/*.png Tests/TestSupport/photos/*.jpg Tests/TestSupport/gifsuite/*.gif Tests/TestSupport/avif/*.avif \
+    Tests/ImageCoreTests/Fixtures/webp/*.webp "$work/seeds/"
 echo "fuzz: $(ls "$work/seeds" | wc -l) seeds"
 
 cd Fuzz
-swift build -Xswiftc -sanitize=fuzzer,address --product ImageFuzzer 2>&1 | grep -E "error|warning: unre|Compiling ImageFuzzer|Build" || true
+if ! swift build -Xswiftc -sanitize=fuzzer,address --product ImageFuzzer > "$work/build.log" 2>&1; then
+    grep -E "error" "$work/build.log" | head -20 >&2
+    echo "fuzz FAILED: the fuzzer did not build (nothing was fuzzed)" >&2
+    exit 1
+fi
 fuzzer="$(swift build -Xswiftc -sanitize=fuzzer,address --show-bin-path)/ImageFuzzer"
 mkdir -p .corpus crashes
 echo "fuzz: running $fuzzer for $seconds s"

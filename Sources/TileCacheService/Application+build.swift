@@ -107,7 +107,7 @@ struct FrontDoor {
             metrics: dependencies.metrics, trace: dependencies.trace, maxAgeSeconds: configuration.maxAgeSeconds, signer: configuration.signer,
             variantRules: VariantRules(allowedWidths: configuration.allowedWidths, allowedQualities: configuration.allowedQualities,
                                        presets: configuration.presets.mapValues { QueryItems($0) }, onlyPresets: configuration.onlyPresets),
-            logger: dependencies.logger)
+            negotiation: FormatNegotiation(avif: configuration.autoAVIF, webp: true), logger: dependencies.logger)
         let router = Router(context: BasicRequestContext.self, options: ImageRoute.routerOptions)
         chain.add(to: router)
         let routes = AllowedMethods(router)
@@ -121,7 +121,7 @@ struct FrontDoor {
             routes.addRoutes(OpenSourcesController(
                 pipeline: dependencies.pipeline, allowedSources: configuration.allowedSources,
                 addresses: configuration.allowsPrivateSources ? .any : .publicOnly, signer: configuration.signer,
-                autoWebP: configuration.autoWebP, presets: ImgproxyPath.presets(configuration.presets.mapValues { QueryItems($0) }),
+                negotiation: FormatNegotiation(avif: configuration.autoAVIF, webp: configuration.autoWebP), presets: ImgproxyPath.presets(configuration.presets.mapValues { QueryItems($0) }),
                 thumborKey: configuration.thumborKey, allowsUnsafeThumborURLs: configuration.allowsUnsafeThumborURLs, maxAgeSeconds: configuration.maxAgeSeconds, logger: dependencies.logger).routes)
         }
         routes.answerOtherMethods()

@@ -50,6 +50,10 @@ public struct ServiceConfiguration: Sendable {
     /// imgproxy's `IMGPROXY_AUTO_WEBP`: an imgproxy URL that names no format answers WebP to a client whose `Accept`
     /// names it (with `Vary: Accept`).
     public var autoWebP = false
+    /// imgproxy's `IMGPROXY_AUTO_AVIF`: a URL that names no format answers AVIF to a client whose `Accept` names it
+    /// (before WebP), on imgproxy URLs and the catalogue's routes alike (with `Vary: Accept`). Off by default, as
+    /// imgproxy's: an AVIF encode costs several times a WebP's.
+    public var autoAVIF = false
     /// thumbor's `SECURITY_KEY` (its bytes, as thumbor takes it): thumbor URLs signed with it are served.
     public var thumborKey: [UInt8]?
     /// thumbor's `ALLOW_UNSAFE_URL`: `/unsafe/...` thumbor URLs are served (default false).

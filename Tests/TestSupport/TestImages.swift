@@ -4,7 +4,9 @@ import ImageCore
 public import TileCacheOrigin
 
 /// Test inputs the test suites share: real camera photos (photos/LICENSES.md says where each comes from), PngSuite,
-/// and the verdict corpus built from them.
+/// Robert Ancell's GIF test suite (gifsuite/, CC BY-SA 4.0, from github.com/robert-ancell/pygif), libavif's test files
+/// (avif/, BSD-2-Clause, from github.com/AOMediaCodec/libavif tests/data; avif/README.md), and the verdict corpus built
+/// from them.
 public enum TestImages {
     /// One input of the verdict corpus.
     public struct File: Sendable {
@@ -24,6 +26,18 @@ public enum TestImages {
     /// The PngSuite images, sorted by name; names starting with `x` are the suite's broken files.
     public static func pngSuiteFiles() throws -> [URL] { try files(in: pngSuiteDirectory, extension: "png") }
 
+    /// The GIF test suite's folder: `TESTS` names each test, `NAME.conf` says what a decoder must make of `NAME.gif`.
+    public static var gifSuiteDirectory: URL { resources.appendingPathComponent("gifsuite") }
+
+    /// The GIF test suite's files, sorted by name.
+    public static func gifSuiteFiles() throws -> [URL] { try files(in: gifSuiteDirectory, extension: "gif") }
+
+    /// libavif's test files: `NAME.avif`, and `pillow/NAME.png` for those Pillow decodes (its first frame).
+    public static var avifDirectory: URL { resources.appendingPathComponent("avif") }
+
+    /// libavif's test files, sorted by name.
+    public static func avifFiles() throws -> [URL] { try files(in: avifDirectory, extension: "avif") }
+
     /// The real camera photos, sorted by name.
     public static func photoFiles() throws -> [URL] { try files(in: resources.appendingPathComponent("photos"), extension: "jpg") }
 
@@ -31,7 +45,8 @@ public enum TestImages {
     public static func bytes(_ url: URL) throws -> [UInt8] { [UInt8](try Data(contentsOf: url)) }
 
     /// Valid, broken, truncated and quirky files from many sources: every photo, every photo with every
-    /// `JPEGQuirk`, every PngSuite image, and the built-in origin's generated JPEG in each of its body forms.
+    /// `JPEGQuirk`, every PngSuite image, every GIF of the GIF test suite and libavif test file (whole and cut in half),
+    /// and the built-in origin's generated JPEG in each of its body forms.
     public static func verdictCorpus() throws -> [File] {
         var corpus: [File] = []
         for url in try photoFiles() {
@@ -45,6 +60,16 @@ public enum TestImages {
         }
         for url in try pngSuiteFiles() {
             corpus.append(File(name: "pngsuite-\(url.lastPathComponent)", bytes: try bytes(url), expected: nil))
+        }
+        // Other formats' own test files, and each cut in half as a download cut short would be. The one file libavif
+        // 0.11 accepts and later libavif (Pillow's, Chromium's) refuses is left out: see AVIFCodecTests.
+        for url in try gifSuiteFiles() + avifFiles() where url.lastPathComponent != "clap_irot_imir_non_essential.avif" {
+            let bytes = try bytes(url)
+            let prefix = url.pathExtension == "gif" ? "gifsuite" : "avif"
+            corpus.append(File(name: "\(prefix)-\(url.lastPathComponent)", bytes: bytes, expected: nil))
+            if bytes.count >= 64 {
+                corpus.append(File(name: "\(prefix)-cut-half-\(url.lastPathComponent)", bytes: Array(bytes.prefix(bytes.count / 2)), expected: nil))
+            }
         }
         let iron = ElementCatalogue.standard.element(number: 26)!
         let picture = ImageSynthesizer(seed: 7).render(iron, kind: .thumbnail)

@@ -56,6 +56,38 @@ struct ImageOptionsTests {
         }
     }
 
+    @Test("--auto-avif: Chromium's Accept gets AVIF before WebP on the catalogue's routes, each its own variant with Vary: Accept; format=avif always")
+    func avifNegotiation() async throws {
+        let chromium = "image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8"
+        try await withService(try await .start { $0.autoAVIF = true }) { client, _ in
+            func get(_ query: String, accept: String?) async throws -> TestResponse {
+                var headers: HTTPFields = [:]
+                if let accept { headers[.accept] = accept }
+                let response = try await client.execute(uri: "/api/v1/elements/79/image?\(query)", method: .get, headers: headers)
+                #expect(response.status == .ok, "\(query): \(response.errorReason ?? "")")
+                return response
+            }
+            let avif = try await get("w=64", accept: chromium)
+            #expect(avif.headers[.contentType] == "image/avif" && avif.headers[.vary] == "Accept")
+            let header = try ImageInspector().inspectHeader(avif.bytes, subject: "avif")
+            #expect(header.format == .avif && header.width == 64)
+            let webp = try await get("w=64", accept: "image/webp,*/*")
+            #expect(webp.headers[.contentType] == "image/webp" && webp.headers[.eTag] != avif.headers[.eTag])
+            #expect(try await get("w=64", accept: "*/*").headers[.contentType] == "image/jpeg")
+            #expect(try await get("w=64", accept: chromium).headers[Self.source] == "memory")
+        }
+        // Without --auto-avif the same browser gets WebP; a URL that names AVIF gets it from any service.
+        try await withService(try await .start()) { client, _ in
+            var headers: HTTPFields = [:]
+            headers[.accept] = chromium
+            let webp = try await client.execute(uri: "/api/v1/elements/79/image?w=64", method: .get, headers: headers)
+            #expect(webp.headers[.contentType] == "image/webp")
+            let named = try await client.execute(uri: "/api/v1/elements/79/image?w=64&format=avif", method: .get)
+            #expect(named.headers[.contentType] == "image/avif" && named.headers[.vary] == nil)
+            #expect(ImageFormat.sniff(named.bytes) == .avif)
+        }
+    }
+
     @Test("cache-busters and tracking parameters are ignored for the image and its key")
     func ignoredParameters() async throws {
         try await withService(try await .start()) { client, _ in

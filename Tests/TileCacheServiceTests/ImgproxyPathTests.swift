@@ -13,9 +13,10 @@ struct ImgproxyPathTests {
                              path: "/rs:fill:300:400:0/g:sm/aHR0cDovL2V4YW1w/bGUuY29tL2ltYWdl/cy9jdXJpb3NpdHku/anBn.png",
                              signature: "oKfUtW34Dvo2BGQehJFR4Nr0_rIjOtdtzJ3QFsUcXH8")
 
-    func read(_ path: String, accept: String? = nil, autoWebP: Bool = false, now: Date = Date()) throws -> ImgproxyPath {
+    func read(_ path: String, accept: String? = nil, autoWebP: Bool = false, autoAVIF: Bool = false, now: Date = Date()) throws -> ImgproxyPath {
         let (info, signature, signed) = try #require(ImgproxyPath.split(path))
-        return try ImgproxyPath(signature: signature, signedPath: signed, info: info, accept: accept, autoWebP: autoWebP, now: now)
+        return try ImgproxyPath(signature: signature, signedPath: signed, info: info, accept: accept,
+                                negotiation: FormatNegotiation(avif: autoAVIF, webp: autoWebP), now: now)
     }
 
     @Test("the signature of imgproxy's documented example, its truncation, and a wrong one refused")
@@ -67,6 +68,7 @@ struct ImgproxyPathTests {
         #expect(dpr.width == 100 && dpr.height == 50 && dpr.dpr == 2 && dpr.gravity == .init(.south, x: 3, y: 0))
         #expect(try read("/x/q:0/w:10/plain/http://e.com/a").processing.quality == nil)  // 0: the default
         #expect(try read("/x/rs:fill:10:10/g:fp:0.25:0.75/plain/http://e.com/a").processing.gravity == .init(.focusPoint, x: 0.25, y: 0.75))
+        #expect(try read("/x/rs:fill:10:10/g:sm/plain/http://e.com/a").processing.gravity == .init(.smart))
         // Accepted and not part of the image: cache busters, metadata stripping (never kept), a future expiry.
         #expect(try read("/x/cb:abc/sm:1/exp:4102444800/w:10/plain/http://e.com/a").processing == ImageProcessing(width: 10))
         // A cache buster makes the answer immutable (the URL changes with the source); an empty one is none.
@@ -77,6 +79,14 @@ struct ImgproxyPathTests {
         let negotiated = try read("/x/w:10/plain/http://e.com/a", accept: "image/avif,image/webp,*/*", autoWebP: true)
         #expect(negotiated.processing.format == .webp && negotiated.negotiated)
         #expect(try read("/x/w:10/plain/http://e.com/a@png", accept: "image/webp", autoWebP: true).negotiated == false)
+        // With auto AVIF too, AVIF first; a client that names only WebP (or only */*) gets WebP (or the default).
+        let chromium = "image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8"
+        #expect(try read("/x/w:10/plain/http://e.com/a", accept: chromium, autoWebP: true, autoAVIF: true).processing.format == .avif)
+        #expect(try read("/x/w:10/plain/http://e.com/a", accept: "image/webp,*/*", autoWebP: true, autoAVIF: true).processing.format == .webp)
+        #expect(try read("/x/w:10/plain/http://e.com/a", accept: "image/avif;q=0,*/*", autoAVIF: true).processing.format == nil)
+        #expect(try read("/x/w:10/plain/http://e.com/a", accept: chromium, autoAVIF: true).negotiated)
+        #expect(try read("/x/w:10/f:avif/plain/http://e.com/a").processing.format == .avif)
+        #expect(try read("/x/w:10/plain/http://e.com/a@avif").processing.format == .avif)
         // The service's presets, written as queries, applied by pr:NAME; options after it win.
         let presets = ImgproxyPath.presets(["thumb": QueryItems("w=128&h=128&fit=cover&format=webp"), "big": QueryItems("w=1024&enlarge=1")])
         let (info, signature, signed) = try #require(ImgproxyPath.split("/x/pr:thumb/q:60/plain/http://e.com/a"))
@@ -96,11 +106,11 @@ struct ImgproxyPathTests {
             ("/x/g:fp:1.5:0/plain/http://e.com/a", "Invalid gravity x offset"),
             ("/x/g:fp:0.5/plain/http://e.com/a", "Invalid gravity arguments"),
             ("/x/f:bmpx/plain/http://e.com/a", "Invalid format"),
-            ("/x/f:avif/plain/http://e.com/a", "avif format is not supported by TileCache yet"),
+            ("/x/f:gif/plain/http://e.com/a", "gif format is not supported by TileCache yet"),
             ("/x/bg:fff/plain/http://e.com/a", "the bg option is not supported"),
             ("/x/ex:1/plain/http://e.com/a", "the ex option is not supported"),
             ("/x/s:10:10:0:1/plain/http://e.com/a", "extend is not supported"),
-            ("/x/g:sm/plain/http://e.com/a", "smart gravity"),
+            ("/x/g:sm:1:1/plain/http://e.com/a", "Invalid gravity arguments"),
             ("/x/exp:1000/plain/http://e.com/a", "Expired URL"),
             ("/x/exp:soon/plain/http://e.com/a", "Invalid expires"),
             ("/x/pr:nothing/plain/http://e.com/a", "Unknown preset"),

@@ -76,4 +76,23 @@ public struct ImageHeader: Sendable, Hashable, Codable {
     public var uprightWidth: Int { isTransposed ? height : width }
     /// The height a viewer shows, the orientation applied.
     public var uprightHeight: Int { isTransposed ? width : height }
+
+    /// The EXIF orientation (1-8) of HEIF's transforms: `irot` (`turns` quarter turns anticlockwise) followed by an
+    /// optional `imir` (mode 0: top and bottom exchanged; 1: left and right), as AVIF and HEIC apply them.
+    public static func exifOrientation(heifQuarterTurns turns: Int, mirrorMode: Int?) -> Int {
+        switch (turns & 3, mirrorMode) {
+        case (0, nil): 1
+        case (0, 1?): 2
+        case (0, _): 4
+        case (1, nil): 8
+        case (1, 1?): 7
+        case (1, _): 5
+        case (2, nil): 3
+        case (2, 1?): 4
+        case (2, _): 2
+        case (_, nil): 6
+        case (_, 1?): 5
+        default: 7
+        }
+    }
 }

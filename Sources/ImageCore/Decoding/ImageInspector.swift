@@ -2,7 +2,8 @@
 ///
 /// Content-Type is evidence, not truth: an HTML page served as `image/jpeg` fails with `.notAnImage`; a real JPEG
 /// served as `text/plain` is valid, with a content-type warning. Decoded: JPEG with 8-bit samples (baseline, extended,
-/// progressive; 12-bit and lossless JPEGs are `.unsupportedFormat`), PNG, and WebP (lossy, lossless, alpha, animated).
+/// progressive; 12-bit and lossless JPEGs are `.unsupportedFormat`), PNG, WebP (lossy, lossless, alpha, animated), GIF
+/// (every frame; the first one's pixels) and AVIF (8, 10 and 12 bits, alpha, sequences).
 /// Thread-safety: a value type over stateless codecs; use one inspector from any number of tasks at once.
 public struct ImageInspector: Sendable {
     /// How libjpeg warnings are judged.
@@ -15,7 +16,7 @@ public struct ImageInspector: Sendable {
     }
 
     /// Largest accepted width × height; larger images fail with `.dimensions` before any pixel buffer is allocated.
-    /// An animated WebP's frames together may compose at most 16 times as many canvas pixels.
+    /// An animated WebP's, GIF's or AVIF's frames together may hold at most 16 times as many pixels.
     public var maxPixels: Int
     /// How warnings are judged.
     public var strictness: Strictness
@@ -43,6 +44,12 @@ public struct ImageInspector: Sendable {
             case .webp:
                 let features = try WebPCodec.readFeatures(raw, subject: subject)
                 (width, height, orientation) = (features.width, features.height, nil)
+            case .gif:
+                (width, height) = try GIFCodec.readSize(raw, subject: subject)
+                orientation = nil
+            case .avif:
+                let features = try AVIFCodec.readFeatures(raw, subject: subject, maxPixels: maxPixels)
+                (width, height, orientation) = (features.width, features.height, features.orientation)
             default:
                 (width, height) = try PNGCodec.readIHDR(raw, subject: subject)
                 orientation = nil
@@ -64,8 +71,8 @@ public struct ImageInspector: Sendable {
     ///
     /// A JPEG is decoded at TurboJPEG's smallest DCT scale: every entropy-coded block is still decoded, so truncation
     /// and corrupt data are found exactly as by a full decode, while the inverse DCT, upsampling and colour
-    /// conversion shrink to about 1/64 of the work. A PNG or WebP is decoded in full (libpng and libwebp have no cheaper
-    /// way to read all the data; an animated WebP: every frame). `header` carries the full dimensions.
+    /// conversion shrink to about 1/64 of the work. A PNG, WebP, GIF or AVIF is decoded in full (their libraries have no
+    /// cheaper way to read all the data; an animation: every frame). `header` carries the full dimensions.
     public func check(_ bytes: [UInt8], subject: String, contentType: String? = nil) throws(ImageCoreError) -> ImageCheck {
         let validated = try decode(bytes, subject: subject, contentType: contentType, scaledDown: true)
         return ImageCheck(header: validated.header, warnings: validated.warnings)
@@ -92,6 +99,16 @@ public struct ImageInspector: Sendable {
                     try checkDimensions(width, height, subject: subject)
                 }
                 return (image, warnings, image.width, image.height, nil)
+            case .gif:
+                let (image, warnings) = try GIFCodec.decode(raw, subject: subject, strict: strict, maxPixels: maxPixels) { width, height throws(ImageCoreError) in
+                    try checkDimensions(width, height, subject: subject)
+                }
+                return (image, warnings, image.width, image.height, nil)
+            case .avif:
+                let (image, features, warnings) = try AVIFCodec.decode(raw, subject: subject, maxPixels: maxPixels) { width, height throws(ImageCoreError) in
+                    try checkDimensions(width, height, subject: subject)
+                }
+                return (image, warnings, image.width, image.height, features.orientation)
             default:
                 let (image, warnings) = try PNGCodec.decode(raw, subject: subject) { width, height throws(ImageCoreError) in
                     try checkDimensions(width, height, subject: subject)
@@ -114,7 +131,7 @@ public struct ImageInspector: Sendable {
         }
         guard format.isDecodable else {
             throw ImageCoreError(.unsupportedFormat, subject: subject,
-                                 message: "\(format.rawValue.uppercased()) images are not supported (JPEG, PNG and WebP are)")
+                                 message: "\(format.rawValue.uppercased()) images are not supported (\(ImageFormat.decodableNames) are)")
         }
         return format
     }

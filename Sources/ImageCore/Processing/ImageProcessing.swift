@@ -30,6 +30,9 @@ public struct ImageProcessing: Sendable, Hashable {
             case northEast = "noea", northWest = "nowe", southEast = "soea", southWest = "sowe"
             /// `x` and `y` are the point's place in the source, each 0...1: the crop is centred on it where it can be.
             case focusPoint = "fp"
+            /// imgproxy's `sm` (thumbor's `smart/`): the crop is centred on the image's point of attention (edges, skin,
+            /// saturation: libvips' attention strategy, `Attention`), found in its pixels when the variant is made.
+            case smart = "sm"
 
             /// The side the anchor keeps across: -1 west, 1 east, 0 neither.
             var horizontal: Int {
@@ -73,7 +76,17 @@ public struct ImageProcessing: Sendable, Hashable {
 
     /// The encodings a variant can be made in.
     public enum OutputFormat: String, Sendable, Hashable, CaseIterable, Codable {
-        case jpeg, png, webp
+        case jpeg, png, webp, avif
+
+        /// The format a name or a file extension means: a raw value or `jpg`, in any case; nil for any other (the one
+        /// reading of format names: the query's `format`, imgproxy's `f`, thumbor's `format()`, the CLI's options).
+        public init?(name: String) {
+            let lower = name.lowercased()
+            self.init(rawValue: lower == "jpg" ? "jpeg" : lower)
+        }
+
+        /// The names `init(name:)` reads, for messages.
+        public static let names = "jpeg (jpg), png, webp, avif"
 
         /// The format sniffed from the bytes this encoding makes.
         public var imageFormat: ImageFormat {
@@ -81,6 +94,7 @@ public struct ImageProcessing: Sendable, Hashable {
             case .jpeg: .jpeg
             case .png: .png
             case .webp: .webp
+            case .avif: .avif
             }
         }
     }
@@ -253,8 +267,10 @@ public struct ProcessingGeometry: Sendable, Hashable {
             ? (sw, max(1, (sw * th / tw).rounded(.toNearestOrEven)))
             : (max(1, (tw * sh / th).rounded(.up)), sh)
         let anchor = gravity.anchor
-        let focalX = anchor.horizontal < 0 ? 0 : anchor.horizontal > 0 ? sw : (sw / 2).rounded(.down)
-        let focalY = anchor.vertical < 0 ? 0 : anchor.vertical > 0 ? sh : (sh / 2).rounded(.down)
+        var focalX = anchor.horizontal < 0 ? 0 : anchor.horizontal > 0 ? sw : (sw / 2).rounded(.down)
+        var focalY = anchor.vertical < 0 ? 0 : anchor.vertical > 0 ? sh : (sh / 2).rounded(.down)
+        // A focal point (smart/, found by `Attention`) stands for thumbor's detected focal points.
+        if anchor == .focusPoint { (focalX, focalY) = ((gravity.x * sw).rounded(.down), (gravity.y * sh).rounded(.down)) }
         geometry.cropX = min(max(focalX - cw / 2, 0), sw - cw).rounded(.toNearestOrEven)
         geometry.cropY = min(max(focalY - ch / 2, 0), sh - ch).rounded(.toNearestOrEven)
         (geometry.cropWidth, geometry.cropHeight) = (min(cw, sw - geometry.cropX), min(ch, sh - geometry.cropY))

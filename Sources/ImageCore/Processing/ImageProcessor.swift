@@ -8,13 +8,13 @@ import CWebP
 ///    a factor of three or more for the final reduce, so the filter still does the antialiasing (`shrinkOnLoad`).
 /// 2. **Upright**: the EXIF orientation (1-8) is applied to the pixels; the output carries no EXIF, so it is upright
 ///    for every viewer.
-/// 3. **Colour**: an embedded ICC profile (a JPEG's APP2 chunks, a PNG's iCCP: Adobe RGB, Display P3, CMYK with Adobe's
+/// 3. **Colour**: an embedded ICC profile (a JPEG's APP2 chunks, a PNG's iCCP, an AVIF's colr: Adobe RGB, Display P3, CMYK with Adobe's
 ///    inverted samples) is converted to sRGB with Little CMS, relative colorimetric, as libvips' thumbnailer does;
 ///    without one, sRGB is assumed.
 /// 4. **Reduce**: Lanczos-3, widened by the scale factor, with centred sample positions, in sRGB space (as Pillow and
 ///    libvips do by default), alpha premultiplied so transparent edges get no dark fringes (`CImageOps`).
-/// 5. **Encode**: JPEG (TurboJPEG, 4:2:0), PNG (libpng) or WebP (libwebp) at the asked quality. Alpha is kept in PNG
-///    and WebP and composited over white for JPEG.
+/// 5. **Encode**: JPEG (TurboJPEG, 4:2:0), PNG (libpng), WebP (libwebp) or AVIF (libavif, libaom) at the asked
+///    quality. Alpha is kept in PNG, WebP and AVIF and composited over white for JPEG.
 ///
 /// Thread-safety: stateless; callable from any thread.
 public enum ImageProcessor {
@@ -51,9 +51,9 @@ public enum ImageProcessor {
         guard ImageFormat.sniff(bytes) == .jpeg else {
             let validated = try inspector.validate(bytes, subject: subject)
             var image = validated.image
-            // A PNG's iCCP profile, converted as a JPEG's is (gray PNGs are left as they are).
-            if validated.header.format == .png, image.pixelFormat == .rgb || image.pixelFormat == .rgba,
-               let profile = bytes.withUnsafeBytes({ PNGCodec.iccProfile($0) }), ColorProfile.needsConversion(profile),
+            // A PNG's iCCP profile or an AVIF's colr profile, converted as a JPEG's is (gray PNGs are left as they are).
+            if image.pixelFormat == .rgb || image.pixelFormat == .rgba,
+               let profile = bytes.withUnsafeBytes({ iccProfile($0, format: validated.header.format) }), ColorProfile.needsConversion(profile),
                case .converted(let pixels) = ColorProfile.toSRGB(image.pixels, layout: image.pixelFormat == .rgb ? TIO_PIXELS_RGB : TIO_PIXELS_RGBA,
                                                                  profile: profile) {
                 image = DecodedImage(width: image.width, height: image.height, pixelFormat: image.pixelFormat, pixels: pixels)
@@ -86,8 +86,17 @@ public enum ImageProcessor {
     public static func needsOwnDecode(_ bytes: [UInt8]) -> Bool {
         switch ImageFormat.sniff(bytes) {
         case .jpeg: bytes.withUnsafeBytes { JPEGCodec.needsColorConversion($0) }
-        case .png: bytes.withUnsafeBytes { PNGCodec.iccProfile($0) }.map(ColorProfile.needsConversion) ?? false
-        default: false
+        case let format?: bytes.withUnsafeBytes { iccProfile($0, format: format) }.map(ColorProfile.needsConversion) ?? false
+        case nil: false
+        }
+    }
+
+    /// The ICC profile a PNG (iCCP) or an AVIF (colr) embeds; nil for other formats (a JPEG's is read by its decoder).
+    static func iccProfile(_ bytes: UnsafeRawBufferPointer, format: ImageFormat) -> [UInt8]? {
+        switch format {
+        case .png: PNGCodec.iccProfile(bytes)
+        case .avif: AVIFCodec.iccProfile(bytes)
+        default: nil
         }
     }
 
@@ -113,7 +122,7 @@ public enum ImageProcessor {
     ///   encoder fails.
     public static func process(_ source: Source, _ processing: ImageProcessing, subject: String) throws(ImageCoreError) -> ProcessedImage {
         let header = source.header
-        let geometry = ProcessingGeometry(processing, sourceWidth: header.uprightWidth, sourceHeight: header.uprightHeight)
+        var geometry = ProcessingGeometry(processing, sourceWidth: header.uprightWidth, sourceHeight: header.uprightHeight)
         guard geometry.width <= ImageProcessing.maxSide, geometry.height <= ImageProcessing.maxSide,
               geometry.width * geometry.height <= ImageProcessing.maxPixels else {
             throw ImageCoreError(.outputTooLarge, subject: subject, message: """
@@ -123,6 +132,18 @@ public enum ImageProcessor {
         }
         var image = source.image
         if let orientation = header.orientation, orientation != 1 { image = try image.oriented(orientation, subject: subject) }
+        if processing.gravity.anchor == .smart {
+            // The crop centred on the attention point, found in the upright pixels (a focus point from here on).
+            var focused = processing
+            focused.gravity = .centre
+            if geometry.cropWidth < Double(header.uprightWidth) || geometry.cropHeight < Double(header.uprightHeight) {
+                let point = try Attention.point(
+                    of: image, cropWidth: geometry.cropWidth * Double(image.width) / Double(header.uprightWidth),
+                    cropHeight: geometry.cropHeight * Double(image.height) / Double(header.uprightHeight), subject: subject)
+                focused.gravity = .init(.focusPoint, x: point.x, y: point.y)
+            }
+            geometry = ProcessingGeometry(focused, sourceWidth: header.uprightWidth, sourceHeight: header.uprightHeight)
+        }
         let hasAlpha = image.pixelFormat == .rgba || image.pixelFormat == .grayAlpha
         let format = processing.format ?? ImageProcessing.defaultFormat(sourceHasAlpha: hasAlpha)
         if format == .jpeg { image = image.flattenedOverWhite() }
@@ -138,6 +159,7 @@ public enum ImageProcessor {
         case .jpeg: bytes = try JPEGCodec.encode(resized, quality: processing.effectiveQuality)
         case .png: bytes = try PNGEncoder.encode(resized, subject: subject)
         case .webp: bytes = try WebPEncoder.encode(resized, quality: processing.effectiveQuality, subject: subject)
+        case .avif: bytes = try AVIFCodec.encode(resized, quality: processing.effectiveQuality, subject: subject)
         }
         return ProcessedImage(bytes: bytes, image: resized, format: format.imageFormat)
     }

@@ -44,7 +44,7 @@ extension TileCacheCommand {
                                    valueName: "w,w,..."))
         var sizes: String?
 
-        @Option(help: ArgumentHelp("The formats of --sizes' variants, comma-separated: auto (JPEG, PNG for images with alpha: what the service answers a client that does not accept WebP), jpeg, png, webp.",
+        @Option(help: ArgumentHelp("The formats of --sizes' variants, comma-separated: auto (JPEG, PNG for images with alpha: what the service answers a client that does not accept WebP), jpeg, png, webp, avif.",
                                    valueName: "formats"))
         var sizeFormats = "auto,webp"
 
@@ -66,11 +66,10 @@ extension TileCacheCommand {
         func variantProcessing() throws -> (widths: [Int], formats: [String], processing: [ImageProcessing]) {
             guard let sizes else { return ([], [], []) }
             let widths = try WidthList.parse(sizes, option: "--sizes")
-            let known: [String: ImageProcessing.OutputFormat?] = ["auto": nil, "jpeg": .jpeg, "jpg": .jpeg, "png": .png, "webp": .webp]
             var formats: [String] = [], chosen: [ImageProcessing.OutputFormat?] = []
             for part in sizeFormats.split(separator: ",", omittingEmptySubsequences: false).map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) {
-                guard let format = known[part] else {
-                    throw ValidationError("--size-formats: '\(part)' is not one of auto, jpeg, png, webp")
+                guard let format: ImageProcessing.OutputFormat? = part == "auto" ? .none : ImageProcessing.OutputFormat(name: part) else {
+                    throw ValidationError("--size-formats: '\(part)' is not one of auto, \(ImageProcessing.OutputFormat.names)")
                 }
                 if !chosen.contains(format) { chosen.append(format); formats.append(part) }
             }

@@ -87,6 +87,9 @@ extension TileCacheCommand {
         @Flag(help: "Answer imgproxy URLs that name no format with WebP when the client's Accept names it, with Vary: Accept (default: $IMGPROXY_AUTO_WEBP, else off).")
         var autoWebp = false
 
+        @Flag(help: "Answer URLs that name no format (imgproxy's and the catalogue's) with AVIF when the client's Accept names it, before WebP, with Vary: Accept (default: $IMGPROXY_AUTO_AVIF, else off: an AVIF encode costs several WebP ones).")
+        var autoAvif = false
+
         @Option(help: ArgumentHelp("Serve thumbor URLs signed with this key, thumbor's SECURITY_KEY, as text (default: $SECURITY_KEY; none: only unsafe thumbor URLs, with --allow-unsafe-url).",
                                    valueName: "key"))
         var thumborKey: String?
@@ -296,6 +299,7 @@ extension TileCacheCommand {
             configuration.allowedSources = try sources()
             configuration.allowsPrivateSources = allowPrivateSources
             configuration.autoWebP = autoWebp
+            configuration.autoAVIF = autoAvif
             configuration.thumborKey = thumborKey.map { Array($0.utf8) }
             configuration.allowsUnsafeThumborURLs = allowUnsafeUrl
             configuration.pipeline.maxConcurrentProcessing = resizeConcurrency

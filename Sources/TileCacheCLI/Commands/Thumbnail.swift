@@ -52,7 +52,7 @@ extension TileCacheCommand {
         @Option(name: [.customShort("q"), .long], help: "JPEG and WebP quality, 1-100.")
         var quality = ImageProcessing.defaultQuality
 
-        @Option(help: "Output format: jpeg, png or webp (default: a pattern's extension, else JPEG, or PNG for images with transparency).")
+        @Option(help: "Output format: jpeg, png, webp or avif (default: a pattern's extension, else JPEG, or PNG for images with transparency).")
         var imageFormat: ImageFormatOption?
 
         @Flag(help: "Replace output files that already exist (never an input).")
@@ -200,7 +200,7 @@ enum FitOption: String, CaseIterable, ExpressibleByArgument {
 
 /// `--image-format`: `ImageProcessing.OutputFormat` as an argument.
 enum ImageFormatOption: String, CaseIterable, ExpressibleByArgument {
-    case jpeg, png, webp
+    case jpeg, png, webp, avif
     var value: ImageProcessing.OutputFormat { ImageProcessing.OutputFormat(rawValue: rawValue)! }
 }
 

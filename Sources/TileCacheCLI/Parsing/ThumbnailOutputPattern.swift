@@ -101,11 +101,6 @@ struct ThumbnailOutputPattern: Sendable, Equatable {
 
     /// The output format an extension names (`jpg` and `jpeg` alike, any case), nil for any other.
     static func format(ofExtension fileExtension: String) -> ImageProcessing.OutputFormat? {
-        switch fileExtension.lowercased() {
-        case "jpg", "jpeg": .jpeg
-        case "png": .png
-        case "webp": .webp
-        default: nil
-        }
+        ImageProcessing.OutputFormat(name: fileExtension)
     }
 }

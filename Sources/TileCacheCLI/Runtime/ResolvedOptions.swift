@@ -101,6 +101,7 @@ extension TileCacheCommand.Serve: ResolvedOptions {
         values["allowed-sources"] = configuration.allowedSources.isEmpty ? "none (open sources are off)" : configuration.allowedSources.patterns.joined(separator: ",")
         values["allow-private-sources"] = String(configuration.allowsPrivateSources)
         values["auto-webp"] = String(configuration.autoWebP)
+        values["auto-avif"] = String(configuration.autoAVIF)
         values["thumbor-key"] = configuration.thumborKey == nil ? "none (signed thumbor URLs are refused)" : "***"
         values["allow-unsafe-url"] = String(configuration.allowsUnsafeThumborURLs)
         values["signature-size"] = configuration.signer.map { "\($0.pathSignatureSize)" } ?? Self.none

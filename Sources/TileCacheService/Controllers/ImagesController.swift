@@ -34,11 +34,15 @@ struct ImagesController: Sendable {
     let fastRoutes: RouterTrie<ImageRoute>
     /// The paths `fastRoutes` resolved, remembered.
     let resolvedPaths = ResolvedImagePaths()
+    /// The formats a URL without `format` may be answered in: WebP, and AVIF with `--auto-avif`.
+    let negotiation: FormatNegotiation
     let logger: Logger
 
     init(elements: ElementResolver, builder: ImageURLBuilder, pipeline: ImagePipeline, photos: PhotoAvailability, metrics: ServiceMetrics,
-         trace: TraceRecorder?, maxAgeSeconds: Int, signer: URLSigner?, variantRules: VariantRules, logger: Logger) {
+         trace: TraceRecorder?, maxAgeSeconds: Int, signer: URLSigner?, variantRules: VariantRules,
+         negotiation: FormatNegotiation = FormatNegotiation(avif: false, webp: true), logger: Logger) {
         (self.elements, self.builder, self.pipeline, self.photos, self.metrics) = (elements, builder, pipeline, photos, metrics)
+        self.negotiation = negotiation
         (self.trace, self.maxAgeSeconds, self.signer, self.variantRules, self.logger) = (trace, maxAgeSeconds, signer, variantRules, logger)
         let trie = RouterPathTrieBuilder<ImageRoute>()
         for route in ImageRoute.all { trie.addEntry(route.path, value: route) }
@@ -86,14 +90,14 @@ struct ImagesController: Sendable {
     /// The pipeline's request for an image route's request, once its options, signature and width are checked.
     func imageRequest(_ uri: URI, headers: HTTPFields, element: Element, kind: ImageKind) throws -> (ImageRequest, ImageOptions) {
         let query = QueryItems(uri.query)
-        let own = try ImageOptions(query, accept: headers[.accept], allowed: Self.allowedBesideOptions)
+        let own = try ImageOptions(query, accept: headers[.accept], allowed: Self.allowedBesideOptions, negotiation: negotiation)
         // The signature before the service's other limits: an unsigned request learns nothing about them.
         if let signer, query.items.contains(where: { ImageOptions.names.contains($0.name) || VariantRules.presetNames.contains($0.name) }) {
             try signer.verify(path: uri.path, query: query)
         }
         let expanded = try variantRules.expanded(query)
         let options = query.items.contains(where: { VariantRules.presetNames.contains($0.name) })
-            ? try ImageOptions(expanded, accept: headers[.accept], allowed: [URLSigner.parameter]) : own
+            ? try ImageOptions(expanded, accept: headers[.accept], allowed: [URLSigner.parameter], negotiation: negotiation) : own
         try variantRules.check(query, width: options.processing.width)
         let url = builder.url(for: element, kind: kind)
         let request = ImageRequest(url: url, alternatives: kind == .full ? builder.otherPhotoURLs(for: element) : [],

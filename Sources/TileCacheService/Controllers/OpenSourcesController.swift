@@ -17,7 +17,7 @@ struct OpenSourcesController: Sendable {
     let addresses: AddressRule
     /// Checks the signature segment; nil: any signature is accepted (imgproxy without `IMGPROXY_KEY`).
     let signer: URLSigner?
-    let autoWebP: Bool
+    let negotiation: FormatNegotiation
     /// `pr:NAME`'s presets, as imgproxy options.
     let presets: [String: [(String, [String])]]
     /// thumbor's security key; nil: signed thumbor URLs are refused.
@@ -50,7 +50,7 @@ struct OpenSourcesController: Sendable {
             // imgproxy's rule: without a key, a first segment that looks like an option is a forgotten signature.
             throw ServiceError(.forbidden, reason: .badSignature, message: "Malformed signature: the path starts with an option, not a signature")
         }
-        let parsed = try ImgproxyPath(signature: signature, signedPath: signedPath, info: info, accept: accept, autoWebP: autoWebP,
+        let parsed = try ImgproxyPath(signature: signature, signedPath: signedPath, info: info, accept: accept, negotiation: negotiation,
                                   presets: presets, now: now)
         try checkSource(parsed.source, refusal: .notFound)
         return parsed

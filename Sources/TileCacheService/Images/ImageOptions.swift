@@ -22,8 +22,9 @@ struct ImageOptions: Sendable, Hashable {
     var negotiated: Bool
 
     /// Parses `query` (`allowed` names beside the options, such as `sig`, are left to their owner); `accept` is the
-    /// request's Accept header, used when variant options are given without `format`.
-    init(_ query: QueryItems, accept: String?, allowed: Set<String> = []) throws(ServiceError) {
+    /// request's Accept header, used as `negotiation` says when variant options are given without `format`.
+    init(_ query: QueryItems, accept: String?, allowed: Set<String> = [],
+         negotiation: FormatNegotiation = FormatNegotiation(avif: false, webp: true)) throws(ServiceError) {
         var seen: Set<String> = []
         for (name, _) in query.items where !Self.isIgnored(name) {
             guard Self.names.contains(name) || allowed.contains(name) else {
@@ -80,7 +81,7 @@ struct ImageOptions: Sendable, Hashable {
         negotiated = false
         if format == nil, !processing.isNone {
             negotiated = true
-            if Self.accepts("image/webp", accept) { format = .webp }
+            format = negotiation.format(accept: accept)
             processing.format = format
         }
         self.processing = processing
@@ -95,19 +96,6 @@ struct ImageOptions: Sendable, Hashable {
 
     /// The values of `fit` and `format` (`jpg` too), built once rather than on every image request.
     private static let fits = Dictionary(uniqueKeysWithValues: ImageProcessing.Fit.allCases.map { ($0.rawValue, $0) })
-    private static let formats = Dictionary(uniqueKeysWithValues: ImageProcessing.OutputFormat.allCases.map { ($0.rawValue, $0) })
-        .merging(["jpg": .jpeg]) { current, _ in current }
-
-    /// Whether an Accept header lists `type` with a quality above 0 (wildcards do not count: a browser that decodes
-    /// WebP says so by name).
-    static func accepts(_ type: String, _ accept: String?) -> Bool {
-        guard let accept else { return false }
-        for range in accept.split(separator: ",") {
-            let parts = range.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
-            guard parts.first?.lowercased() == type else { continue }
-            let quality = parts.dropFirst().first { $0.lowercased().hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
-            return quality > 0
-        }
-        return false
-    }
+    private static let formats = Dictionary(uniqueKeysWithValues: (ImageProcessing.OutputFormat.allCases.map(\.rawValue) + ["jpg"])
+        .map { ($0, ImageProcessing.OutputFormat(name: $0)!) })
 }

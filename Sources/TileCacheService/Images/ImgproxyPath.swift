@@ -9,10 +9,9 @@ import ImageCore
 ///
 /// Supported options, with imgproxy's names, short forms, argument order and defaults: `resize`/`rs`, `size`/`s`,
 /// `resizing_type`/`rt` (`fit`, `fill`, `fill-down`, `force`, `auto`), `width`/`w`, `height`/`h`, `dpr`,
-/// `enlarge`/`el`, `gravity`/`g` (the compass, `ce`, offsets, `fp:x:y`), `quality`/`q`, `format`/`f`/`ext`,
+/// `enlarge`/`el`, `gravity`/`g` (the compass, `ce`, offsets, `fp:x:y`, `sm`), `quality`/`q`, `format`/`f`/`ext`,
 /// `strip_metadata`/`sm` (outputs never carry metadata), `cachebuster`/`cb`, `expires`/`exp`, `preset`/`pr`. Any other
-/// option, and an option imgproxy knows that TileCache does not do yet (`extend`, `crop`, `background`, smart
-/// gravity, ...), is refused as imgproxy refuses an unknown one: 404, never ignored.
+/// option, and an option imgproxy knows that TileCache does not do yet (`extend`, `crop`, `background`, ...), is refused as imgproxy refuses an unknown one: 404, never ignored.
 struct ImgproxyPath: Sendable {
     /// The signature segment.
     var signature: Substring
@@ -73,14 +72,15 @@ struct ImgproxyPath: Sendable {
         return joined.hasPrefix("/") ? String(joined.dropFirst()) : joined
     }
 
-    /// Reads a signed path (`signedPath` of `split`). With `autoWebP` (imgproxy's `IMGPROXY_AUTO_WEBP`), a client whose
-    /// `Accept` names WebP gets WebP when the URL names no format; otherwise the output keeps JPEG (PNG for a source
-    /// with alpha).
+    /// Reads a signed path (`signedPath` of `split`). With `negotiation` (imgproxy's `IMGPROXY_AUTO_AVIF` and
+    /// `IMGPROXY_AUTO_WEBP`), a client whose `Accept` names AVIF or WebP gets it when the URL names no format;
+    /// otherwise the output keeps JPEG (PNG for a source with alpha).
     ///
     /// - Parameters:
     ///   - presets: imgproxy presets by name, each a list of options (`rs:fit:128:128/q:70` read as imgproxy's).
     ///   - now: the time `expires` is compared with.
-    init(signature: Substring, signedPath: String, info: Bool, accept: String?, autoWebP: Bool = false,
+    init(signature: Substring, signedPath: String, info: Bool, accept: String?,
+         negotiation: FormatNegotiation = FormatNegotiation(avif: false, webp: false),
          presets: [String: [(String, [String])]] = [:], now: Date = Date()) throws(ServiceError) {
         (self.signature, self.signedPath, self.info) = (signature, signedPath, info)
         let parts = signedPath.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
@@ -94,7 +94,7 @@ struct ImgproxyPath: Sendable {
         let (source, fileExtension) = try Self.source(parts[index...])
         if let fileExtension { try options.apply(name: "format", arguments: [fileExtension], presets: [:], now: now, depth: 0) }
         self.source = source
-        (processing, negotiated) = try options.processing(accept: autoWebP ? accept : nil, negotiates: autoWebP)
+        (processing, negotiated) = try options.processing(accept: accept, negotiation: negotiation)
         immutable = options.cacheBuster != nil
     }
 
@@ -152,7 +152,7 @@ struct ImgproxyPath: Sendable {
             "fit": .inside, "fill": .coverClipped, "fill-down": .cover, "force": .fill, "auto": .auto,
         ]
         /// imgproxy's names for formats TileCache does not encode yet: refused by name.
-        static let otherFormats: Set<String> = ["avif", "gif", "ico", "bmp", "tiff", "heic", "jxl", "svg", "pdf", "mp4", "best"]
+        static let otherFormats: Set<String> = ["gif", "ico", "bmp", "tiff", "heic", "jxl", "svg", "pdf", "mp4", "best"]
         /// Options imgproxy has that TileCache does not do (yet): refused by name, never ignored.
         static let unsupported: Set<String> = [
             "min-width", "mw", "min-height", "mh", "zoom", "z", "extend", "ex", "extend_aspect_ratio", "extend_ar", "exar",
@@ -230,13 +230,11 @@ struct ImgproxyPath: Sendable {
             case "format", "f", "ext":
                 try atMost(1)
                 let text = (args.first ?? "").lowercased()
-                switch text {
-                case "jpg", "jpeg": format = .jpeg
-                case "png": format = .png
-                case "webp": format = .webp
-                case _ where Self.otherFormats.contains(text): throw invalid("the \(text) format is not supported by TileCache yet")
-                default: throw invalid("Invalid format argument: \(text.prefix(64)) (expected supported image format)")
+                guard let named = ImageProcessing.OutputFormat(name: text) else {
+                    if Self.otherFormats.contains(text) { throw invalid("the \(text) format is not supported by TileCache yet") }
+                    throw invalid("Invalid format argument: \(text.prefix(64)) (expected supported image format)")
                 }
+                format = named
             case "strip_metadata", "sm":
                 try atMost(1)  // TileCache's outputs never carry the source's metadata: on or off, the same bytes.
             case "cachebuster", "cb":
@@ -265,11 +263,10 @@ struct ImgproxyPath: Sendable {
 
         static func gravity(_ args: [String]) throws(ServiceError) -> ImageProcessing.Gravity {
             guard let type = args.first else { throw invalid("Invalid gravity arguments") }
-            if type == "sm" { throw invalid("smart gravity (g:sm) is not supported by TileCache yet") }
             guard let anchor = ImageProcessing.Gravity.Anchor(rawValue: type) else {
                 throw invalid("Invalid gravity argument: \(type.prefix(64)) (expected ce, no, so, ea, we, noea, nowe, soea, sowe, sm or fp)")
             }
-            guard args.count <= 3, anchor != .focusPoint || args.count == 3 else {
+            guard args.count <= 3, anchor != .focusPoint || args.count == 3, anchor != .smart || args.count == 1 else {
                 throw invalid("Invalid gravity arguments: \(args.joined(separator: ":").prefix(100))")
             }
             var gravity = ImageProcessing.Gravity(anchor)
@@ -286,7 +283,7 @@ struct ImgproxyPath: Sendable {
 
         /// The pipeline's processing, `dpr` kept beside the sizes as imgproxy keeps it, bounded by TileCache's output
         /// limits.
-        func processing(accept: String?, negotiates: Bool) throws(ServiceError) -> (ImageProcessing, Bool) {
+        func processing(accept: String?, negotiation: FormatNegotiation) throws(ServiceError) -> (ImageProcessing, Bool) {
             for (name, side) in [("width", width), ("height", height)] where Double(side) * dpr > Double(ImageProcessing.maxSide) {
                 throw ServiceError(.badRequest, reason: .outputTooLarge,
                                    message: "\(name) x dpr is \(Double(side) * dpr), above the limit of \(ImageProcessing.maxSide) pixels")
@@ -298,8 +295,8 @@ struct ImgproxyPath: Sendable {
             let fit = Self.resizingTypes[resizingType] ?? .inside
             var processing = ImageProcessing(width: width > 0 ? width : nil, height: height > 0 ? height : nil, fit: fit, enlarge: enlarge,
                                              quality: quality == 0 ? nil : quality, format: format, gravity: gravity, dpr: dpr)
-            if negotiates, format == nil, ImageOptions.accepts("image/webp", accept) { processing.format = .webp }
-            return (processing, negotiates && format == nil)
+            if format == nil { processing.format = negotiation.format(accept: accept) }
+            return (processing, negotiation.negotiates && format == nil)
         }
     }
 }

@@ -7,10 +7,11 @@ import ImageCore
 /// `handlers/imaging.py`): `/unsafe/...` or `/{signature}/...` with
 /// `[trim/][AxB:CxD/][fit-in/][-]WxH/[halign/][valign/][smart/][filters:name(args):name(args)/]{source}`.
 ///
-/// Supported: sizes (`0` for proportional), `fit-in`, `halign`/`valign`, and the filters `format()` (jpeg, png, webp),
+/// Supported: sizes (`0` for proportional), `fit-in`, `halign`/`valign`, `smart` (centred on the image's point of
+/// attention, libvips' attention strategy: thumbor's face and feature detectors are not run), and the filters `format()` (jpeg, png, webp, avif),
 /// `quality()`, `no_upscale()`, `strip_icc()` and `strip_exif()` (outputs never carry either). What thumbor has and
 /// TileCache does not do yet (`meta`, `trim`, `debug`, manual crops, flips, `orig`, `full-fit-in`, `adaptive-fit-in`,
-/// `smart`, and any other filter, `fill()` and `max_bytes()` among them) is refused by name, 400 as thumbor refuses a
+/// and any other filter, `fill()` and `max_bytes()` among them) is refused by name, 400 as thumbor refuses a
 /// URL it cannot read: never ignored.
 struct ThumborPath: Sendable {
     /// The signature segment, or nil for `unsafe`.
@@ -70,7 +71,7 @@ struct ThumborPath: Sendable {
         var horizontal = "center", vertical = "middle"
         if let align = take({ ["left", "right", "center"].contains($0) }) { horizontal = String(align) }
         if let align = take({ ["top", "bottom", "middle"].contains($0) }) { vertical = String(align) }
-        if take({ $0 == "smart" }) != nil { throw Self.invalid("smart crops are not supported by TileCache yet") }
+        let smart = take({ $0 == "smart" }) != nil
         var format: ImageProcessing.OutputFormat?
         var quality: Int?
         var upscale = true
@@ -78,12 +79,10 @@ struct ThumborPath: Sendable {
             for filter in try Self.filters(filters.dropFirst("filters:".count)) {
                 switch (filter.name, filter.arguments) {
                 case ("format", let arguments):
-                    switch arguments.lowercased() {
-                    case "jpeg", "jpg": format = .jpeg
-                    case "png": format = .png
-                    case "webp": format = .webp
-                    default: throw Self.invalid("format(\(arguments.prefix(20))) is not supported by TileCache (jpeg, png, webp)")
+                    guard let named = ImageProcessing.OutputFormat(name: arguments) else {
+                        throw Self.invalid("format(\(arguments.prefix(20))) is not supported by TileCache (\(ImageProcessing.OutputFormat.names))")
                     }
+                    format = named
                 case ("quality", let arguments):
                     guard let value = Int(arguments), (0...100).contains(value) else { throw Self.invalid("quality(\(arguments.prefix(20))) must be 0 to 100") }
                     quality = value == 0 ? nil : value
@@ -98,7 +97,7 @@ struct ThumborPath: Sendable {
         // thumbor's sources are usually written without a scheme (`s.glbimg.com/et/a.jpg`): http is meant.
         let decoded = source.removingPercentEncoding ?? source
         self.source = RequestURL.isHTTP(decoded) ? decoded : "http://" + decoded
-        let gravity: ImageProcessing.Gravity = switch (horizontal, vertical) {
+        let aligned: ImageProcessing.Gravity = switch (horizontal, vertical) {
         case ("left", "top"): .init(.northWest)
         case ("right", "top"): .init(.northEast)
         case ("left", "bottom"): .init(.southWest)
@@ -109,6 +108,7 @@ struct ThumborPath: Sendable {
         case (_, "bottom"): .init(.south)
         default: .centre
         }
+        let gravity: ImageProcessing.Gravity = smart ? .init(.smart) : aligned
         // thumbor's geometry in TileCache's terms. fit-in: inside the box, never enlarged. Otherwise the source is
         // cropped to the box's shape around the alignment and resized to the box exactly, enlarged when smaller;
         // `no_upscale()` first cuts each side of the box to the source's.

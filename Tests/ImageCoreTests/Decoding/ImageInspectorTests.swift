@@ -53,11 +53,12 @@ struct ImageInspectorTests {
         #expect(error?.message.contains("HTML") == true)
     }
 
-    @Test("zero bytes, wrong magic and GIF each fail with their reason")
+    @Test("zero bytes, wrong magic, a GIF cut inside its header and a BMP each fail with their reason")
     func wrongInputs() {
         #expect(reason { try inspector.validate([], subject: "empty") } == .notAnImage)
         #expect(reason { try inspector.validate([0, 1, 2, 3, 4, 5, 6, 7, 8], subject: "junk") } == .notAnImage)
-        #expect(reason { try inspector.validate(Array("GIF89a\u{1}\u{0}\u{1}\u{0}".utf8), subject: "g") } == .unsupportedFormat)
+        #expect(reason { try inspector.validate(Array("GIF89a\u{1}\u{0}\u{1}\u{0}".utf8), subject: "g") } == .truncated)
+        #expect(reason { try inspector.validate(Array("BM".utf8) + [UInt8](repeating: 0, count: 30), subject: "b") } == .unsupportedFormat)
     }
 
     @Test("a truncated JPEG fails as truncated in strict mode and is accepted in lenient mode")

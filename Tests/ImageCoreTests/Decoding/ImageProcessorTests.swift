@@ -217,4 +217,26 @@ struct ImageProcessorTests {
         #expect(try bytes(82, .webp) < bytes(82, .jpeg))
         #expect(ImageProcessing(width: 256, quality: 82) == ImageProcessing(width: 256))  // the default is one variant
     }
+
+    @Test("smart gravity centres the crop on what draws attention: a saturated red square on a flat gray field, wherever it is")
+    func smartCrop() throws {
+        for squareX in [10, 150, 260] {
+            var pixels = [UInt8](repeating: 128, count: 300 * 100 * 3)
+            for y in 35..<65 {
+                for x in squareX..<squareX + 30 { pixels.replaceSubrange((y * 300 + x) * 3..<(y * 300 + x) * 3 + 3, with: [220, 20, 20]) }
+            }
+            let source = ImageProcessor.Source(image: DecodedImage(width: 300, height: 100, pixelFormat: .rgb, pixels: pixels),
+                                               header: ImageHeader(format: .png, width: 300, height: 100, byteCount: 0))
+            let made = try ImageProcessor.process(source, ImageProcessing(width: 100, height: 100, fit: .cover, format: .png,
+                                                                          gravity: .init(.smart)), subject: "square")
+            let image = try ImageInspector().validate(made.bytes, subject: "out").image
+            // The square's middle row holds its red, whole, inside the 100-pixel crop.
+            let reds = (0..<100).filter { x in image.pixels[(50 * 100 + x) * 3] > 200 && image.pixels[(50 * 100 + x) * 3 + 1] < 60 }
+            #expect(reds.count >= 28, "square at \(squareX): \(reds.count) red pixels in the crop's middle row")
+        }
+        // A crop that cuts nothing needs no attention: the whole image, as the centre gravity gives it.
+        let photo = try Self.photo("rocket.jpg")
+        let whole = try ImageProcessor.process(photo, ImageProcessing(width: 320, format: .png, gravity: .init(.smart)), subject: "rocket")
+        #expect(whole.bytes == (try ImageProcessor.process(photo, ImageProcessing(width: 320, format: .png), subject: "rocket").bytes))
+    }
 }
