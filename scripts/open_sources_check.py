@@ -5,6 +5,8 @@ Arguments: SERVICE_URL TILES_BASE IMAGES_BASE KEY_HEX SALT_HEX THUMBOR_URL THUMB
 listed. thumbor URLs (built by libthumbor) are asked of thumbor itself and of TileCache, on the same path: the same
 size and format; the same pixels (the two servers' PNG answers at least 30 dB apart); and the same encoding quality
 (each server's quality(85) JPEG against its own PNG answer: TileCache's PSNR within 0.5 dB of thumbor's, or above).
+Besides sizes and alignments: manual crops, full-fit-in, adaptive-fit-in, flips, fill() and max_bytes() (where both
+answers must fit the bytes, each server having lowered its quality for its own encoder).
 """
 import io
 import json
@@ -169,13 +171,34 @@ for label, source in sources.items():
                 for extra in ([], ["no_upscale()"]):
                     options = dict(width=w, height=h, fit_in=fit_in, halign=halign, valign=valign, image_url=bare)
                     thumbor_cases.append((crypto.generate(**options, filters=["quality(85)"] + extra),
-                                          crypto.generate(**options, filters=["format(png)"] + extra)))
+                                          crypto.generate(**options, filters=["format(png)"] + extra), None))
+    # Manual crops, fit-in's variants, flips, fill() and max_bytes(), as libthumbor writes them.
+    more = []
+    for w, h in [(100, 100), (64, 0)]:
+        more += [(dict(width=w, height=h, crop=((10, 20), (150, 120))), []),
+                 (dict(width=w, height=h, crop=((10, 20), (150, 120)), fit_in=True), [])]
+    for w, h in [(100, 100), (300, 200), (64, 0), (0, 80)]:
+        more.append((dict(width=w, height=h, full_fit_in=True), []))
+    for w, h in [(200, 100), (100, 200)]:
+        more += [(dict(width=w, height=h, adaptive_fit_in=True), []), (dict(width=w, height=h, adaptive_full_fit_in=True), [])]
+    for w, h in [(100, 100), (300, 200)]:
+        more += [(dict(width=w, height=h, flip=True), []), (dict(width=w, height=h, flop=True, fit_in=True), []),
+                 (dict(width=w, height=h, flip=True, flop=True, valign="top"), [])]
+    for w, h in [(300, 200), (100, 300)]:
+        for fill in (["fill(red)"], ["fill(00ff00)"], ["fill(blue,true)"]):
+            more.append((dict(width=w, height=h, fit_in=True), fill))
+    for options, extra in more:
+        thumbor_cases.append((crypto.generate(**options, image_url=bare, filters=["quality(85)"] + extra),
+                              crypto.generate(**options, image_url=bare, filters=["format(png)"] + extra), None))
+    # max_bytes(): quality(85) answers squeezed under 2,500 bytes by lowering the quality as thumbor lowers it.
+    thumbor_cases.append((crypto.generate(width=300, height=200, image_url=bare, filters=["quality(85)", "max_bytes(2500)"]),
+                          crypto.generate(width=300, height=200, image_url=bare, filters=["format(png)"]), 2500))
 
 
 def thumbor_case(case):
     """(failures, agreement dB, TileCache's quality margin dB) of one thumbor URL, asked of both servers."""
-    path, reference_path = case
-    answers, problems = {}, []
+    path, reference_path, max_bytes = case
+    answers, problems, sizes = {}, [], {}
     for name, base in (("thumbor", thumbor), ("TileCache", service)):
         for kind, asked in (("jpeg", path), ("png", reference_path)):
             status, _, body = get(base + asked)
@@ -183,6 +206,7 @@ def thumbor_case(case):
                 problems.append(f"{name}: {asked}: HTTP {status} {body[:200]!r}")
                 continue
             answers[name, kind] = Image.open(io.BytesIO(body))
+            sizes[name, kind] = len(body)
     if problems:
         return problems, None, None
     ours, theirs = answers["TileCache", "jpeg"], answers["thumbor", "jpeg"]
@@ -192,14 +216,20 @@ def thumbor_case(case):
     same = psnr(answers["TileCache", "png"], answers["thumbor", "png"])
     if same < 30:
         problems.append(f"thumbor {path}: TileCache's PNG is {same:.2f} dB from thumbor's: another crop or resize")
-    # The same encoding quality: each JPEG against its own server's PNG.
+    # The same encoding quality: each JPEG against its own server's PNG. With max_bytes, each server lowered the
+    # quality until its own encoder's bytes fit: both must fit; their qualities may differ by a step.
     ours_db, theirs_db = psnr(ours, answers["TileCache", "png"]), psnr(theirs, answers["thumbor", "png"])
+    if max_bytes is not None:
+        if sizes["TileCache", "jpeg"] > max_bytes or sizes["thumbor", "jpeg"] > max_bytes:
+            problems.append(f"thumbor {path}: max_bytes({max_bytes}): TileCache {sizes['TileCache', 'jpeg']} bytes, thumbor {sizes['thumbor', 'jpeg']}")
+        return problems, same, None
     if ours_db < theirs_db - 0.5:
         problems.append(f"thumbor {path}: quality(85) against each server's own PNG: TileCache {ours_db:.2f} dB, thumbor {theirs_db:.2f} dB")
     return problems, same, (ours_db - theirs_db, f"{path}: TileCache {ours_db:.2f} dB, thumbor {theirs_db:.2f} dB")
 
 
 thumbor_checked, worst, lowest_agreement = 0, (float("inf"), ""), float("inf")
+print(f"open-sources-check: {len(thumbor_cases)} thumbor URLs (with manual crops, fit-in's variants, flips, fill() and max_bytes())")
 with ThreadPoolExecutor(max_workers=4) as pool:
     for problems, same, margin in pool.map(thumbor_case, thumbor_cases):
         failures += problems
@@ -207,7 +237,8 @@ with ThreadPoolExecutor(max_workers=4) as pool:
             continue
         thumbor_checked += 1
         lowest_agreement = min(lowest_agreement, same)
-        worst = min(worst, margin)
+        if margin is not None:
+            worst = min(worst, margin)
 unsafe_path = "/unsafe/100x100/" + sources["photo"].split("://", 1)[1]
 status, _, _ = get(service + unsafe_path)
 check("thumbor's unsafe URL without --allow-unsafe-url", status == 400, f"HTTP {status}")

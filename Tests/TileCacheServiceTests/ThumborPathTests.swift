@@ -47,15 +47,27 @@ struct ThumborPathTests {
         #expect(try ThumborPath("/unsafe/right/example.com/a.jpg").processing.gravity == .init(.east))
         #expect(try ThumborPath("/unsafe/300x200/smart/example.com/a.jpg").processing.gravity == .init(.smart))
         #expect(try ThumborPath("/unsafe/300x200/left/smart/example.com/a.jpg").processing.gravity == .init(.smart))
+        // Manual crops, fit-in's variants, flips, fill() and max_bytes(), as libthumbor writes them.
+        let all = try ThumborPath("/unsafe/10x20:300x400/adaptive-full-fit-in/-200x-100/filters:fill(ff000080,true):max_bytes(5000)/a.com/a.jpg").processing
+        #expect(all.sourceCrop == .init(left: 10, top: 20, right: 300, bottom: 400) && all.fitInFull && all.fitInAdaptive)
+        #expect(all.flipHorizontal && all.flipVertical && all.width == 200 && all.height == 100 && all.maxBytes == 5000)
+        #expect(all.canvas == .init(red: 255, green: 0, blue: 0, alpha: 128) && all.canvasUnderTransparency)
+        #expect(try ThumborPath("/unsafe/0x0:0x0/-x100/a.com/a.jpg").processing.sourceCrop == nil)
+        #expect(try ThumborPath("/unsafe/-x100/a.com/a.jpg").processing.flipHorizontal)
+        #expect(try ThumborPath("/unsafe/full-fit-in/100x100/a.com/a.jpg").processing.fitInAdaptive == false)
+        #expect(try ThumborPath("/unsafe/fit-in/100x100/filters:fill(Red)/a.com/a.jpg").processing.canvas == .init(red: 255, green: 0, blue: 0))
+        #expect(try ThumborPath("/unsafe/fit-in/100x100/filters:fill(fff)/a.com/a.jpg").processing.canvas == .init(red: 255, green: 255, blue: 255))
+        #expect(try ThumborPath("/unsafe/fit-in/100x100/filters:fill(transparent)/a.com/a.jpg").processing.canvas?.alpha == 0)
     }
 
     @Test("what thumbor has and TileCache does not do yet is 400 invalid-url, named")
     func refusals() {
         for (path, expected) in [("/unsafe/meta/a.com/a.jpg", "meta"), ("/unsafe/trim/a.com/a.jpg", "trim"),
-                                 ("/unsafe/10x10:90x90/a.com/a.jpg", "manual crops"), ("/unsafe/full-fit-in/10x10/a.com/a.jpg", "full-fit-in"),
-                                 ("/unsafe/adaptive-fit-in/10x10/a.com/a.jpg", "adaptive-fit-in"), ("/unsafe/-10x10/a.com/a.jpg", "flips"),
                                  ("/unsafe/origx10/a.com/a.jpg", "orig"),
-                                 ("/unsafe/filters:fill(red)/a.com/a.jpg", "fill"), ("/unsafe/filters:max_bytes(1000)/a.com/a.jpg", "max_bytes"),
+                                 ("/unsafe/filters:fill(auto)/a.com/a.jpg", "fill(auto)"), ("/unsafe/filters:fill(blur)/a.com/a.jpg", "fill(blur)"),
+                                 ("/unsafe/filters:fill(notacolour)/a.com/a.jpg", "not a colour"), ("/unsafe/filters:fill(red,maybe)/a.com/a.jpg", "True or False"),
+                                 ("/unsafe/filters:max_bytes(0)/a.com/a.jpg", "max_bytes"), ("/unsafe/filters:blur(3)/a.com/a.jpg", "blur"),
+                                 ("/unsafe/99999999x0:1x1/a.com/a.jpg", "beyond any image"),
                                  ("/unsafe/filters:format(gif)/a.com/a.jpg", "gif"), ("/unsafe/filters:quality(900)/a.com/a.jpg", "quality"),
                                  ("/unsafe/", "No original image"), ("/unsafe", "No original image")] {
             do {

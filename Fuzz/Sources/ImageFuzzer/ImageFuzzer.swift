@@ -45,8 +45,10 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     let validated = Result { () throws(ImageCoreError) in try inspector.validate(bytes, subject: "fuzz") }
     let lenient = ImageInspector(maxPixels: inspector.maxPixels, strictness: .lenient)
     _ = try? lenient.validate(bytes, subject: "fuzz")
-    // The service's resize path (DCT-scaled decode, resample, encode) on anything the lenient decoder accepts.
-    _ = try? ImageResizer.resizedJPEG(bytes, width: 32, subject: "fuzz", inspector: lenient)
+    // The service's variant path (DCT-scaled decode, orientation, colour, smart crop, resample, encode) on anything the
+    // lenient decoder accepts.
+    _ = try? ImageProcessor.process(bytes, ImageProcessing(width: 32, height: 24, fit: .cover, format: .jpeg, gravity: .init(.smart)),
+                                    subject: "fuzz", inspector: lenient)
     switch (checked, validated) {
     case (.success, .success):
         break

@@ -43,6 +43,20 @@ public struct DecodedImage: Sendable {
     /// Bytes per row.
     public var bytesPerRow: Int { width * pixelFormat.bytesPerPixel }
 
+    /// RGBA pixels as an image: RGB when every pixel is opaque (what a canvas composed of frames or a fill becomes).
+    static func fromRGBA(width: Int, height: Int, pixels: [UInt8]) -> DecodedImage {
+        guard stride(from: 3, to: pixels.count, by: 4).allSatisfy({ pixels[$0] == 255 }) else {
+            return DecodedImage(width: width, height: height, pixelFormat: .rgba, pixels: pixels)
+        }
+        var rgb = [UInt8](repeating: 0, count: width * height * 3)
+        for pixel in 0..<(width * height) {
+            rgb[pixel * 3] = pixels[pixel * 4]
+            rgb[pixel * 3 + 1] = pixels[pixel * 4 + 1]
+            rgb[pixel * 3 + 2] = pixels[pixel * 4 + 2]
+        }
+        return DecodedImage(width: width, height: height, pixelFormat: .rgb, pixels: rgb)
+    }
+
     /// The memory-cache cost of this image: its decoded pixel bytes.
     public var cost: Int { pixels.count }
 }

@@ -205,15 +205,7 @@ enum GIFCodec {
         if frames > 1 {
             warnings.append("GIF of \(frames) images: every image decodes; the first displayed frame's pixels are used")
         }
-        let opaque = stride(from: 3, to: pixels.count, by: 4).allSatisfy { pixels[$0] == 255 }
-        guard opaque else { return (DecodedImage(width: width, height: height, pixelFormat: .rgba, pixels: pixels), warnings) }
-        var rgb = [UInt8](repeating: 0, count: width * height * 3)
-        for pixel in 0..<(width * height) {
-            rgb[pixel * 3] = pixels[pixel * 4]
-            rgb[pixel * 3 + 1] = pixels[pixel * 4 + 1]
-            rgb[pixel * 3 + 2] = pixels[pixel * 4 + 2]
-        }
-        return (DecodedImage(width: width, height: height, pixelFormat: .rgb, pixels: rgb), warnings)
+        return (DecodedImage.fromRGBA(width: width, height: height, pixels: pixels), warnings)
     }
 
     private enum FrameOutcome {

@@ -69,6 +69,14 @@ public struct ImageKey: Hashable, Sendable {
         if processing.boxCappedToSource { token += "u" }
         if processing.cropRule == .thumbor { token += "t" }
         if processing.dpr != 1 { token += "d" + String("\(processing.dpr)".map { $0 == "." ? "p" : $0 }) }
+        // thumbor's other operations, each a part of its own after a `-`.
+        if let crop = processing.sourceCrop { token += "-crop\(crop.left)x\(crop.top)x\(crop.right)x\(crop.bottom)" }
+        if processing.fitInFull { token += "-full" }
+        if processing.fitInAdaptive { token += "-adaptive" }
+        if processing.flipHorizontal { token += "-fliph" }
+        if processing.flipVertical { token += "-flipv" }
+        if let canvas = processing.canvas { token += "-fill\(canvas.hex)" + (processing.canvasUnderTransparency ? "u" : "") }
+        if let maxBytes = processing.maxBytes { token += "-maxb\(maxBytes)" }
         return token
     }
 

@@ -138,6 +138,50 @@ public struct ImageProcessing: Sendable, Hashable {
         case imgproxy, thumbor
     }
 
+    /// A region of the upright source cut out before anything else, in source pixels (thumbor's `AxB:CxD`): clamped to
+    /// the source as thumbor clamps it; one that is empty once clamped is ignored, as thumbor ignores it.
+    public var sourceCrop: SourceCrop?
+    /// thumbor's `full-fit-in`: the box is covered rather than contained (one side may exceed it), and a smaller source
+    /// is enlarged. With `cropRule == .thumbor` and `fit == .inside` (thumbor's `fit-in`).
+    public var fitInFull = false
+    /// thumbor's `adaptive-fit-in`: the box is turned a quarter when its orientation (portrait or landscape) is not the
+    /// source's. With `cropRule == .thumbor` and `fit == .inside`.
+    public var fitInAdaptive = false
+    /// The output mirrored left to right (thumbor's `-WxH`).
+    public var flipHorizontal = false
+    /// The output mirrored top to bottom (thumbor's `Wx-H`).
+    public var flipVertical = false
+    /// thumbor's `fill(colour)`: the output is the box (where a side is 0, the image's), the image centred on a canvas
+    /// of this colour (RGBA).
+    public var canvas: Color?
+    /// With `canvas`: whether the canvas shows through the image's transparent pixels (thumbor's `fill(colour, true)`);
+    /// otherwise they stay as they are.
+    public var canvasUnderTransparency = false
+    /// thumbor's `max_bytes(N)`: a JPEG or WebP larger than N bytes is encoded again at 75% of the quality, and again,
+    /// until it fits; when the quality would fall below 10, the first encoding is kept.
+    public var maxBytes: Int?
+
+    /// See `sourceCrop`.
+    public struct SourceCrop: Sendable, Hashable, Codable {
+        public var left: Int, top: Int, right: Int, bottom: Int
+        public init(left: Int, top: Int, right: Int, bottom: Int) {
+            (self.left, self.top, self.right, self.bottom) = (left, top, right, bottom)
+        }
+    }
+
+    /// An sRGB colour with alpha, 8 bits a channel.
+    public struct Color: Sendable, Hashable, Codable {
+        public var red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8
+        public init(red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8 = 255) {
+            (self.red, self.green, self.blue, self.alpha) = (red, green, blue, alpha)
+        }
+        /// `rrggbbaa` in lowercase hex.
+        public var hex: String {
+            let digits = Array("0123456789abcdef")
+            return String([red, green, blue, alpha].flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] })
+        }
+    }
+
     /// Processing with the given options (none: the original bytes).
     public init(width: Int? = nil, height: Int? = nil, fit: Fit = .inside, enlarge: Bool = false, quality: Int? = nil,
                 format: OutputFormat? = nil, gravity: Gravity = .centre, dpr: Double = 1) {
@@ -174,6 +218,13 @@ public struct ImageProcessing: Sendable, Hashable {
         if dpr != 1 { parts.append("dpr=\(dpr)") }
         if boxCappedToSource { parts.append("cap=1") }
         if cropRule != .imgproxy { parts.append("crop=\(cropRule.rawValue)") }
+        if let sourceCrop { parts.append("sc=\(sourceCrop.left),\(sourceCrop.top),\(sourceCrop.right),\(sourceCrop.bottom)") }
+        if fitInFull { parts.append("full=1") }
+        if fitInAdaptive { parts.append("adaptive=1") }
+        if flipHorizontal { parts.append("fh=1") }
+        if flipVertical { parts.append("fv=1") }
+        if let canvas { parts.append("fill=\(canvas.hex)\(canvasUnderTransparency ? ",under" : "")") }
+        if let maxBytes { parts.append("maxb=\(maxBytes)") }
         return parts.joined(separator: "&")
     }
 
@@ -190,12 +241,39 @@ public struct ProcessingGeometry: Sendable, Hashable {
     public var cropX: Double, cropY: Double, cropWidth: Double, cropHeight: Double
     /// The output size.
     public var width: Int, height: Int
+    /// The box asked for (0 for a side not given), turned as thumbor's `adaptive-fit-in` turns it: where `canvas`
+    /// (thumbor's `fill()`) puts the image.
+    public var boxWidth: Int, boxHeight: Int
+
+    /// The size of the canvas `fill()` makes: each side the box's where given and larger, else the output's.
+    public var canvasWidth: Int { boxWidth > 0 ? max(boxWidth, width) : width }
+    /// See `canvasWidth`.
+    public var canvasHeight: Int { boxHeight > 0 ? max(boxHeight, height) : height }
 
     /// The geometry of `processing` for an upright source of `sourceWidth` x `sourceHeight`: imgproxy's own
     /// (processing/prepare.go `calcScale` and `calcSizes`, then `cropToResult` placed by `calcPosition`), so an
     /// imgproxy URL answers the size imgproxy answers (scripts/open_sources_check.py checks it against a port of the
     /// same code). `inside` is imgproxy's fit, `cover` its fill-down, `coverClipped` its fill, `fill` its force.
     public init(_ processing: ImageProcessing, sourceWidth: Int, sourceHeight: Int) {
+        if let crop = processing.sourceCrop {
+            // thumbor's manual crop first: the rest is fitted to the region, which is then placed in the source.
+            var rest = processing
+            rest.sourceCrop = nil
+            let left = min(max(crop.left, 0), sourceWidth), right = min(max(crop.right, 0), sourceWidth)
+            let top = min(max(crop.top, 0), sourceHeight), bottom = min(max(crop.bottom, 0), sourceHeight)
+            guard left < right, top < bottom else {
+                self = ProcessingGeometry(rest, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+                return
+            }
+            self = ProcessingGeometry(rest, sourceWidth: right - left, sourceHeight: bottom - top)
+            (cropX, cropY) = (cropX + Double(left), cropY + Double(top))
+            return
+        }
+        (boxWidth, boxHeight) = (processing.width ?? 0, processing.height ?? 0)
+        if processing.cropRule == .thumbor, processing.fit == .inside {
+            self = Self.thumborFitIn(processing, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+            return
+        }
         let sw = Double(sourceWidth), sh = Double(sourceHeight)
         var w = processing.width ?? 0, h = processing.height ?? 0
         if processing.boxCappedToSource { (w, h) = (min(w, sourceWidth), min(h, sourceHeight)) }
@@ -274,6 +352,33 @@ public struct ProcessingGeometry: Sendable, Hashable {
         geometry.cropX = min(max(focalX - cw / 2, 0), sw - cw).rounded(.toNearestOrEven)
         geometry.cropY = min(max(focalY - ch / 2, 0), sh - ch).rounded(.toNearestOrEven)
         (geometry.cropWidth, geometry.cropHeight) = (min(cw, sw - geometry.cropX), min(ch, sh - geometry.cropY))
+        return geometry
+    }
+
+    /// thumbor's `fit_in_resize` (transformer.py): the target from the box (a side of 0 from the other, rounded as
+    /// Python's `round`), turned for `adaptive-fit-in` when its orientation is not the source's; a source inside the
+    /// box is kept as it is (not for `full-fit-in`); otherwise the side that limits (`full-fit-in`: the other one) is
+    /// the target's, the other scaled and rounded half up, as thumbor adds 1e-5 before Python's `round`.
+    private static func thumborFitIn(_ processing: ImageProcessing, sourceWidth: Int, sourceHeight: Int) -> ProcessingGeometry {
+        let sw = Double(sourceWidth), sh = Double(sourceHeight)
+        var geometry = ProcessingGeometry(.none, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+        var w = processing.width ?? 0, h = processing.height ?? 0
+        var tw = sw, th = sh
+        if w > 0 || h > 0 {
+            tw = w > 0 ? Double(w) : max(1, (Double(h) * sw / sh).rounded(.toNearestOrEven))
+            th = h > 0 ? Double(h) : max(1, (Double(w) * sh / sw).rounded(.toNearestOrEven))
+        }
+        if processing.fitInAdaptive, (sw < sh && tw > th) || (sw > sh && tw < th) {
+            (tw, th) = (th, tw)
+            (w, h) = (h, w)
+        }
+        (geometry.boxWidth, geometry.boxHeight) = (w, h)
+        let sign = processing.fitInFull ? -1.0 : 1.0
+        if !processing.fitInFull, tw >= sw, th >= sh { return geometry }
+        let (rw, rh) = sw / tw * sign >= sh / th * sign
+            ? (tw, (sh * tw / sw + 1e-5).rounded(.toNearestOrEven))
+            : ((sw * th / sh + 1e-5).rounded(.toNearestOrEven), th)
+        (geometry.width, geometry.height) = (max(1, clampedInt(rw)), max(1, clampedInt(rh)))
         return geometry
     }
 

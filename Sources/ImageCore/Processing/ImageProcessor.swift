@@ -116,17 +116,19 @@ public enum ImageProcessor {
         }
     }
 
-    /// `source` processed as `processing` asks: upright, converted to sRGB, cropped and resized, encoded.
+    /// `source` processed as `processing` asks: upright, converted to sRGB, cropped and resized, mirrored, put on a
+    /// canvas, encoded (again at lower qualities, for `maxBytes`).
     ///
     /// - Throws: `.outputTooLarge` for an output beyond `ImageProcessing.maxSide` or `maxPixels`; `.processing` when an
     ///   encoder fails.
     public static func process(_ source: Source, _ processing: ImageProcessing, subject: String) throws(ImageCoreError) -> ProcessedImage {
         let header = source.header
         var geometry = ProcessingGeometry(processing, sourceWidth: header.uprightWidth, sourceHeight: header.uprightHeight)
-        guard geometry.width <= ImageProcessing.maxSide, geometry.height <= ImageProcessing.maxSide,
-              geometry.width * geometry.height <= ImageProcessing.maxPixels else {
+        let (outputWidth, outputHeight) = processing.canvas == nil ? (geometry.width, geometry.height) : (geometry.canvasWidth, geometry.canvasHeight)
+        guard outputWidth <= ImageProcessing.maxSide, outputHeight <= ImageProcessing.maxSide,
+              outputWidth * outputHeight <= ImageProcessing.maxPixels else {
             throw ImageCoreError(.outputTooLarge, subject: subject, message: """
-                the output would be \(geometry.width)x\(geometry.height), above the limit of \(ImageProcessing.maxSide) pixels \
+                the output would be \(outputWidth)x\(outputHeight), above the limit of \(ImageProcessing.maxSide) pixels \
                 a side and \(ImageProcessing.maxPixels) pixels
                 """)
         }
@@ -149,17 +151,37 @@ public enum ImageProcessor {
         if format == .jpeg { image = image.flattenedOverWhite() }
         // The decode may be shrunk on load: the crop, in upright source pixels, scaled to the decoded size.
         let scaleX = Double(image.width) / Double(header.uprightWidth), scaleY = Double(image.height) / Double(header.uprightHeight)
-        let resized = try image.resampled(
+        var resized = try image.resampled(
             x0: geometry.cropX * scaleX, y0: geometry.cropY * scaleY,
             x1: min(Double(image.width), (geometry.cropX + geometry.cropWidth) * scaleX),
             y1: min(Double(image.height), (geometry.cropY + geometry.cropHeight) * scaleY),
             width: geometry.width, height: geometry.height, subject: subject)
-        let bytes: [UInt8]
-        switch format {
-        case .jpeg: bytes = try JPEGCodec.encode(resized, quality: processing.effectiveQuality)
-        case .png: bytes = try PNGEncoder.encode(resized, subject: subject)
-        case .webp: bytes = try WebPEncoder.encode(resized, quality: processing.effectiveQuality, subject: subject)
-        case .avif: bytes = try AVIFCodec.encode(resized, quality: processing.effectiveQuality, subject: subject)
+        // thumbor's order: flips after the resize, then its filters (fill).
+        if processing.flipHorizontal || processing.flipVertical {
+            resized = resized.flipped(horizontally: processing.flipHorizontal, vertically: processing.flipVertical)
+        }
+        if let color = processing.canvas {
+            resized = resized.centred(onCanvasOf: color, width: geometry.canvasWidth, height: geometry.canvasHeight,
+                                      showingThroughTransparency: processing.canvasUnderTransparency)
+        }
+        func encode(quality: Int) throws(ImageCoreError) -> [UInt8] {
+            switch format {
+            case .jpeg: try JPEGCodec.encode(resized, quality: quality)
+            case .png: try PNGEncoder.encode(resized, subject: subject)
+            case .webp: try WebPEncoder.encode(resized, quality: quality, subject: subject)
+            case .avif: try AVIFCodec.encode(resized, quality: quality, subject: subject)
+            }
+        }
+        var bytes = try encode(quality: processing.effectiveQuality)
+        if let maxBytes = processing.maxBytes, format == .jpeg || format == .webp, bytes.count > maxBytes {
+            // thumbor's reload_to_fit_in_kb: 75% of the quality at a time; below 10, the first encoding stays.
+            var quality = processing.effectiveQuality
+            while true {
+                quality = Int(Double(quality) * 0.75)
+                guard quality >= 10 else { break }
+                let smaller = try encode(quality: quality)
+                if smaller.count <= maxBytes { bytes = smaller; break }
+            }
         }
         return ProcessedImage(bytes: bytes, image: resized, format: format.imageFormat)
     }
@@ -235,6 +257,54 @@ enum WebPEncoder {
 }
 
 extension DecodedImage {
+    /// The image mirrored left to right and/or top to bottom.
+    func flipped(horizontally: Bool, vertically: Bool) -> DecodedImage {
+        let channels = pixelFormat.bytesPerPixel
+        var out = [UInt8](repeating: 0, count: pixels.count)
+        for y in 0..<height {
+            let sourceRow = vertically ? height - 1 - y : y
+            for x in 0..<width {
+                let sourceColumn = horizontally ? width - 1 - x : x
+                let from = (sourceRow * width + sourceColumn) * channels, to = (y * width + x) * channels
+                for channel in 0..<channels { out[to + channel] = pixels[from + channel] }
+            }
+        }
+        return DecodedImage(width: width, height: height, pixelFormat: pixelFormat, pixels: out)
+    }
+
+    /// thumbor's `fill()`: the image pasted centred (offsets rounded down) on a `width` x `height` canvas of `color`.
+    /// Where the image is transparent, the canvas shows through only with `showingThroughTransparency` (thumbor's
+    /// `merge`); otherwise the image's pixels replace the canvas's. RGB when the result is opaque, RGBA otherwise.
+    func centred(onCanvasOf color: ImageProcessing.Color, width canvasWidth: Int, height canvasHeight: Int,
+                 showingThroughTransparency: Bool) -> DecodedImage {
+        let image = expandedToColor()
+        let channels = image.pixelFormat.bytesPerPixel
+        var canvas = [UInt8](repeating: 0, count: canvasWidth * canvasHeight * 4)
+        for pixel in 0..<(canvasWidth * canvasHeight) {
+            canvas.replaceSubrange(pixel * 4..<pixel * 4 + 4, with: [color.red, color.green, color.blue, color.alpha])
+        }
+        let left = (canvasWidth - width) / 2, top = (canvasHeight - height) / 2
+        for y in 0..<height where top + y >= 0 && top + y < canvasHeight {
+            for x in 0..<width where left + x >= 0 && left + x < canvasWidth {
+                let from = (y * width + x) * channels, to = ((top + y) * canvasWidth + left + x) * 4
+                let alpha = channels == 4 ? Int(image.pixels[from + 3]) : 255
+                if showingThroughTransparency, alpha < 255 {
+                    // "over": the image's colour weighted by its alpha, the canvas's by the rest.
+                    let below = Int(canvas[to + 3]), outAlpha = alpha + below * (255 - alpha) / 255
+                    for channel in 0..<3 {
+                        let value = Int(image.pixels[from + channel]) * alpha + Int(canvas[to + channel]) * below * (255 - alpha) / 255
+                        canvas[to + channel] = outAlpha == 0 ? 0 : UInt8(min(255, (value + outAlpha / 2) / outAlpha))
+                    }
+                    canvas[to + 3] = UInt8(outAlpha)
+                } else {
+                    for channel in 0..<3 { canvas[to + channel] = image.pixels[from + channel] }
+                    canvas[to + 3] = UInt8(alpha)
+                }
+            }
+        }
+        return DecodedImage.fromRGBA(width: canvasWidth, height: canvasHeight, pixels: canvas)
+    }
+
     /// Gray or RGB: alpha composited over white.
     func flattenedOverWhite() -> DecodedImage {
         switch pixelFormat {

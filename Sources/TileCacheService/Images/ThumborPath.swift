@@ -7,12 +7,13 @@ import ImageCore
 /// `handlers/imaging.py`): `/unsafe/...` or `/{signature}/...` with
 /// `[trim/][AxB:CxD/][fit-in/][-]WxH/[halign/][valign/][smart/][filters:name(args):name(args)/]{source}`.
 ///
-/// Supported: sizes (`0` for proportional), `fit-in`, `halign`/`valign`, `smart` (centred on the image's point of
-/// attention, libvips' attention strategy: thumbor's face and feature detectors are not run), and the filters `format()` (jpeg, png, webp, avif),
-/// `quality()`, `no_upscale()`, `strip_icc()` and `strip_exif()` (outputs never carry either). What thumbor has and
-/// TileCache does not do yet (`meta`, `trim`, `debug`, manual crops, flips, `orig`, `full-fit-in`, `adaptive-fit-in`,
-/// and any other filter, `fill()` and `max_bytes()` among them) is refused by name, 400 as thumbor refuses a
-/// URL it cannot read: never ignored.
+/// Supported: manual crops (`AxB:CxD`), sizes (`0` for proportional, `-` for flips), `fit-in`, `full-fit-in`,
+/// `adaptive-fit-in` (and `adaptive-full-fit-in`), `halign`/`valign`, `smart` (centred on the image's point of
+/// attention, libvips' attention strategy: thumbor's face and feature detectors are not run), and the filters
+/// `format()` (jpeg, png, webp, avif), `quality()`, `fill(colour[,transparent])` (a CSS name, hex digits or
+/// `transparent`), `max_bytes()`, `no_upscale()`, `strip_icc()` and `strip_exif()` (outputs never carry either). What
+/// thumbor has and TileCache does not do yet (`meta`, `trim`, `debug`, `orig`, `fill(auto)`, `fill(blur)` and any
+/// other filter) is refused by name, 400 as thumbor refuses a URL it cannot read: never ignored.
 struct ThumborPath: Sendable {
     /// The signature segment, or nil for `unsafe`.
     var signature: Substring?
@@ -51,18 +52,26 @@ struct ThumborPath: Sendable {
                              ("trim", { $0 == "trim" || $0.hasPrefix("trim:") })] {
             if take(test) != nil { throw Self.invalid("thumbor's \(name) is not supported by TileCache yet") }
         }
-        if take({ $0.wholeMatch(of: /\d+x\d+:\d+x\d+/) != nil }) != nil { throw Self.invalid("manual crops (AxB:CxD) are not supported by TileCache yet") }
-        var fitIn = false
-        if let fit = take({ $0.wholeMatch(of: /(adaptive-)?(full-)?fit-in/) != nil }) {
-            guard fit == "fit-in" else { throw Self.invalid("\(fit) is not supported by TileCache yet (fit-in is)") }
-            fitIn = true
+        var sourceCrop: ImageProcessing.SourceCrop?
+        if let crop = take({ $0.wholeMatch(of: /\d+x\d+:\d+x\d+/) != nil }) {
+            // left x top : right x bottom, in source pixels; all zero is no crop (thumbor's should_crop).
+            let numbers = crop.split(whereSeparator: { $0 == "x" || $0 == ":" }).map { Int($0) ?? Int.max }
+            guard numbers.allSatisfy({ $0 <= 1 << 20 }) else { throw Self.invalid("the crop \(crop.prefix(60)) is beyond any image") }
+            if numbers.contains(where: { $0 > 0 }) {
+                sourceCrop = .init(left: numbers[0], top: numbers[1], right: numbers[2], bottom: numbers[3])
+            }
         }
-        var width = 0, height = 0
+        var fitIn = false, full = false, adaptive = false
+        if let fit = take({ $0.wholeMatch(of: /(adaptive-)?(full-)?fit-in/) != nil }) {
+            (fitIn, full, adaptive) = (true, fit.contains("full-"), fit.hasPrefix("adaptive-"))
+        }
+        var width = 0, height = 0, flipHorizontal = false, flipVertical = false
         if let size = take({ $0.wholeMatch(of: /-?(\d+|orig)?x-?(\d+|orig)?/) != nil }) {
-            guard !size.contains("-") else { throw Self.invalid("flips (a negative width or height) are not supported by TileCache yet") }
             guard !size.contains("orig") else { throw Self.invalid("orig sizes are not supported by TileCache yet") }
             let sides = size.split(separator: "x", omittingEmptySubsequences: false)
-            guard let w = sides[0].isEmpty ? 0 : Int(sides[0]), let h = sides[1].isEmpty ? 0 : Int(sides[1]),
+            (flipHorizontal, flipVertical) = (sides[0].hasPrefix("-"), sides[1].hasPrefix("-"))
+            let widthText = sides[0].drop { $0 == "-" }, heightText = sides[1].drop { $0 == "-" }
+            guard let w = widthText.isEmpty ? 0 : Int(widthText), let h = heightText.isEmpty ? 0 : Int(heightText),
                   w <= ImageProcessing.maxSide, h <= ImageProcessing.maxSide else {
                 throw ServiceError(.badRequest, reason: .outputTooLarge, message: "\(size.prefix(40)) is above the limit of \(ImageProcessing.maxSide) pixels a side")
             }
@@ -75,6 +84,7 @@ struct ThumborPath: Sendable {
         var format: ImageProcessing.OutputFormat?
         var quality: Int?
         var upscale = true
+        var fill: ImageProcessing.Color?, fillUnderTransparency = false, maxBytes: Int?
         if let filters = take({ $0.hasPrefix("filters:") && $0.hasSuffix(")") }) {
             for filter in try Self.filters(filters.dropFirst("filters:".count)) {
                 switch (filter.name, filter.arguments) {
@@ -87,6 +97,25 @@ struct ThumborPath: Sendable {
                     guard let value = Int(arguments), (0...100).contains(value) else { throw Self.invalid("quality(\(arguments.prefix(20))) must be 0 to 100") }
                     quality = value == 0 ? nil : value
                 case ("no_upscale", ""): upscale = false
+                case ("fill", let arguments):
+                    let parts = arguments.split(separator: ",", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                    let name = parts.first ?? ""
+                    guard name != "auto", name != "blur" else { throw Self.invalid("fill(\(name)) is not supported by TileCache yet (a colour is)") }
+                    guard let color = name == "transparent" ? ImageProcessing.Color(red: 0, green: 0, blue: 0, alpha: 0)
+                                                            : ImageProcessing.Color(name: name) else {
+                        throw Self.invalid("fill(\(arguments.prefix(40))): '\(name.prefix(40))' is not a colour (a CSS name or hex digits)")
+                    }
+                    fill = color
+                    if parts.count == 2 {
+                        switch parts[1].lowercased() {
+                        case "true", "1": fillUnderTransparency = true
+                        case "false", "0": fillUnderTransparency = false
+                        default: throw Self.invalid("fill(\(arguments.prefix(40))): '\(parts[1].prefix(20))' is not True or False")
+                        }
+                    }
+                case ("max_bytes", let arguments):
+                    guard let value = Int(arguments), value > 0 else { throw Self.invalid("max_bytes(\(arguments.prefix(20))) must be a positive number") }
+                    maxBytes = value
                 case ("strip_icc", ""), ("strip_exif", ""): break  // outputs never carry a profile or EXIF: the same bytes
                 default: throw Self.invalid("the filter \(filter.name.prefix(40)) is not supported by TileCache yet")
                 }
@@ -117,6 +146,9 @@ struct ThumborPath: Sendable {
                                      gravity: fitIn ? .centre : gravity)
         processing.boxCappedToSource = !fitIn && !upscale
         processing.cropRule = .thumbor
+        (processing.sourceCrop, processing.fitInFull, processing.fitInAdaptive) = (sourceCrop, full, adaptive)
+        (processing.flipHorizontal, processing.flipVertical) = (flipHorizontal, flipVertical)
+        (processing.canvas, processing.canvasUnderTransparency, processing.maxBytes) = (fill, fill != nil && fillUnderTransparency, maxBytes)
     }
 
     /// `name(args):name(args)`, split where thumbor splits them.

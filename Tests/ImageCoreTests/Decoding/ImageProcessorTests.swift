@@ -239,4 +239,37 @@ struct ImageProcessorTests {
         let whole = try ImageProcessor.process(photo, ImageProcessing(width: 320, format: .png, gravity: .init(.smart)), subject: "rocket")
         #expect(whole.bytes == (try ImageProcessor.process(photo, ImageProcessing(width: 320, format: .png), subject: "rocket").bytes))
     }
+
+    @Test("thumbor's operations: flips mirror the output, fill() centres it on a canvas of the box, max_bytes() lowers the quality until it fits")
+    func thumborOperations() throws {
+        // A 4x2 image whose pixels are numbered, as PNG so nothing is lost.
+        let pixels: [UInt8] = (0..<8).flatMap { index -> [UInt8] in [UInt8(index * 30), 0, 0] }
+        let source = ImageProcessor.Source(image: DecodedImage(width: 4, height: 2, pixelFormat: .rgb, pixels: pixels),
+                                           header: ImageHeader(format: .png, width: 4, height: 2, byteCount: 0))
+        func reds(_ processing: ImageProcessing) throws -> [UInt8] {
+            let made = try ImageProcessor.process(source, processing, subject: "grid")
+            let image = try ImageInspector().validate(made.bytes, subject: "out").image
+            return stride(from: 0, to: image.pixels.count, by: image.pixelFormat.bytesPerPixel).map { image.pixels[$0] }
+        }
+        var flip = ImageProcessing(format: .png)
+        flip.cropRule = .thumbor
+        flip.flipHorizontal = true
+        #expect(try reds(flip) == [90, 60, 30, 0, 210, 180, 150, 120])
+        flip.flipVertical = true
+        #expect(try reds(flip) == [210, 180, 150, 120, 90, 60, 30, 0])
+        // fit-in 8x4 (never enlarged: the image stays 4x2) with fill(white): the image centred on an 8x4 canvas.
+        var fill = ImageProcessing(width: 8, height: 4, format: .png)
+        fill.cropRule = .thumbor
+        fill.canvas = .init(red: 255, green: 255, blue: 255)
+        let canvas = try reds(fill)
+        #expect(canvas.count == 32 && canvas[8 + 2] == 0 && canvas[8 + 5] == 90 && canvas[0] == 255 && canvas[31] == 255)
+        // max_bytes: a photo's JPEG squeezed under a third of its size; an impossible bound keeps the first encoding.
+        let photo = try Self.photo("rocket.jpg")
+        let plain = try ImageProcessor.process(photo, ImageProcessing(width: 320, quality: 85, format: .jpeg), subject: "rocket")
+        var squeezed = ImageProcessing(width: 320, quality: 85, format: .jpeg)
+        squeezed.maxBytes = plain.bytes.count / 3
+        #expect(try ImageProcessor.process(photo, squeezed, subject: "rocket").bytes.count <= plain.bytes.count / 3)
+        squeezed.maxBytes = 10
+        #expect(try ImageProcessor.process(photo, squeezed, subject: "rocket").bytes == plain.bytes)
+    }
 }
