@@ -30,9 +30,14 @@ def go_round(value):
     return int(math.floor(abs(value) + 0.5)) * (1 if value >= 0 else -1)
 
 
-def imgproxy_size(sw, sh, rt, w, h, dpr=1.0, enlarge=False):
-    """imgproxy's output size: processing/prepare.go calcScale and calcSizes, then cropToResult (v4, without zoom,
-    min sizes, extend or a result limit)."""
+def imgproxy_size(sw, sh, rt, w, h, dpr=1.0, enlarge=False, min_w=0, min_h=0, crop=None, extend=False):
+    """imgproxy's output size: processing/prepare.go CalcParams (the crop option's size), calcScale and calcSizes, then
+    cropToResult and extend (v4, without zoom, extend_aspect_ratio, padding or a result limit)."""
+    if crop:
+        def crop_size(side, value):
+            return 0 if value == 0 else int(value) if value >= 1 else max(1, go_round(side * value))
+        cw, ch = crop_size(sw, crop[0]), crop_size(sh, crop[1])
+        sw, sh = (min(cw, sw) if cw else sw), (min(ch, sh) if ch else sh)
     wshrink = hshrink = 1.0
     dst_w, dst_h = float(w or sw), float(h or sh)
     if dst_w != sw:
@@ -56,8 +61,15 @@ def imgproxy_size(sw, sh, rt, w, h, dpr=1.0, enlarge=False):
         least = min(wshrink, hshrink)
         if least < 1:
             wshrink, hshrink = wshrink / least, hshrink / least
-            dpr_scale /= least
+            if not extend:
+                dpr_scale /= least
         dpr_scale = min(dpr_scale, min(wshrink, hshrink))
+    if min_w and sw / min_w < wshrink:
+        hshrink /= wshrink / (sw / min_w)
+        wshrink = sw / min_w
+    if min_h and sh / min_h < hshrink:
+        wshrink /= hshrink / (sh / min_h)
+        hshrink = sh / min_h
     wshrink, hshrink = min(wshrink / dpr_scale, sw), min(hshrink / dpr_scale, sh)
     target_w, target_h = go_round(w * dpr_scale) if w else 0, go_round(h * dpr_scale) if h else 0
     scaled_w, scaled_h = go_round(sw / wshrink), go_round(sh / hshrink)
@@ -68,7 +80,10 @@ def imgproxy_size(sw, sh, rt, w, h, dpr=1.0, enlarge=False):
             crop_w, crop_h = scaled_w, go_round(scaled_w * target_h / target_w)
         elif diff_h > diff_w and diff_h > 1:
             crop_w, crop_h = go_round(scaled_h * target_w / target_h), scaled_h
-    return (min(crop_w, scaled_w) if crop_w else scaled_w), (min(crop_h, scaled_h) if crop_h else scaled_h)
+    out_w, out_h = (min(crop_w, scaled_w) if crop_w else scaled_w), (min(crop_h, scaled_h) if crop_h else scaled_h)
+    if extend:
+        out_w, out_h = max(out_w, target_w), max(out_h, target_h)
+    return out_w, out_h
 
 
 def get(url):
@@ -106,6 +121,25 @@ for label, source in sources.items():
                 for builder, url in built.items():
                     want = imgproxy_size(sw, sh, rt, w, h, 2.0 if "dpr 2" in builder else 1.0, enlarge)
                     cases.append((builder, label, rt, w, h, enlarge, url, want))
+    # min-width and min-height, crop (before the resize) and extend, as pyimgproxy writes them.
+    for rt, w, h, enlarge in [("fit", 100, 0, False), ("fit", 0, 50, True), ("fill", 100, 100, False), ("fill-down", 300, 200, False),
+                              ("force", 64, 64, False), ("fit", 1000, 800, False)]:
+        image = lambda: py_imgproxy.image(source).resize(rt, w, h, enlarge).format("png")
+        variants = [
+            ("min-width 200", image().min_width(200).url, dict(min_w=200)),
+            ("min-height 120", image().min_height(120).url, dict(min_h=120)),
+            ("min-width 150 and min-height 150", image().min_width(150).min_height(150).url, dict(min_w=150, min_h=150)),
+            ("crop 0.5:0.5", image().crop(0.5, 0.5).url, dict(crop=(0.5, 0.5))),
+            ("crop 200:100:nowe", image().crop(200, 100, "nowe").url, dict(crop=(200, 100))),
+            ("crop 64:0:ea", image().crop(64, 0, "ea").url, dict(crop=(64, 0))),
+            ("extend", image().extend(True).url, dict(extend=True)),
+            ("extend so", image().extend(True, "so").url, dict(extend=True)),
+            ("extend, dpr 2", image().extend(True, "nowe", 5, 5).dpr(2.0).url, dict(extend=True, dpr=2.0)),
+        ]
+        for name, url, options in variants:
+            dpr = options.pop("dpr", 1.0)
+            want = imgproxy_size(sw, sh, rt, w, h, dpr, enlarge, **options)
+            cases.append((f"pyimgproxy {name}", label, rt, w, h, enlarge, url, want))
 
 
 def imgproxy_case(case):
@@ -125,6 +159,18 @@ def imgproxy_case(case):
 with ThreadPoolExecutor(max_workers=4) as pool:
     failures += [failure for failure in pool.map(imgproxy_case, cases) if failure]
 checked = len(cases)
+
+# extend places the image by its gravity on a transparent canvas; background flattens it (and the canvas) over a colour.
+status, _, body = get(py_imgproxy.image(sources["photo"]).resize("fit", 1000, 800).extend(True, "so").format("png").url)
+extended = Image.open(io.BytesIO(body)).convert("RGBA") if status == 200 else None
+check("extend:1:so: a 1000x800 canvas, transparent above the photo, the photo at the bottom",
+      extended is not None and extended.size == (1000, 800) and extended.getpixel((0, 0))[3] == 0
+      and extended.getpixel((500, 799))[3] == 255, f"HTTP {status} {extended.size if extended else ''}")
+status, _, body = get(py_imgproxy.image(sources["photo"]).resize("fit", 1000, 800).extend(True, "so").background(hex_color="ff0000").format("jpg").url)
+flattened = Image.open(io.BytesIO(body)).convert("RGB") if status == 200 else None
+corner = flattened.getpixel((2, 2)) if flattened else None
+check("extend with bg:ff0000 as JPEG: the canvas is red", corner is not None and corner[0] > 230 and corner[1] < 30 and corner[2] < 30,
+      f"HTTP {status}, corner {corner}")
 
 # Refusals, as imgproxy answers them.
 good = py_imgproxy.image(sources["photo"]).resize("fill", 64, 64).url

@@ -69,6 +69,16 @@ struct ImgproxyPathTests {
         #expect(try read("/x/q:0/w:10/plain/http://e.com/a").processing.quality == nil)  // 0: the default
         #expect(try read("/x/rs:fill:10:10/g:fp:0.25:0.75/plain/http://e.com/a").processing.gravity == .init(.focusPoint, x: 0.25, y: 0.75))
         #expect(try read("/x/rs:fill:10:10/g:sm/plain/http://e.com/a").processing.gravity == .init(.smart))
+        // min-width, min-height, crop, extend (alone and as size's fourth argument) and background.
+        let more = try read("/x/mw:100/mh:50/c:0.5:200:nowe/s:300:200:1:1:so:5:0/bg:255:0:10/plain/http://e.com/a").processing
+        #expect(more.minWidth == 100 && more.minHeight == 50 && more.enlarge && more.width == 300)
+        #expect(more.regionCrop == .init(width: 0.5, height: 200, gravity: .init(.northWest)))
+        #expect(more.extend == .init(.south, x: 5, y: 0) && more.background == .init(red: 255, green: 0, blue: 10))
+        #expect(try read("/x/ex:1/plain/http://e.com/a").processing.extend == .centre)
+        #expect(try read("/x/ex:0/plain/http://e.com/a").processing.extend == nil)
+        #expect(try read("/x/bg:f80/plain/http://e.com/a").processing.background == .init(red: 255, green: 136, blue: 0))
+        #expect(try read("/x/bg:ff8800/bg:/plain/http://e.com/a").processing.background == nil)
+        #expect(try read("/x/c:0:0/plain/http://e.com/a").processing.regionCrop == nil)
         // Accepted and not part of the image: cache busters, metadata stripping (never kept), a future expiry.
         #expect(try read("/x/cb:abc/sm:1/exp:4102444800/w:10/plain/http://e.com/a").processing == ImageProcessing(width: 10))
         // A cache buster makes the answer immutable (the URL changes with the source); an empty one is none.
@@ -107,9 +117,15 @@ struct ImgproxyPathTests {
             ("/x/g:fp:0.5/plain/http://e.com/a", "Invalid gravity arguments"),
             ("/x/f:bmpx/plain/http://e.com/a", "Invalid format"),
             ("/x/f:gif/plain/http://e.com/a", "gif format is not supported by TileCache yet"),
-            ("/x/bg:fff/plain/http://e.com/a", "the bg option is not supported"),
-            ("/x/ex:1/plain/http://e.com/a", "the ex option is not supported"),
-            ("/x/s:10:10:0:1/plain/http://e.com/a", "extend is not supported"),
+            ("/x/bg:ffff/plain/http://e.com/a", "Invalid background argument"),
+            ("/x/bg:1:2/plain/http://e.com/a", "Invalid background arguments"),
+            ("/x/bg:1:2:300/plain/http://e.com/a", "Invalid background.B"),
+            ("/x/ex:1:sm/plain/http://e.com/a", "Invalid extend gravity"),
+            ("/x/c:-1/plain/http://e.com/a", "Invalid crop width"),
+            ("/x/c:10:10:sm/plain/http://e.com/a", "crop with smart gravity"),
+            ("/x/g:sm/c:10:10/plain/http://e.com/a", "crop with smart gravity"),
+            ("/x/mw:x/plain/http://e.com/a", "Invalid min-width"),
+            ("/x/fl:1/plain/http://e.com/a", "the fl option is not supported"),
             ("/x/g:sm:1:1/plain/http://e.com/a", "Invalid gravity arguments"),
             ("/x/exp:1000/plain/http://e.com/a", "Expired URL"),
             ("/x/exp:soon/plain/http://e.com/a", "Invalid expires"),

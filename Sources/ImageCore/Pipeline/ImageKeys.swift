@@ -48,6 +48,8 @@ public struct ImageKey: Hashable, Sendable {
     /// See `etagSuffix`.
     static func etagSuffix(_ processing: ImageProcessing) -> String {
         guard !processing.isNone else { return "" }
+        /// Letters, digits and `-` only: `m` for a minus sign, `p` for a decimal point, `-` for a colon.
+        func safe(_ text: String) -> String { String(text.map { $0 == "-" ? "m" : $0 == "." ? "p" : $0 == ":" ? "-" : $0 }) }
         var token = "-r\(ImageProcessing.revision)"
         if let width = processing.width { token += "w\(width)" }
         if let height = processing.height { token += "h\(height)" }
@@ -64,7 +66,7 @@ public struct ImageKey: Hashable, Sendable {
         if processing.gravity != .centre {
             // Letters, digits and `-` only (S3 object names): `g` + the anchor and offsets, `m` for a minus sign, `p`
             // for a decimal point, `-` between them (`gno-10-0`, `gfp-0p3-0p6`).
-            token += "g" + String(processing.gravity.text.map { $0 == "-" ? "m" : $0 == "." ? "p" : $0 == ":" ? "-" : $0 })
+            token += "g" + safe(processing.gravity.text)
         }
         if processing.boxCappedToSource { token += "u" }
         if processing.cropRule == .thumbor { token += "t" }
@@ -77,6 +79,14 @@ public struct ImageKey: Hashable, Sendable {
         if processing.flipVertical { token += "-flipv" }
         if let canvas = processing.canvas { token += "-fill\(canvas.hex)" + (processing.canvasUnderTransparency ? "u" : "") }
         if let maxBytes = processing.maxBytes { token += "-maxb\(maxBytes)" }
+        // imgproxy's other options, the same way.
+        if let minWidth = processing.minWidth { token += "-mw\(minWidth)" }
+        if let minHeight = processing.minHeight { token += "-mh\(minHeight)" }
+        if let crop = processing.regionCrop {
+            token += "-c" + safe("\(crop.width):\(crop.height)" + (crop.gravity.map { ":" + $0.text } ?? ""))
+        }
+        if let extend = processing.extend { token += "-ex" + safe(extend.text) }
+        if let background = processing.background { token += "-bg\(background.hex)" }
         return token
     }
 

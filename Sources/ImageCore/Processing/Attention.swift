@@ -18,7 +18,7 @@ enum Attention {
     /// The attention point of `image` (upright pixels), as fractions of its width and height, for a crop of
     /// `cropWidth` x `cropHeight` of its pixels.
     static func point(of image: DecodedImage, cropWidth: Double, cropHeight: Double, subject: String) throws(ImageCoreError) -> (x: Double, y: Double) {
-        let small = try image.expandedToColor().flattenedOverWhite()
+        let small = try image.expandedToColor().flattened(over: .white)
             .resampled(x0: 0, y0: 0, x1: Double(image.width), y1: Double(image.height), width: side, height: side, subject: subject)
         let hscale = Double(side) / Double(image.width), vscale = Double(side) / Double(image.height)
         let sigma = max((pow(cropWidth * hscale, 2) + pow(cropHeight * vscale, 2)).squareRoot() / 10, 1)

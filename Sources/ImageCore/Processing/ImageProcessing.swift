@@ -161,6 +161,34 @@ public struct ImageProcessing: Sendable, Hashable {
     /// until it fits; when the quality would fall below 10, the first encoding is kept.
     public var maxBytes: Int?
 
+    /// imgproxy's `min-width`/`min-height`: the scale is raised until the result is at least this wide/high (the box
+    /// still crops it where it is smaller).
+    public var minWidth: Int?
+    /// See `minWidth`.
+    public var minHeight: Int?
+    /// imgproxy's `crop:W:H:gravity`: a region of the upright source taken before the resize, W and H in pixels (1 and
+    /// above) or fractions of the source (below 1), 0 for the whole side, placed by its gravity (nil: `gravity`).
+    public var regionCrop: RegionCrop?
+    /// imgproxy's `extend:1:gravity`: a result smaller than the box is placed on a transparent canvas of the box's size
+    /// by this gravity (then flattened over `background` where the format has no alpha or one is given).
+    public var extend: Gravity?
+    /// imgproxy's `background`: the colour transparent pixels are flattened over, in every format (without it, only
+    /// JPEG is flattened, over white).
+    public var background: Color?
+
+    /// See `regionCrop`.
+    public struct RegionCrop: Sendable, Hashable, Codable {
+        public var width: Double, height: Double
+        public var gravity: Gravity?
+        public init(width: Double, height: Double, gravity: Gravity? = nil) {
+            (self.width, self.height, self.gravity) = (width, height, gravity)
+        }
+        /// imgproxy's `CalcCropSize`: 0 is none, 1 and above whole pixels, below 1 a share of `side` (at least 1).
+        static func size(_ crop: Double, of side: Int) -> Int {
+            crop == 0 ? 0 : crop >= 1 ? Int(min(crop, Double(1 << 30))) : max(1, ProcessingGeometry.round(Double(side) * crop))
+        }
+    }
+
     /// See `sourceCrop`.
     public struct SourceCrop: Sendable, Hashable, Codable {
         public var left: Int, top: Int, right: Int, bottom: Int
@@ -175,6 +203,9 @@ public struct ImageProcessing: Sendable, Hashable {
         public init(red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8 = 255) {
             (self.red, self.green, self.blue, self.alpha) = (red, green, blue, alpha)
         }
+        public static let white = Color(red: 255, green: 255, blue: 255)
+        public static let transparent = Color(red: 0, green: 0, blue: 0, alpha: 0)
+
         /// `rrggbbaa` in lowercase hex.
         public var hex: String {
             let digits = Array("0123456789abcdef")
@@ -225,6 +256,13 @@ public struct ImageProcessing: Sendable, Hashable {
         if flipVertical { parts.append("fv=1") }
         if let canvas { parts.append("fill=\(canvas.hex)\(canvasUnderTransparency ? ",under" : "")") }
         if let maxBytes { parts.append("maxb=\(maxBytes)") }
+        if let minWidth { parts.append("mw=\(minWidth)") }
+        if let minHeight { parts.append("mh=\(minHeight)") }
+        if let regionCrop {
+            parts.append("c=\(regionCrop.width):\(regionCrop.height)" + (regionCrop.gravity.map { ":" + $0.text } ?? ""))
+        }
+        if let extend { parts.append("ex=\(extend.text)") }
+        if let background { parts.append("bg=\(background.hex)") }
         return parts.joined(separator: "&")
     }
 
@@ -244,6 +282,9 @@ public struct ProcessingGeometry: Sendable, Hashable {
     /// The box asked for (0 for a side not given), turned as thumbor's `adaptive-fit-in` turns it: where `canvas`
     /// (thumbor's `fill()`) puts the image.
     public var boxWidth: Int, boxHeight: Int
+
+    /// imgproxy's `extend`: the canvas the result is placed on (at least the result's size) and where it goes.
+    public var extendWidth = 0, extendHeight = 0, extendLeft = 0, extendTop = 0
 
     /// The size of the canvas `fill()` makes: each side the box's where given and larger, else the output's.
     public var canvasWidth: Int { boxWidth > 0 ? max(boxWidth, width) : width }
@@ -266,6 +307,22 @@ public struct ProcessingGeometry: Sendable, Hashable {
                 return
             }
             self = ProcessingGeometry(rest, sourceWidth: right - left, sourceHeight: bottom - top)
+            (cropX, cropY) = (cropX + Double(left), cropY + Double(top))
+            return
+        }
+        if let region = processing.regionCrop {
+            // imgproxy's crop: a region of the source placed by its gravity, the rest fitted to it.
+            var rest = processing
+            rest.regionCrop = nil
+            var width = ImageProcessing.RegionCrop.size(region.width, of: sourceWidth)
+            var height = ImageProcessing.RegionCrop.size(region.height, of: sourceHeight)
+            (width, height) = (width == 0 ? sourceWidth : min(width, sourceWidth), height == 0 ? sourceHeight : min(height, sourceHeight))
+            guard width < sourceWidth || height < sourceHeight else {
+                self = ProcessingGeometry(rest, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+                return
+            }
+            let (left, top) = Self.position(sourceWidth, sourceHeight, width, height, gravity: region.gravity ?? processing.gravity, dpr: 1)
+            self = ProcessingGeometry(rest, sourceWidth: width, sourceHeight: height)
             (cropX, cropY) = (cropX + Double(left), cropY + Double(top))
             return
         }
@@ -305,9 +362,17 @@ public struct ProcessingGeometry: Sendable, Hashable {
             let least = min(wshrink, hshrink)
             if least < 1 {
                 (wshrink, hshrink) = (wshrink / least, hshrink / least)
-                dprScale /= least
+                if processing.extend == nil { dprScale /= least }
             }
             dprScale = min(dprScale, min(wshrink, hshrink))
+        }
+        if let minWidth = processing.minWidth, minWidth > 0, sw / Double(minWidth) < wshrink {
+            hshrink /= wshrink / (sw / Double(minWidth))
+            wshrink = sw / Double(minWidth)
+        }
+        if let minHeight = processing.minHeight, minHeight > 0, sh / Double(minHeight) < hshrink {
+            wshrink /= hshrink / (sh / Double(minHeight))
+            hshrink = sh / Double(minHeight)
         }
         (wshrink, hshrink) = (min(wshrink / dprScale, sw), min(hshrink / dprScale, sh))
         let targetW = w > 0 ? Self.round(Double(w) * dprScale) : 0, targetH = h > 0 ? Self.round(Double(h) * dprScale) : 0
@@ -329,6 +394,11 @@ public struct ProcessingGeometry: Sendable, Hashable {
         let (left, top) = Self.position(scaledW, scaledH, width, height, gravity: processing.gravity, dpr: dprScale)
         (cropX, cropY) = (Double(left) / scaleX, Double(top) / scaleY)
         (cropWidth, cropHeight) = (min(sw, Double(width) / scaleX), min(sh, Double(height) / scaleY))
+        (extendWidth, extendHeight) = (width, height)
+        if let gravity = processing.extend {
+            (extendWidth, extendHeight) = (max(targetW, width), max(targetH, height))
+            (extendLeft, extendTop) = Self.position(extendWidth, extendHeight, width, height, gravity: gravity, dpr: dprScale)
+        }
     }
 
     /// thumbor's `auto_crop` then `resize` (transformer.py): the source cropped in whole pixels to the box's shape

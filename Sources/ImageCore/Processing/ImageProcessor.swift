@@ -124,7 +124,8 @@ public enum ImageProcessor {
     public static func process(_ source: Source, _ processing: ImageProcessing, subject: String) throws(ImageCoreError) -> ProcessedImage {
         let header = source.header
         var geometry = ProcessingGeometry(processing, sourceWidth: header.uprightWidth, sourceHeight: header.uprightHeight)
-        let (outputWidth, outputHeight) = processing.canvas == nil ? (geometry.width, geometry.height) : (geometry.canvasWidth, geometry.canvasHeight)
+        let (outputWidth, outputHeight) = processing.canvas != nil ? (geometry.canvasWidth, geometry.canvasHeight)
+            : processing.extend != nil ? (geometry.extendWidth, geometry.extendHeight) : (geometry.width, geometry.height)
         guard outputWidth <= ImageProcessing.maxSide, outputHeight <= ImageProcessing.maxSide,
               outputWidth * outputHeight <= ImageProcessing.maxPixels else {
             throw ImageCoreError(.outputTooLarge, subject: subject, message: """
@@ -148,7 +149,10 @@ public enum ImageProcessor {
         }
         let hasAlpha = image.pixelFormat == .rgba || image.pixelFormat == .grayAlpha
         let format = processing.format ?? ImageProcessing.defaultFormat(sourceHasAlpha: hasAlpha)
-        if format == .jpeg { image = image.flattenedOverWhite() }
+        // JPEG has no alpha: flattened over white before the resize; with imgproxy's background or extend, at the end
+        // (over the background, in every format when one is given), so the extended area is flattened too.
+        let flattensLate = processing.background != nil || processing.extend != nil
+        if format == .jpeg, !flattensLate { image = image.flattened(over: .white) }
         // The decode may be shrunk on load: the crop, in upright source pixels, scaled to the decoded size.
         let scaleX = Double(image.width) / Double(header.uprightWidth), scaleY = Double(image.height) / Double(header.uprightHeight)
         var resized = try image.resampled(
@@ -161,8 +165,16 @@ public enum ImageProcessor {
             resized = resized.flipped(horizontally: processing.flipHorizontal, vertically: processing.flipVertical)
         }
         if let color = processing.canvas {
-            resized = resized.centred(onCanvasOf: color, width: geometry.canvasWidth, height: geometry.canvasHeight,
-                                      showingThroughTransparency: processing.canvasUnderTransparency)
+            resized = resized.placed(onCanvasOf: color, width: geometry.canvasWidth, height: geometry.canvasHeight,
+                                     left: (geometry.canvasWidth - resized.width) / 2, top: (geometry.canvasHeight - resized.height) / 2,
+                                     showingThroughTransparency: processing.canvasUnderTransparency)
+        }
+        if processing.extend != nil, geometry.extendWidth > resized.width || geometry.extendHeight > resized.height {
+            resized = resized.placed(onCanvasOf: .transparent, width: geometry.extendWidth, height: geometry.extendHeight,
+                                     left: geometry.extendLeft, top: geometry.extendTop, showingThroughTransparency: false)
+        }
+        if flattensLate, format == .jpeg || processing.background != nil {
+            resized = resized.flattened(over: processing.background ?? .white)
         }
         func encode(quality: Int) throws(ImageCoreError) -> [UInt8] {
             switch format {
@@ -272,18 +284,17 @@ extension DecodedImage {
         return DecodedImage(width: width, height: height, pixelFormat: pixelFormat, pixels: out)
     }
 
-    /// thumbor's `fill()`: the image pasted centred (offsets rounded down) on a `width` x `height` canvas of `color`.
-    /// Where the image is transparent, the canvas shows through only with `showingThroughTransparency` (thumbor's
-    /// `merge`); otherwise the image's pixels replace the canvas's. RGB when the result is opaque, RGBA otherwise.
-    func centred(onCanvasOf color: ImageProcessing.Color, width canvasWidth: Int, height canvasHeight: Int,
-                 showingThroughTransparency: Bool) -> DecodedImage {
+    /// The image pasted at (`left`, `top`) on a `width` x `height` canvas of `color` (thumbor's `fill()`, imgproxy's
+    /// `extend`). Where the image is transparent, the canvas shows through only with `showingThroughTransparency`
+    /// (thumbor's `merge`); otherwise the image's pixels replace the canvas's. RGB when the result is opaque.
+    func placed(onCanvasOf color: ImageProcessing.Color, width canvasWidth: Int, height canvasHeight: Int, left: Int, top: Int,
+                showingThroughTransparency: Bool) -> DecodedImage {
         let image = expandedToColor()
         let channels = image.pixelFormat.bytesPerPixel
         var canvas = [UInt8](repeating: 0, count: canvasWidth * canvasHeight * 4)
         for pixel in 0..<(canvasWidth * canvasHeight) {
             canvas.replaceSubrange(pixel * 4..<pixel * 4 + 4, with: [color.red, color.green, color.blue, color.alpha])
         }
-        let left = (canvasWidth - width) / 2, top = (canvasHeight - height) / 2
         for y in 0..<height where top + y >= 0 && top + y < canvasHeight {
             for x in 0..<width where left + x >= 0 && left + x < canvasWidth {
                 let from = (y * width + x) * channels, to = ((top + y) * canvasWidth + left + x) * 4
@@ -305,19 +316,22 @@ extension DecodedImage {
         return DecodedImage.fromRGBA(width: canvasWidth, height: canvasHeight, pixels: canvas)
     }
 
-    /// Gray or RGB: alpha composited over white.
-    func flattenedOverWhite() -> DecodedImage {
+    /// Gray or RGB: alpha composited over `color` (a gray image over a colour that is not gray becomes RGB).
+    func flattened(over color: ImageProcessing.Color) -> DecodedImage {
         switch pixelFormat {
         case .gray, .rgb: return self
+        case .grayAlpha where color.red != color.green || color.green != color.blue:
+            return expandedToColor().flattened(over: color)
         case .grayAlpha, .rgba:
             let channels = pixelFormat == .rgba ? 3 : 1
+            let background = [Int(color.red), Int(color.green), Int(color.blue)]
             let stride = pixelFormat.bytesPerPixel
             var out = [UInt8](repeating: 0, count: width * height * channels)
             for pixel in 0..<(width * height) {
                 let alpha = Int(pixels[pixel * stride + stride - 1])
                 for channel in 0..<channels {
                     let value = Int(pixels[pixel * stride + channel])
-                    out[pixel * channels + channel] = UInt8((value * alpha + 255 * (255 - alpha) + 127) / 255)
+                    out[pixel * channels + channel] = UInt8((value * alpha + background[channel] * (255 - alpha) + 127) / 255)
                 }
             }
             return DecodedImage(width: width, height: height, pixelFormat: channels == 3 ? .rgb : .gray, pixels: out)

@@ -8,10 +8,11 @@ import ImageCore
 /// metadata. An option is `name:arg:arg`; the first segment without `:` starts the source.
 ///
 /// Supported options, with imgproxy's names, short forms, argument order and defaults: `resize`/`rs`, `size`/`s`,
-/// `resizing_type`/`rt` (`fit`, `fill`, `fill-down`, `force`, `auto`), `width`/`w`, `height`/`h`, `dpr`,
+/// `resizing_type`/`rt` (`fit`, `fill`, `fill-down`, `force`, `auto`), `width`/`w`, `height`/`h`, `min-width`/`mw`,
+/// `min-height`/`mh`, `crop`/`c`, `extend`/`ex`, `background`/`bg`, `dpr`,
 /// `enlarge`/`el`, `gravity`/`g` (the compass, `ce`, offsets, `fp:x:y`, `sm`), `quality`/`q`, `format`/`f`/`ext`,
 /// `strip_metadata`/`sm` (outputs never carry metadata), `cachebuster`/`cb`, `expires`/`exp`, `preset`/`pr`. Any other
-/// option, and an option imgproxy knows that TileCache does not do yet (`extend`, `crop`, `background`, ...), is refused as imgproxy refuses an unknown one: 404, never ignored.
+/// option, and an option imgproxy knows that TileCache does not do yet (`flip`, `rotate`, `padding`, ...), is refused as imgproxy refuses an unknown one: 404, never ignored.
 struct ImgproxyPath: Sendable {
     /// The signature segment.
     var signature: Substring
@@ -144,6 +145,11 @@ struct ImgproxyPath: Sendable {
         var quality = 0
         var format: ImageProcessing.OutputFormat?
         var cacheBuster: String?
+        var minWidth = 0, minHeight = 0
+        var crop: ImageProcessing.RegionCrop?
+        var extend = false
+        var extendGravity = ImageProcessing.Gravity.centre
+        var background: ImageProcessing.Color?
 
         /// The largest `dpr` (imgproxy bounds it only by its result limits; a bound keeps every size finite).
         static let maxDPR = 8.0
@@ -155,8 +161,8 @@ struct ImgproxyPath: Sendable {
         static let otherFormats: Set<String> = ["gif", "ico", "bmp", "tiff", "heic", "jxl", "svg", "pdf", "mp4", "best"]
         /// Options imgproxy has that TileCache does not do (yet): refused by name, never ignored.
         static let unsupported: Set<String> = [
-            "min-width", "mw", "min-height", "mh", "zoom", "z", "extend", "ex", "extend_aspect_ratio", "extend_ar", "exar",
-            "crop", "c", "trim", "t", "padding", "pd", "auto_rotate", "ar", "rotate", "rot", "flip", "fl", "background", "bg",
+            "zoom", "z", "extend_aspect_ratio", "extend_ar", "exar",
+            "trim", "t", "padding", "pd", "auto_rotate", "ar", "rotate", "rot", "flip", "fl",
             "blur", "bl", "sharpen", "sh", "pixelate", "pix", "watermark", "wm", "keep_copyright", "kcr", "strip_color_profile",
             "scp", "preserve_hdr", "ph", "enforce_thumbnail", "eth", "format_quality", "fq", "max_bytes", "mb", "skip_processing",
             "skp", "raw", "filename", "fn", "return_attachment", "att", "max_src_resolution", "msr", "max_src_file_size", "msfs",
@@ -195,8 +201,55 @@ struct ImgproxyPath: Sendable {
                 if args.count >= 2, !args[1].isEmpty { height = try positiveInt(args[1], "height") }
                 if args.count >= 3, !args[2].isEmpty { enlarge = bool(args[2]) }
                 if args.count >= 4, !args[3].isEmpty {
-                    // `extend`: only "off" is something TileCache does.
-                    guard !bool(args[3]) else { throw invalid("extend is not supported by TileCache yet") }
+                    try apply(name: "ex", arguments: Array(args[3...]), presets: presets, now: now, depth: depth)
+                }
+            case "min-width", "mw":
+                try atMost(1)
+                minWidth = try positiveInt(args.first ?? "", "min-width")
+            case "min-height", "mh":
+                try atMost(1)
+                minHeight = try positiveInt(args.first ?? "", "min-height")
+            case "extend", "ex":
+                try atMost(4)
+                extend = bool(args.first ?? "")
+                if args.count > 1 {
+                    extendGravity = try Self.gravity(Array(args.dropFirst()))
+                    guard extendGravity.anchor != .smart else { throw invalid("Invalid extend gravity: sm") }
+                }
+            case "crop", "c":
+                try atMost(5)
+                func size(_ text: String, _ key: String) throws(ServiceError) -> Double {
+                    guard let value = Double(text), value.isFinite, value >= 0 else {
+                        throw invalid("Invalid \(key) argument: \(text.prefix(64)) (expected positive number or 0)")
+                    }
+                    return value
+                }
+                var region = ImageProcessing.RegionCrop(width: try size(args.first ?? "", "crop width"), height: 0)
+                if args.count > 1 { region.height = try size(args[1], "crop height") }
+                if args.count > 2 { region.gravity = try Self.gravity(Array(args[2...])) }
+                crop = region
+            case "background", "bg":
+                switch args.count {
+                case 1 where args[0].isEmpty:
+                    background = nil
+                case 1:
+                    // imgproxy's hex colours: 3 or 6 digits, no `#`.
+                    guard args[0].count == 3 || args[0].count == 6, args[0].allSatisfy(\.isHexDigit),
+                          let color = ImageProcessing.Color(name: args[0]) else {
+                        throw invalid("Invalid background argument: \(args[0].prefix(64)) (expected hex-encoded color)")
+                    }
+                    background = color
+                case 3:
+                    var channels: [UInt8] = []
+                    for (index, text) in args.enumerated() {
+                        guard let value = UInt8(text) else {
+                            throw invalid("Invalid background.\(["R", "G", "B"][index]) argument: \(text.prefix(64)) (expected number in range 0-255)")
+                        }
+                        channels.append(value)
+                    }
+                    background = ImageProcessing.Color(red: channels[0], green: channels[1], blue: channels[2])
+                default:
+                    throw invalid("Invalid background arguments: \(args.joined(separator: ":").prefix(100))")
                 }
             case "resizing_type", "rt":
                 try atMost(1)
@@ -296,6 +349,15 @@ struct ImgproxyPath: Sendable {
             var processing = ImageProcessing(width: width > 0 ? width : nil, height: height > 0 ? height : nil, fit: fit, enlarge: enlarge,
                                              quality: quality == 0 ? nil : quality, format: format, gravity: gravity, dpr: dpr)
             if format == nil { processing.format = negotiation.format(accept: accept) }
+            (processing.minWidth, processing.minHeight) = (minWidth > 0 ? minWidth : nil, minHeight > 0 ? minHeight : nil)
+            if let crop, crop.width > 0 || crop.height > 0 {
+                guard (crop.gravity ?? gravity).anchor != .smart else {
+                    throw invalid("crop with smart gravity is not supported by TileCache yet (g:sm after the resize is)")
+                }
+                processing.regionCrop = crop
+            }
+            processing.extend = extend ? extendGravity : nil
+            processing.background = background
             return (processing, negotiation.negotiates && format == nil)
         }
     }

@@ -101,7 +101,7 @@ struct ThumborPath: Sendable {
                     let parts = arguments.split(separator: ",", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
                     let name = parts.first ?? ""
                     guard name != "auto", name != "blur" else { throw Self.invalid("fill(\(name)) is not supported by TileCache yet (a colour is)") }
-                    guard let color = name == "transparent" ? ImageProcessing.Color(red: 0, green: 0, blue: 0, alpha: 0)
+                    guard let color = name == "transparent" ? ImageProcessing.Color.transparent
                                                             : ImageProcessing.Color(name: name) else {
                         throw Self.invalid("fill(\(arguments.prefix(40))): '\(name.prefix(40))' is not a colour (a CSS name or hex digits)")
                     }
