@@ -5,7 +5,7 @@ Arguments: SERVICE_URL TILES_BASE IMAGES_BASE KEY_HEX SALT_HEX THUMBOR_URL THUMB
 listed. thumbor URLs (built by libthumbor) are asked of thumbor itself and of TileCache, on the same path: the same
 size and format; the same pixels (the two servers' PNG answers at least 30 dB apart); and the same encoding quality
 (each server's quality(85) JPEG against its own PNG answer: TileCache's PSNR within 0.5 dB of thumbor's, or above).
-Besides sizes and alignments: manual crops, full-fit-in, adaptive-fit-in, flips, fill() and max_bytes() (where both
+Besides sizes and alignments: trim, manual crops, full-fit-in, adaptive-fit-in, flips, fill() and max_bytes() (where both
 answers must fit the bytes, each server having lowered its quality for its own encoder).
 """
 import io
@@ -233,6 +233,8 @@ for label, source in sources.items():
     for w, h in [(300, 200), (100, 300)]:
         for fill in (["fill(red)"], ["fill(00ff00)"], ["fill(blue,true)"]):
             more.append((dict(width=w, height=h, fit_in=True), fill))
+    for trim in (True, ("bottom-right", 40), ("top-left", 80)):
+        more += [(dict(width=100, height=100, trim=trim), []), (dict(width=64, height=0, trim=trim, fit_in=True), [])]
     for options, extra in more:
         thumbor_cases.append((crypto.generate(**options, image_url=bare, filters=["quality(85)"] + extra),
                               crypto.generate(**options, image_url=bare, filters=["format(png)"] + extra), None))
@@ -275,7 +277,7 @@ def thumbor_case(case):
 
 
 thumbor_checked, worst, lowest_agreement = 0, (float("inf"), ""), float("inf")
-print(f"open-sources-check: {len(thumbor_cases)} thumbor URLs (with manual crops, fit-in's variants, flips, fill() and max_bytes())")
+print(f"open-sources-check: {len(thumbor_cases)} thumbor URLs (with trim, manual crops, fit-in's variants, flips, fill() and max_bytes())")
 with ThreadPoolExecutor(max_workers=4) as pool:
     for problems, same, margin in pool.map(thumbor_case, thumbor_cases):
         failures += problems
@@ -285,6 +287,14 @@ with ThreadPoolExecutor(max_workers=4) as pool:
         lowest_agreement = min(lowest_agreement, same)
         if margin is not None:
             worst = min(worst, margin)
+# The trim cases prove something only if trim cuts something: on at least one source the trimmed answer is another shape.
+trimmed_shapes = []
+for source in sources.values():
+    bare = source.split("://", 1)[1]
+    plain = Image.open(io.BytesIO(get(service + crypto.generate(width=64, height=0, fit_in=True, image_url=bare))[2])).size
+    cut = Image.open(io.BytesIO(get(service + crypto.generate(width=64, height=0, fit_in=True, trim=("top-left", 80), image_url=bare))[2])).size
+    trimmed_shapes.append(plain != cut)
+check("trim:top-left:80 cuts the border of at least one source", any(trimmed_shapes), str(trimmed_shapes))
 unsafe_path = "/unsafe/100x100/" + sources["photo"].split("://", 1)[1]
 status, _, _ = get(service + unsafe_path)
 check("thumbor's unsafe URL without --allow-unsafe-url", status == 400, f"HTTP {status}")

@@ -61,6 +61,13 @@ def psnr(a, b):
     return 99.0 if mse == 0 else float(10 * np.log10(255 ** 2 / mse))
 
 
+def write_report(path, lines):
+    """Writes the report's lines to `path` and prints them."""
+    with open(path, "w") as out:
+        out.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
 def reference(path):
     """The fully decoded photo in sRGB (converted from its embedded profile, if any)."""
     image = Image.open(path)
@@ -301,9 +308,7 @@ def main():
             "numbers and shows them as sRGB (duller reds and greens in a browser).")
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    with open(out_md, "w") as out:
-        out.write("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    write_report(out_md, lines)
 
 
 if __name__ == "__main__":

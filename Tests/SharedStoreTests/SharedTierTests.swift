@@ -63,6 +63,41 @@ struct SharedTierTests {
         }
     }
 
+    @Test("open-source variants (AVIF, smart crop, thumbor's crop with flips and fill, imgproxy's crop and extend) go through the store: a second instance gets each as a shared hit, byte for byte")
+    func openSourceVariants() async throws {
+        let store = try await SeaweedFS.shared()
+        let shared = try await bucket(store)
+        try await withOrigin { origin in
+            let url = try #require(urls(origin, count: 79).last)  // gold's photo or tile: whichever the builder lists last
+            var thumbor = ImageProcessing(width: 120, height: 80, fit: .cover, enlarge: true, format: .png)
+            thumbor.cropRule = .thumbor
+            thumbor.sourceCrop = .init(left: 4, top: 4, right: 100, bottom: 90)
+            (thumbor.flipHorizontal, thumbor.canvas) = (true, .init(red: 0, green: 128, blue: 255))
+            var imgproxy = ImageProcessing(width: 300, height: 300, format: .webp)
+            imgproxy.regionCrop = .init(width: 0.5, height: 0.5, gravity: .init(.southEast))
+            (imgproxy.extend, imgproxy.background, imgproxy.minWidth) = (.init(.north), .init(red: 255, green: 0, blue: 0), 40)
+            let variants = [ImageProcessing(width: 64, format: .avif),
+                            ImageProcessing(width: 48, height: 48, fit: .cover, gravity: .init(.smart)), thumbor, imgproxy]
+            let first = pipeline(try makeTemporaryDirectory(), store: shared)
+            var made: [ImageResponse] = []
+            for processing in variants {
+                let image = try await first.image(for: ImageRequest(url: url, processing: processing))
+                #expect(image.processed)
+                made.append(image)
+            }
+            await first.sharedTier!.drain()
+            #expect(first.sharedTier!.statistics.writes == variants.count + 1 && first.sharedTier!.statistics.writesFailed == 0)
+            let requests = origin.statistics.requests
+            let second = pipeline(try makeTemporaryDirectory(), store: shared)
+            for (processing, firstImage) in zip(variants, made) {
+                let image = try await second.image(for: ImageRequest(url: url, processing: processing))
+                #expect(image.outcome == .sharedHit && !image.processed && image.bytes == firstImage.bytes && image.bytes != nil,
+                        "\(processing.canonicalQuery)")
+            }
+            #expect(origin.statistics.requests == requests)
+        }
+    }
+
     @Test("a variant of a photo served under another spelling is found by an instance that has not learnt the alias")
     func aliasedVariant() async throws {
         let store = try await SeaweedFS.shared()

@@ -54,6 +54,9 @@ struct ThumborPathTests {
         #expect(all.canvas == .init(red: 255, green: 0, blue: 0, alpha: 128) && all.canvasUnderTransparency)
         #expect(try ThumborPath("/unsafe/0x0:0x0/-x100/a.com/a.jpg").processing.sourceCrop == nil)
         #expect(try ThumborPath("/unsafe/-x100/a.com/a.jpg").processing.flipHorizontal)
+        #expect(try ThumborPath("/unsafe/trim/a.com/a.jpg").processing.trim == .init())
+        #expect(try ThumborPath("/unsafe/trim:bottom-right:20/100x0/a.com/a.jpg").processing.trim == .init(fromBottomRight: true, tolerance: 20))
+        #expect(try ThumborPath("/unsafe/trim:5/a.com/a.jpg").processing.trim == .init(tolerance: 5))
         #expect(try ThumborPath("/unsafe/full-fit-in/100x100/a.com/a.jpg").processing.fitInAdaptive == false)
         #expect(try ThumborPath("/unsafe/fit-in/100x100/filters:fill(Red)/a.com/a.jpg").processing.canvas == .init(red: 255, green: 0, blue: 0))
         #expect(try ThumborPath("/unsafe/fit-in/100x100/filters:fill(fff)/a.com/a.jpg").processing.canvas == .init(red: 255, green: 255, blue: 255))
@@ -62,7 +65,7 @@ struct ThumborPathTests {
 
     @Test("what thumbor has and TileCache does not do yet is 400 invalid-url, named")
     func refusals() {
-        for (path, expected) in [("/unsafe/meta/a.com/a.jpg", "meta"), ("/unsafe/trim/a.com/a.jpg", "trim"),
+        for (path, expected) in [("/unsafe/meta/a.com/a.jpg", "meta"),
                                  ("/unsafe/origx10/a.com/a.jpg", "orig"),
                                  ("/unsafe/filters:fill(auto)/a.com/a.jpg", "fill(auto)"), ("/unsafe/filters:fill(blur)/a.com/a.jpg", "fill(blur)"),
                                  ("/unsafe/filters:fill(notacolour)/a.com/a.jpg", "not a colour"), ("/unsafe/filters:fill(red,maybe)/a.com/a.jpg", "True or False"),

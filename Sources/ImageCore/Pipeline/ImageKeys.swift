@@ -87,6 +87,7 @@ public struct ImageKey: Hashable, Sendable {
         }
         if let extend = processing.extend { token += "-ex" + safe(extend.text) }
         if let background = processing.background { token += "-bg\(background.hex)" }
+        if let trim = processing.trim { token += "-trim\(trim.fromBottomRight ? "br" : "tl")\(trim.tolerance)" }
         return token
     }
 

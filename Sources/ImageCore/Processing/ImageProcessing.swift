@@ -161,6 +161,19 @@ public struct ImageProcessing: Sendable, Hashable {
     /// until it fits; when the quality would fall below 10, the first encoding is kept.
     public var maxBytes: Int?
 
+    /// thumbor's `trim`: the source is first cut to the box of pixels that differ from the top-left (or bottom-right)
+    /// pixel by more than the tolerance (Euclidean distance over the channels, as thumbor's `_bounding_box`).
+    public var trim: Trim?
+
+    /// See `trim`.
+    public struct Trim: Sendable, Hashable, Codable {
+        public var fromBottomRight: Bool
+        public var tolerance: Int
+        public init(fromBottomRight: Bool = false, tolerance: Int = 0) {
+            (self.fromBottomRight, self.tolerance) = (fromBottomRight, tolerance)
+        }
+    }
+
     /// imgproxy's `min-width`/`min-height`: the scale is raised until the result is at least this wide/high (the box
     /// still crops it where it is smaller).
     public var minWidth: Int?
@@ -263,6 +276,7 @@ public struct ImageProcessing: Sendable, Hashable {
         }
         if let extend { parts.append("ex=\(extend.text)") }
         if let background { parts.append("bg=\(background.hex)") }
+        if let trim { parts.append("trim=\(trim.fromBottomRight ? "br" : "tl"),\(trim.tolerance)") }
         return parts.joined(separator: "&")
     }
 

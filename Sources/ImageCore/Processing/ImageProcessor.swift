@@ -105,6 +105,7 @@ public enum ImageProcessor {
     /// measured on the test photos against a full-size Lanczos (docs/benchmarks.md), two lost up to 0.8 dB of PSNR at
     /// 64 and 128 px, three loses at most 0.16 dB. The other n/8 scales of libjpeg-turbo lost up to 2 dB.
     static func shrinkOnLoad(_ processing: ImageProcessing, width: Int, height: Int, orientation: Int?) -> Int {
+        guard processing.trim == nil else { return 8 }  // trim judges every source pixel, as thumbor does
         let transposed = (orientation ?? 1) >= 5
         let geometry = ProcessingGeometry(processing, sourceWidth: transposed ? height : width, sourceHeight: transposed ? width : height)
         let shrink = min(geometry.cropWidth / Double(geometry.width), geometry.cropHeight / Double(geometry.height))
@@ -135,17 +136,26 @@ public enum ImageProcessor {
         }
         var image = source.image
         if let orientation = header.orientation, orientation != 1 { image = try image.oriented(orientation, subject: subject) }
+        // The source's size from here on: the upright image's, or the trimmed region's (the trimmed pixels are then
+        // the source; thumbor ignores a trim that would leave nothing).
+        var (sourceWidth, sourceHeight) = (header.uprightWidth, header.uprightHeight)
+        if let trim = processing.trim, image.width == sourceWidth, image.height == sourceHeight,
+           let box = image.trimBox(fromBottomRight: trim.fromBottomRight, tolerance: trim.tolerance) {
+            image = image.cropped(left: box.left, top: box.top, width: box.width, height: box.height)
+            (sourceWidth, sourceHeight) = (box.width, box.height)
+            geometry = ProcessingGeometry(processing, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+        }
         if processing.gravity.anchor == .smart {
             // The crop centred on the attention point, found in the upright pixels (a focus point from here on).
             var focused = processing
             focused.gravity = .centre
-            if geometry.cropWidth < Double(header.uprightWidth) || geometry.cropHeight < Double(header.uprightHeight) {
+            if geometry.cropWidth < Double(sourceWidth) || geometry.cropHeight < Double(sourceHeight) {
                 let point = try Attention.point(
-                    of: image, cropWidth: geometry.cropWidth * Double(image.width) / Double(header.uprightWidth),
-                    cropHeight: geometry.cropHeight * Double(image.height) / Double(header.uprightHeight), subject: subject)
+                    of: image, cropWidth: geometry.cropWidth * Double(image.width) / Double(sourceWidth),
+                    cropHeight: geometry.cropHeight * Double(image.height) / Double(sourceHeight), subject: subject)
                 focused.gravity = .init(.focusPoint, x: point.x, y: point.y)
             }
-            geometry = ProcessingGeometry(focused, sourceWidth: header.uprightWidth, sourceHeight: header.uprightHeight)
+            geometry = ProcessingGeometry(focused, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
         }
         let hasAlpha = image.pixelFormat == .rgba || image.pixelFormat == .grayAlpha
         let format = processing.format ?? ImageProcessing.defaultFormat(sourceHasAlpha: hasAlpha)
@@ -154,7 +164,7 @@ public enum ImageProcessor {
         let flattensLate = processing.background != nil || processing.extend != nil
         if format == .jpeg, !flattensLate { image = image.flattened(over: .white) }
         // The decode may be shrunk on load: the crop, in upright source pixels, scaled to the decoded size.
-        let scaleX = Double(image.width) / Double(header.uprightWidth), scaleY = Double(image.height) / Double(header.uprightHeight)
+        let scaleX = Double(image.width) / Double(sourceWidth), scaleY = Double(image.height) / Double(sourceHeight)
         var resized = try image.resampled(
             x0: geometry.cropX * scaleX, y0: geometry.cropY * scaleY,
             x1: min(Double(image.width), (geometry.cropX + geometry.cropWidth) * scaleX),
@@ -269,6 +279,52 @@ enum WebPEncoder {
 }
 
 extension DecodedImage {
+    /// thumbor's `_bounding_box`: the smallest box holding every pixel farther than `tolerance` (Euclidean distance
+    /// over the channels, alpha included) from the top-left or bottom-right pixel, scanned as thumbor scans it (each
+    /// row from the left to its first such pixel, then from the right down to the box's right edge so far); nil when
+    /// no pixel is.
+    func trimBox(fromBottomRight: Bool, tolerance: Int) -> (left: Int, top: Int, width: Int, height: Int)? {
+        let color = expandedToColor()  // thumbor measures in RGB(A): a gray image's distances as its RGB's
+        let pixels = color.pixels
+        let stride = color.pixelFormat.bytesPerPixel
+        let reference = fromBottomRight ? (width * height - 1) * stride : 0
+        func differs(_ x: Int, _ y: Int) -> Bool {
+            let at = (y * width + x) * stride
+            var sum = 0
+            for channel in 0..<stride {
+                let difference = Int(pixels[at + channel]) - Int(pixels[reference + channel])
+                sum += difference * difference
+            }
+            return Double(sum).squareRoot() > Double(tolerance)
+        }
+        var (left, top, right, bottom) = (width, height, 0, 0)
+        for y in 0..<height {
+            var x = 0
+            while x < width, !differs(x, y) { x += 1 }
+            if x < width {
+                (left, top, bottom) = (min(left, x), min(top, y), y)
+            }
+            var xi = width - 1
+            while xi > max(x, right) {
+                if differs(xi, y) { right = max(right, xi); break }
+                xi -= 1
+            }
+        }
+        guard right >= left, bottom >= top else { return nil }
+        return (left, top, right + 1 - left, bottom + 1 - top)
+    }
+
+    /// The region of the image at (`left`, `top`), `width` x `height`.
+    func cropped(left: Int, top: Int, width newWidth: Int, height newHeight: Int) -> DecodedImage {
+        let stride = pixelFormat.bytesPerPixel
+        var out = [UInt8]()
+        out.reserveCapacity(newWidth * newHeight * stride)
+        for y in top..<top + newHeight {
+            out += pixels[((y * width) + left) * stride..<((y * width) + left + newWidth) * stride]
+        }
+        return DecodedImage(width: newWidth, height: newHeight, pixelFormat: pixelFormat, pixels: out)
+    }
+
     /// The image mirrored left to right and/or top to bottom.
     func flipped(horizontally: Bool, vertically: Bool) -> DecodedImage {
         let channels = pixelFormat.bytesPerPixel

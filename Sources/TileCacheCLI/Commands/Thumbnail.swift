@@ -49,7 +49,7 @@ extension TileCacheCommand {
         @Flag(help: "Enlarge images smaller than the box (by default they keep their size).")
         var enlarge = false
 
-        @Option(name: [.customShort("q"), .long], help: "JPEG and WebP quality, 1-100.")
+        @Option(name: [.customShort("q"), .long], help: "JPEG, WebP and AVIF quality, 1-100.")
         var quality = ImageProcessing.defaultQuality
 
         @Option(help: "Output format: jpeg, png, webp or avif (default: a pattern's extension, else JPEG, or PNG for images with transparency).")

@@ -7,12 +7,12 @@ import ImageCore
 /// `handlers/imaging.py`): `/unsafe/...` or `/{signature}/...` with
 /// `[trim/][AxB:CxD/][fit-in/][-]WxH/[halign/][valign/][smart/][filters:name(args):name(args)/]{source}`.
 ///
-/// Supported: manual crops (`AxB:CxD`), sizes (`0` for proportional, `-` for flips), `fit-in`, `full-fit-in`,
+/// Supported: `trim` (with its reference pixel and tolerance), manual crops (`AxB:CxD`), sizes (`0` for proportional, `-` for flips), `fit-in`, `full-fit-in`,
 /// `adaptive-fit-in` (and `adaptive-full-fit-in`), `halign`/`valign`, `smart` (centred on the image's point of
 /// attention, libvips' attention strategy: thumbor's face and feature detectors are not run), and the filters
 /// `format()` (jpeg, png, webp, avif), `quality()`, `fill(colour[,transparent])` (a CSS name, hex digits or
 /// `transparent`), `max_bytes()`, `no_upscale()`, `strip_icc()` and `strip_exif()` (outputs never carry either). What
-/// thumbor has and TileCache does not do yet (`meta`, `trim`, `debug`, `orig`, `fill(auto)`, `fill(blur)` and any
+/// thumbor has and TileCache does not do yet (`meta`, `debug`, `orig`, `fill(auto)`, `fill(blur)` and any
 /// other filter) is refused by name, 400 as thumbor refuses a URL it cannot read: never ignored.
 struct ThumborPath: Sendable {
     /// The signature segment, or nil for `unsafe`.
@@ -48,9 +48,18 @@ struct ThumborPath: Sendable {
             segments.removeFirst()
             return segment
         }
-        for (name, test) in [("debug", { (s: Substring) in s == "debug" }), ("meta", { $0 == "meta" }),
-                             ("trim", { $0 == "trim" || $0.hasPrefix("trim:") })] {
+        for (name, test) in [("debug", { (s: Substring) in s == "debug" }), ("meta", { $0 == "meta" })] {
             if take(test) != nil { throw Self.invalid("thumbor's \(name) is not supported by TileCache yet") }
+        }
+        var trim: ImageProcessing.Trim?
+        if let text = take({ $0.wholeMatch(of: /trim(:(top-left|bottom-right))?(:\d+)?/) != nil }) {
+            // trim[:top-left|:bottom-right][:tolerance]: the reference pixel and how far a colour may be from it.
+            let parts = text.split(separator: ":").dropFirst()
+            var value = ImageProcessing.Trim()
+            for part in parts {
+                if part == "bottom-right" { value.fromBottomRight = true } else if let tolerance = Int(part) { value.tolerance = min(tolerance, 1 << 16) }
+            }
+            trim = value
         }
         var sourceCrop: ImageProcessing.SourceCrop?
         if let crop = take({ $0.wholeMatch(of: /\d+x\d+:\d+x\d+/) != nil }) {
@@ -147,6 +156,7 @@ struct ThumborPath: Sendable {
         processing.boxCappedToSource = !fitIn && !upscale
         processing.cropRule = .thumbor
         (processing.sourceCrop, processing.fitInFull, processing.fitInAdaptive) = (sourceCrop, full, adaptive)
+        processing.trim = trim
         (processing.flipHorizontal, processing.flipVertical) = (flipHorizontal, flipVertical)
         (processing.canvas, processing.canvasUnderTransparency, processing.maxBytes) = (fill, fill != nil && fillUnderTransparency, maxBytes)
     }
