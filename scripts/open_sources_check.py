@@ -5,6 +5,7 @@ Arguments: SERVICE_URL TILES_BASE IMAGES_BASE KEY_HEX SALT_HEX THUMBOR_URL THUMB
 listed. thumbor URLs (built by libthumbor) are asked of thumbor itself and of TileCache, on the same path: the same
 size and format; the same pixels (the two servers' PNG answers at least 30 dB apart); and the same encoding quality
 (each server's quality(85) JPEG against its own PNG answer: TileCache's PSNR within 0.5 dB of thumbor's, or above).
+meta/ answers (thumbor's JSON of the operations) must equal thumbor's byte for byte.
 Besides sizes and alignments: trim, manual crops, full-fit-in, adaptive-fit-in, flips, fill() and max_bytes() (where both
 answers must fit the bytes, each server having lowered its quality for its own encoder).
 """
@@ -287,6 +288,26 @@ with ThreadPoolExecutor(max_workers=4) as pool:
         lowest_agreement = min(lowest_agreement, same)
         if margin is not None:
             worst = min(worst, margin)
+# meta/: thumbor's JSON of the operations, compared with thumbor's own byte for byte (and its Content-Type).
+meta_cases = []
+for source in sources.values():
+    bare = source.split("://", 1)[1]
+    for options in (dict(), dict(width=300, height=200), dict(width=64, height=0), dict(width=0, height=80),
+                    dict(width=1000, height=800), dict(width=300, height=200, halign="left", valign="top"),
+                    dict(width=200, height=300, halign="right", valign="bottom"), dict(width=300, height=200, fit_in=True),
+                    dict(width=64, height=0, fit_in=True), dict(width=100, height=100, full_fit_in=True),
+                    dict(width=200, height=100, adaptive_fit_in=True), dict(width=100, height=200, adaptive_full_fit_in=True),
+                    dict(width=100, height=100, flip=True, flop=True), dict(width=100, height=100, crop=((10, 20), (150, 120))),
+                    dict(width=64, height=0, fit_in=True, crop=((10, 20), (600, 120)))):
+        meta_cases.append(crypto.generate(meta=True, image_url=bare, **options))
+for path in meta_cases:
+    theirs_status, theirs_headers, theirs = get(thumbor + path)
+    ours_status, ours_headers, ours = get(service + path)
+    if theirs_status != 200 or not theirs.startswith(b'{"thumbor": {"source"') or \
+            (theirs_status, theirs_headers.get("Content-Type"), theirs) != (ours_status, ours_headers.get("Content-Type"), ours):
+        failures.append(f"meta {path}: thumbor {theirs_status} {theirs_headers.get('Content-Type')} {theirs[:400]!r}, "
+                        f"TileCache {ours_status} {ours_headers.get('Content-Type')} {ours[:400]!r}")
+
 # The trim cases prove something only if trim cuts something: on at least one source the trimmed answer is another shape.
 trimmed_shapes = []
 for source in sources.values():
@@ -315,4 +336,5 @@ if failures:
 print(f"open-sources-check: passed: {checked - thumbor_checked} imgproxy URLs from klen/imgproxy and pyimgproxy, each the size "
       f"imgproxy computes; {thumbor_checked} thumbor URLs from libthumbor answered by thumbor and TileCache alike (size, "
       f"format; lossless answers at least {lowest_agreement:.1f} dB apart; quality(85) against each server's own PNG at worst "
-      f"{worst[0]:+.2f} dB from thumbor's: {worst[1]}); refusals as imgproxy's and thumbor's")
+      f"{worst[0]:+.2f} dB from thumbor's: {worst[1]}); {len(meta_cases)} meta/ answers equal to thumbor's byte for byte; "
+      "refusals as imgproxy's and thumbor's")

@@ -515,7 +515,8 @@ runs every comparison in {ROUNDS} alternating rounds and reports medians measure
 (`make bench`) are in [benchmarks-micro.md](benchmarks-micro.md); changes measured against the binary before them
 are in [benchmarks-before-after.md](benchmarks-before-after.md). Thumbnails (quality as PSNR and SSIM against Pillow's
 LANCZOS, thumbnails per second, bytes, and images side by side with libvips and Pillow) are in
-[benchmarks-thumbnails.md](benchmarks-thumbnails.md), written by the same run. Open sources (imgproxy URLs against
+[benchmarks-thumbnails.md](benchmarks-thumbnails.md), written by the same run; AVIF and WebP beside JPEG (bytes, quality
+and time against libvips and Pillow) in [benchmarks-encoders.md](benchmarks-encoders.md). Open sources (imgproxy URLs against
 thumbor on the same photos, cold and warm, and the resize against vipsthumbnail) are in
 [benchmarks-open-sources.md](benchmarks-open-sources.md), written by `make bench-open-sources`.
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # TileCache side by side with its peers (issue 5): installs them, builds release binaries, runs compare.py.
-# Usage: make bench-compare   (ROUNDS=5 WRK_SECONDS=6 SOAK_SECONDS=600 by default). Writes docs/benchmarks.md and
-# docs/benchmarks-thumbnails.md (with the side-by-side images in docs/images/thumbnails).
+# Usage: make bench-compare   (ROUNDS=5 WRK_SECONDS=6 SOAK_SECONDS=600 by default). Writes docs/benchmarks.md,
+# docs/benchmarks-thumbnails.md (with the side-by-side images in docs/images/thumbnails) and docs/benchmarks-encoders.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROUNDS=${ROUNDS:-5}
@@ -34,3 +34,6 @@ python3 Benchmarks/compare/disk_scale.py "$(swift build -c release --show-bin-pa
 # Thumbnails: quality (PSNR/SSIM against Pillow's LANCZOS), speed and size beside vipsthumbnail and Pillow.
 "$venv/bin/python" Benchmarks/compare/thumbnails.py "$(swift build -c release --show-bin-path)/tilecache" \
     Tests/TestSupport/photos docs/benchmarks-thumbnails.md docs/images/thumbnails "$ROUNDS"
+# AVIF and WebP beside JPEG: bytes, quality and time against libvips and Pillow (docs/benchmarks-encoders.md).
+"$venv/bin/python" Benchmarks/compare/encoders.py "$(swift build -c release --show-bin-path)/tilecache" \
+    Tests/TestSupport/photos docs/benchmarks-encoders.md "$ROUNDS"

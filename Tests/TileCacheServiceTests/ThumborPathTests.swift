@@ -55,6 +55,10 @@ struct ThumborPathTests {
         #expect(try ThumborPath("/unsafe/0x0:0x0/-x100/a.com/a.jpg").processing.sourceCrop == nil)
         #expect(try ThumborPath("/unsafe/-x100/a.com/a.jpg").processing.flipHorizontal)
         #expect(try ThumborPath("/unsafe/trim/a.com/a.jpg").processing.trim == .init())
+        // meta/: thumbor's JSON, numbers typed as thumbor's (URL sizes are floats, rounded ones ints), the source quoted.
+        let meta = try ThumborPath("/unsafe/meta/fit-in/300x200/a.com:8080/a b.jpg")
+        #expect(meta.meta && meta.rawSource == "a.com:8080/a b.jpg")
+        #expect(meta.metaJSON(sourceWidth: 640, sourceHeight: 396) == #"{"thumbor": {"source": {"url": "a.com%3A8080/a%20b.jpg", "width": 300, "height": 186, "frameCount": 1}, "operations": [{"type": "resize", "width": 300.0, "height": 186}], "target": {"width": 300.0, "height": 186}, "focal_points": [{"x": 320, "y": 198, "z": 1.0, "height": 1, "width": 1, "origin": "alignment"}]}}"#)
         #expect(try ThumborPath("/unsafe/trim:bottom-right:20/100x0/a.com/a.jpg").processing.trim == .init(fromBottomRight: true, tolerance: 20))
         #expect(try ThumborPath("/unsafe/trim:5/a.com/a.jpg").processing.trim == .init(tolerance: 5))
         #expect(try ThumborPath("/unsafe/full-fit-in/100x100/a.com/a.jpg").processing.fitInAdaptive == false)
@@ -65,7 +69,8 @@ struct ThumborPathTests {
 
     @Test("what thumbor has and TileCache does not do yet is 400 invalid-url, named")
     func refusals() {
-        for (path, expected) in [("/unsafe/meta/a.com/a.jpg", "meta"),
+        for (path, expected) in [("/unsafe/meta/10x10/smart/a.com/a.jpg", "meta with smart"), ("/unsafe/meta/trim/a.com/a.jpg", "meta with trim"),
+                                 ("/unsafe/debug/a.com/a.jpg", "debug"),
                                  ("/unsafe/origx10/a.com/a.jpg", "orig"),
                                  ("/unsafe/filters:fill(auto)/a.com/a.jpg", "fill(auto)"), ("/unsafe/filters:fill(blur)/a.com/a.jpg", "fill(blur)"),
                                  ("/unsafe/filters:fill(notacolour)/a.com/a.jpg", "not a colour"), ("/unsafe/filters:fill(red,maybe)/a.com/a.jpg", "True or False"),

@@ -1,6 +1,6 @@
 import CAVIF
 
-/// AVIF through libavif (Debian's 0.11; dav1d decodes, libaom encodes): the header by `avifDecoderParse` (the
+/// AVIF through libavif (Debian's 0.11, loaded on first use: `AVIFLibrary`; dav1d decodes, libaom encodes): the header by `avifDecoderParse` (the
 /// container's boxes, no AV1 decoding), every frame by `avifDecoderNextImage`, YUV to 8-bit RGB(A) by libavif, and
 /// encoding of variants.
 ///
@@ -26,12 +26,12 @@ enum AVIFCodec {
 
     /// Size, alpha, frame count and orientation from the container (`avifDecoderParse`): no AV1 data is decoded.
     static func readFeatures(_ bytes: UnsafeRawBufferPointer, subject: String, maxPixels: Int) throws(ImageCoreError) -> Features {
-        try withParsedDecoder(bytes, subject: subject, maxPixels: maxPixels) { decoder throws(ImageCoreError) in features(of: decoder) }
+        try withParsedDecoder(bytes, subject: subject, maxPixels: maxPixels) { decoder, _ throws(ImageCoreError) in features(of: decoder) }
     }
 
     /// The ICC profile the container carries (its `colr` box of type `prof`), nil when it has none or does not parse.
     static func iccProfile(_ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
-        try? withParsedDecoder(bytes, subject: "", maxPixels: Int(UInt32.max)) { decoder in
+        try? withParsedDecoder(bytes, subject: "", maxPixels: Int(UInt32.max)) { decoder, _ in
             let icc = decoder.pointee.image.pointee.icc
             guard icc.size > 0, let data = icc.data else { return nil }
             return Array(UnsafeBufferPointer(start: data, count: icc.size))
@@ -44,7 +44,7 @@ enum AVIFCodec {
         _ bytes: UnsafeRawBufferPointer, subject: String, maxPixels: Int,
         checkDimensions: (Int, Int) throws(ImageCoreError) -> Void
     ) throws(ImageCoreError) -> (DecodedImage, features: Features, warnings: [String]) {
-        try withParsedDecoder(bytes, subject: subject, maxPixels: maxPixels) { decoder throws(ImageCoreError) in
+        try withParsedDecoder(bytes, subject: subject, maxPixels: maxPixels) { decoder, library throws(ImageCoreError) in
             let features = features(of: decoder)
             try checkDimensions(features.width, features.height)
             let (work, overflow) = (features.width * features.height).multipliedReportingOverflow(by: features.frames)
@@ -58,13 +58,13 @@ enum AVIFCodec {
             var first: DecodedImage?
             var decoded = 0
             while true {
-                let result = avifDecoderNextImage(decoder)
+                let result = library.decoderNextImage(decoder)
                 if result == AVIF_RESULT_NO_IMAGES_REMAINING { break }
                 guard result == AVIF_RESULT_OK else {
                     throw error(result, subject: subject, stage: "AVIF frame \(decoded + 1) of \(features.frames) does not decode", decoder: decoder,
                                 bytes: bytes)
                 }
-                if first == nil { first = try rgb(of: decoder.pointee.image, alpha: features.hasAlpha, subject: subject) }
+                if first == nil { first = try rgb(of: decoder.pointee.image, alpha: features.hasAlpha, library: library, subject: subject) }
                 decoded += 1
             }
             guard let first, decoded == features.frames else {
@@ -92,16 +92,17 @@ enum AVIFCodec {
     static func encode(_ image: DecodedImage, quality: Int, subject: String) throws(ImageCoreError) -> [UInt8] {
         var color = image.expandedToColor()
         let hasAlpha = color.pixelFormat == .rgba
-        guard let avif = avifImageCreate(UInt32(color.width), UInt32(color.height), 8, AVIF_PIXEL_FORMAT_YUV420) else {
+        let library = try AVIFLibrary.get(subject: subject)
+        guard let avif = library.imageCreate(UInt32(color.width), UInt32(color.height), 8, AVIF_PIXEL_FORMAT_YUV420) else {
             throw ImageCoreError(.processing, subject: subject, message: "AVIF encode failed: libavif could not make an image")
         }
-        defer { avifImageDestroy(avif) }
+        defer { library.imageDestroy(avif) }
         avif.pointee.colorPrimaries = UInt16(AVIF_COLOR_PRIMARIES_BT709)
         avif.pointee.transferCharacteristics = UInt16(AVIF_TRANSFER_CHARACTERISTICS_SRGB)
         avif.pointee.matrixCoefficients = UInt16(AVIF_MATRIX_COEFFICIENTS_BT601)
         avif.pointee.yuvRange = AVIF_RANGE_FULL
         var rgb = avifRGBImage()
-        avifRGBImageSetDefaults(&rgb, avif)
+        library.rgbImageSetDefaults(&rgb, avif)
         rgb.depth = 8
         rgb.format = hasAlpha ? AVIF_RGB_FORMAT_RGBA : AVIF_RGB_FORMAT_RGB
         rgb.rowBytes = UInt32(color.bytesPerRow)
@@ -110,13 +111,13 @@ enum AVIFCodec {
         let converted = pixels.withUnsafeMutableBufferPointer { buffer in
             rgb.pixels = buffer.baseAddress
             defer { rgb.pixels = nil }
-            return avifImageRGBToYUV(avif, &rgb)
+            return library.imageRGBToYUV(avif, &rgb)
         }
         guard converted == AVIF_RESULT_OK else { throw encodeError(converted, subject: subject, stage: "RGB to YUV") }
-        guard let encoder = avifEncoderCreate() else {
+        guard let encoder = library.encoderCreate() else {
             throw ImageCoreError(.processing, subject: subject, message: "AVIF encode failed: libavif could not make an encoder")
         }
-        defer { avifEncoderDestroy(encoder) }
+        defer { library.encoderDestroy(encoder) }
         let quantizer = Int32(((100 - max(0, min(100, quality))) * 63 + 50) / 100)
         encoder.pointee.maxThreads = 1
         encoder.pointee.speed = 9
@@ -125,8 +126,8 @@ enum AVIFCodec {
         encoder.pointee.minQuantizerAlpha = quantizer
         encoder.pointee.maxQuantizerAlpha = quantizer
         var output = avifRWData(data: nil, size: 0)
-        defer { avifRWDataFree(&output) }
-        let written = avifEncoderWrite(encoder, avif, &output)
+        defer { library.rwDataFree(&output) }
+        let written = library.encoderWrite(encoder, avif, &output)
         guard written == AVIF_RESULT_OK, output.size > 0, let data = output.data else {
             throw encodeError(written, subject: subject, stage: "\(image.width)x\(image.height)")
         }
@@ -142,7 +143,7 @@ enum AVIFCodec {
     /// are refused by the AV1 decoder too (dav1d's frame size limit), whatever the container said.
     private static func withParsedDecoder<T>(
         _ bytes: UnsafeRawBufferPointer, subject: String, maxPixels: Int,
-        _ body: (UnsafeMutablePointer<avifDecoder>) throws(ImageCoreError) -> T
+        _ body: (UnsafeMutablePointer<avifDecoder>, AVIFLibrary) throws(ImageCoreError) -> T
     ) throws(ImageCoreError) -> T {
         if endsInsideABox(bytes) {
             throw ImageCoreError(.truncated, subject: subject, message: "AVIF ends early: the file ends inside one of its boxes")
@@ -152,19 +153,20 @@ enum AVIFCodec {
                 AVIF ends early: its item locations (iloc) reach byte \(end), the file holds \(bytes.count)
                 """)
         }
-        guard let decoder = avifDecoderCreate() else {
+        let library = try AVIFLibrary.get(subject: subject)
+        guard let decoder = library.decoderCreate() else {
             throw ImageCoreError(.io, subject: subject, message: "libavif could not make a decoder (out of memory)")
         }
-        defer { avifDecoderDestroy(decoder) }
+        defer { library.decoderDestroy(decoder) }
         decoder.pointee.maxThreads = 1
         decoder.pointee.ignoreExif = AVIF_TRUE
         decoder.pointee.ignoreXMP = AVIF_TRUE
-        let set = avifDecoderSetIOMemory(decoder, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count)
+        let set = library.decoderSetIOMemory(decoder, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count)
         guard set == AVIF_RESULT_OK else { throw error(set, subject: subject, stage: "AVIF unreadable", decoder: decoder, bytes: bytes) }
-        let parsed = avifDecoderParse(decoder)
+        let parsed = library.decoderParse(decoder)
         guard parsed == AVIF_RESULT_OK else { throw error(parsed, subject: subject, stage: "AVIF header unreadable", decoder: decoder, bytes: bytes) }
         decoder.pointee.imageSizeLimit = min(decoder.pointee.imageSizeLimit, UInt32(clamping: maxPixels))
-        return try body(decoder)
+        return try body(decoder, library)
     }
 
     private static func features(of decoder: UnsafeMutablePointer<avifDecoder>) -> Features {
@@ -184,9 +186,10 @@ enum AVIFCodec {
     }
 
     /// The decoded frame as 8-bit RGB or RGBA (alpha not premultiplied).
-    private static func rgb(of image: UnsafeMutablePointer<avifImage>, alpha: Bool, subject: String) throws(ImageCoreError) -> DecodedImage {
+    private static func rgb(of image: UnsafeMutablePointer<avifImage>, alpha: Bool, library: AVIFLibrary,
+                            subject: String) throws(ImageCoreError) -> DecodedImage {
         var rgb = avifRGBImage()
-        avifRGBImageSetDefaults(&rgb, image)
+        library.rgbImageSetDefaults(&rgb, image)
         rgb.depth = 8
         rgb.format = alpha ? AVIF_RGB_FORMAT_RGBA : AVIF_RGB_FORMAT_RGB
         let pixelFormat: DecodedImage.PixelFormat = alpha ? .rgba : .rgb
@@ -196,7 +199,7 @@ enum AVIFCodec {
         var result = AVIF_RESULT_OK
         let pixels = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
             rgb.pixels = buffer.baseAddress
-            result = avifImageYUVToRGB(image, &rgb)
+            result = library.imageYUVToRGB(image, &rgb)
             rgb.pixels = nil
             initialized = result == AVIF_RESULT_OK ? count : 0
         }
@@ -207,7 +210,7 @@ enum AVIFCodec {
     }
 
     private static func describe(_ result: avifResult) -> String {
-        avifResultToString(result).map { String(cString: $0) } ?? "result \(result.rawValue)"
+        (try? AVIFLibrary.shared.get())?.resultToString(result).map { String(cString: $0) } ?? "result \(result.rawValue)"
     }
 
     /// Whether the file ends inside one of its top-level boxes (each a 32-bit size, or 1 and a 64-bit size, and a

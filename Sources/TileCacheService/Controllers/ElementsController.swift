@@ -108,4 +108,9 @@ enum JSONResponse {
         return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"],
                         body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
+
+    /// JSON written elsewhere, to the letter (thumbor's `meta`), with the content type its contract says.
+    static func make(json text: String, contentType: String) -> Response {
+        Response(status: .ok, headers: [.contentType: contentType], body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
 }

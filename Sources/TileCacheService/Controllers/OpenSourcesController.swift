@@ -82,6 +82,15 @@ struct OpenSourcesController: Sendable {
         let path = request.uri.path
         if servesThumbor, ThumborPath.looksLikeThumbor(path) {
             let parsed = try readThumbor(path)
+            if parsed.meta {
+                // thumbor's meta: the operations as JSON, from the original's upright size.
+                let served = try await original(parsed.source)
+                var response = JSONResponse.make(json: parsed.metaJSON(sourceWidth: served.header.uprightWidth,
+                                                                       sourceHeight: served.header.uprightHeight),
+                                                 contentType: "application/json")
+                response.headers[.cacheControl] = "public, max-age=\(maxAgeSeconds)"
+                return response
+            }
             return try await answer(request, source: parsed.source, processing: parsed.processing, options: ImageOptions(processing: parsed.processing, negotiated: false), info: false)
         }
         let parsed = try read(path, accept: request.headers[.accept])
@@ -91,14 +100,18 @@ struct OpenSourcesController: Sendable {
         return response
     }
 
-    private func answer(_ request: Request, source: String, processing: ImageProcessing, options: ImageOptions, info: Bool) async throws -> Response {
-        let imageRequest = ImageRequest(url: source, processing: info ? .none : processing, addresses: addresses)
-        let served: ImageResponse
+    /// The pipeline's answer for `source` with `processing` (none: the original), as an HTTP error when it fails.
+    private func original(_ source: String, processing: ImageProcessing = .none) async throws -> ImageResponse {
         do {
-            served = try await ImagesController.image(for: imageRequest, from: pipeline, logger: logger)
+            return try await ImagesController.image(for: ImageRequest(url: source, processing: processing, addresses: addresses),
+                                                    from: pipeline, logger: logger)
         } catch {
             throw ServiceError.image(error)
         }
+    }
+
+    private func answer(_ request: Request, source: String, processing: ImageProcessing, options: ImageOptions, info: Bool) async throws -> Response {
+        let served = try await original(source, processing: info ? .none : processing)
         if info {
             var response = try JSONResponse.make(ImagesController.ImageInfo(served))
             response.headers[.cacheControl] = "public, max-age=\(maxAgeSeconds)"

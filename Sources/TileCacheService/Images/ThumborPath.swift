@@ -7,12 +7,12 @@ import ImageCore
 /// `handlers/imaging.py`): `/unsafe/...` or `/{signature}/...` with
 /// `[trim/][AxB:CxD/][fit-in/][-]WxH/[halign/][valign/][smart/][filters:name(args):name(args)/]{source}`.
 ///
-/// Supported: `trim` (with its reference pixel and tolerance), manual crops (`AxB:CxD`), sizes (`0` for proportional, `-` for flips), `fit-in`, `full-fit-in`,
+/// Supported: `meta` (thumbor's JSON of the operations, `metaJSON`), `trim` (with its reference pixel and tolerance), manual crops (`AxB:CxD`), sizes (`0` for proportional, `-` for flips), `fit-in`, `full-fit-in`,
 /// `adaptive-fit-in` (and `adaptive-full-fit-in`), `halign`/`valign`, `smart` (centred on the image's point of
 /// attention, libvips' attention strategy: thumbor's face and feature detectors are not run), and the filters
 /// `format()` (jpeg, png, webp, avif), `quality()`, `fill(colour[,transparent])` (a CSS name, hex digits or
 /// `transparent`), `max_bytes()`, `no_upscale()`, `strip_icc()` and `strip_exif()` (outputs never carry either). What
-/// thumbor has and TileCache does not do yet (`meta`, `debug`, `orig`, `fill(auto)`, `fill(blur)` and any
+/// thumbor has and TileCache does not do yet (`debug`, `orig`, `meta` with `smart` or `trim`, `fill(auto)`, `fill(blur)` and any
 /// other filter) is refused by name, 400 as thumbor refuses a URL it cannot read: never ignored.
 struct ThumborPath: Sendable {
     /// The signature segment, or nil for `unsafe`.
@@ -21,6 +21,12 @@ struct ThumborPath: Sendable {
     var signedPath: Substring
     var source: String
     var processing: ImageProcessing
+    /// `meta/`: the answer is thumbor's JSON of what would be done (`metaJSON`), not the image.
+    var meta = false
+    /// The source as written in the path (thumbor's `image_url`, which `meta` reports percent-encoded).
+    var rawSource = ""
+    /// The alignment as written (`left`, `center`, `right`; `top`, `middle`, `bottom`): `meta`'s focal point.
+    var alignment = (horizontal: "center", vertical: "middle")
 
     /// A URL thumbor would refuse, or one asking for what TileCache does not do yet: 400 `invalid-url`.
     static func invalid(_ message: String) -> ServiceError {
@@ -48,9 +54,8 @@ struct ThumborPath: Sendable {
             segments.removeFirst()
             return segment
         }
-        for (name, test) in [("debug", { (s: Substring) in s == "debug" }), ("meta", { $0 == "meta" })] {
-            if take(test) != nil { throw Self.invalid("thumbor's \(name) is not supported by TileCache yet") }
-        }
+        if take({ $0 == "debug" }) != nil { throw Self.invalid("thumbor's debug is not supported by TileCache yet") }
+        meta = take({ $0 == "meta" }) != nil
         var trim: ImageProcessing.Trim?
         if let text = take({ $0.wholeMatch(of: /trim(:(top-left|bottom-right))?(:\d+)?/) != nil }) {
             // trim[:top-left|:bottom-right][:tolerance]: the reference pixel and how far a colour may be from it.
@@ -131,6 +136,11 @@ struct ThumborPath: Sendable {
             }
         }
         let source = segments.joined(separator: "/")
+        rawSource = source
+        alignment = (horizontal, vertical)
+        if meta, trim != nil || smart {
+            throw Self.invalid("meta with \(smart ? "smart" : "trim") is not supported by TileCache yet (both depend on the pixels)")
+        }
         guard !source.isEmpty else { throw Self.invalid("No original image was specified in the given URL") }
         // thumbor's sources are usually written without a scheme (`s.glbimg.com/et/a.jpg`): http is meant.
         let decoded = source.removingPercentEncoding ?? source
