@@ -242,58 +242,79 @@ enum AVIFCodec {
     /// items the primary image needs, so a file cut inside its Exif, XMP or another item still decodes: this is how
     /// such a cut is seen. An extent of length 0 ("to the end of the file") ends at the end.
     static func itemsEnd(_ bytes: UnsafeRawBufferPointer) -> Int? {
-        func integer(_ offset: Int, _ size: Int) -> Int? {
-            guard size <= 8, offset >= 0, offset + size <= bytes.count else { return nil }
+        /// The big-endian integer of `size` bytes at `offset`, nil beyond `limit` (or the bytes).
+        func integer(_ offset: Int, _ size: Int, within limit: Int) -> Int? {
+            guard size <= 8, offset >= 0, offset <= min(limit, bytes.count) - size else { return nil }
             let value = (0..<size).reduce(UInt64(0)) { $0 << 8 | UInt64(bytes[offset + $1]) }
             return value <= UInt64(Int.max) ? Int(value) : nil
         }
-        /// The children of the box whose content is `range`: (type, content range).
+        /// The children of the box whose content is `range`: (type, content range); every size checked against what
+        /// is left, without overflow.
         func children(_ range: Range<Int>) -> [(String, Range<Int>)] {
             var boxes: [(String, Range<Int>)] = []
             var offset = range.lowerBound
-            while offset + 8 <= range.upperBound, var size = integer(offset, 4) {
+            while range.upperBound - offset >= 8, var size = integer(offset, 4, within: range.upperBound) {
                 var header = 8
-                if size == 1 { guard let large = integer(offset + 8, 8) else { break }; size = large; header = 16 }
+                if size == 1 {
+                    guard let large = integer(offset + 8, 8, within: range.upperBound) else { break }
+                    (size, header) = (large, 16)
+                }
                 if size == 0 { size = range.upperBound - offset }
-                guard size >= header, offset + size <= range.upperBound else { break }
+                guard size >= header, size <= range.upperBound - offset else { break }
                 boxes.append((String(decoding: UnsafeRawBufferPointer(rebasing: bytes[offset + 4..<offset + 8]), as: UTF8.self),
                               offset + header..<offset + size))
                 offset += size
             }
             return boxes
         }
-        guard let meta = children(0..<bytes.count).first(where: { $0.0 == "meta" })?.1,
+        guard let meta = children(0..<bytes.count).first(where: { $0.0 == "meta" })?.1, meta.count >= 4,
               let iloc = children(meta.lowerBound + 4..<meta.upperBound).first(where: { $0.0 == "iloc" })?.1,
               iloc.count >= 8 else { return nil }
+        let end = iloc.upperBound
         let version = Int(bytes[iloc.lowerBound])
         guard version <= 2 else { return nil }
         var at = iloc.lowerBound + 4
         let offsetSize = Int(bytes[at] >> 4), lengthSize = Int(bytes[at] & 15)
         let baseOffsetSize = Int(bytes[at + 1] >> 4), indexSize = version >= 1 ? Int(bytes[at + 1] & 15) : 0
+        // ISO BMFF allows 0, 4 or 8 bytes for each: anything else is a malformed box, for libavif to judge.
+        guard [offsetSize, lengthSize, baseOffsetSize, indexSize].allSatisfy({ [0, 4, 8].contains($0) }) else { return nil }
         at += 2
         let idSize = version == 2 ? 4 : 2
-        guard let count = integer(at, idSize) else { return nil }
+        guard let count = integer(at, idSize, within: end) else { return nil }
         at += idSize
+        let extentSize = indexSize + offsetSize + lengthSize
         var furthest = 0
+        // Each item takes at least 6 bytes of the box, so the loop ends with the box whatever `count` claims.
         for _ in 0..<count {
             at += idSize
             var method = 0
-            if version >= 1 { guard let value = integer(at, 2) else { return nil }; method = value & 15; at += 2 }
+            if version >= 1 {
+                guard let value = integer(at, 2, within: end) else { return nil }
+                (method, at) = (value & 15, at + 2)
+            }
             at += 2  // data_reference_index
-            guard let base = integer(at, baseOffsetSize) else { return nil }
+            guard let base = integer(at, baseOffsetSize, within: end) else { return nil }
             at += baseOffsetSize
-            guard let extents = integer(at, 2) else { return nil }
+            guard let extents = integer(at, 2, within: end) else { return nil }
             at += 2
+            guard extents <= (end - at) / max(extentSize, 1) else { return nil }  // more extents than the box holds
+            if extentSize == 0 {
+                // Extents of no bytes: offset 0, length 0, "to the end of the file" from the base.
+                if method == 0, extents > 0 { furthest = max(furthest, max(base, bytes.count)) }
+                continue
+            }
             for _ in 0..<extents {
                 at += indexSize
-                guard let offset = integer(at, offsetSize), let length = integer(at + offsetSize, lengthSize) else { return nil }
+                guard let offset = integer(at, offsetSize, within: end), let length = integer(at + offsetSize, lengthSize, within: end) else {
+                    return nil
+                }
                 at += offsetSize + lengthSize
                 guard method == 0 else { continue }
                 let (start, overflow) = base.addingReportingOverflow(offset)
                 guard !overflow else { return nil }
-                let (end, overflowEnd) = start.addingReportingOverflow(length == 0 ? 0 : length)
+                let (last, overflowEnd) = start.addingReportingOverflow(length)
                 guard !overflowEnd else { return nil }
-                furthest = max(furthest, length == 0 ? bytes.count : end)
+                furthest = max(furthest, length == 0 ? max(start, bytes.count) : last)
             }
         }
         return furthest

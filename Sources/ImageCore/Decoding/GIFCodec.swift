@@ -9,7 +9,7 @@ import CGIF
 /// - image data that ends before the frame's last pixel is `.truncated` (strict) or the rest left transparent with a
 ///   warning (lenient), as a JPEG that ends early; so is a file without its trailer (`;`) after the last frame;
 /// - a pixel index beyond the colour table, an image with no colour table, an LZW code that names no entry, and a file
-///   with no image are `.corrupt` (lenient: an index beyond the table is transparent, with a warning);
+///   with no image are `.corrupt` (lenient: a pixel with an index beyond the table is not drawn, with a warning);
 /// - the screen's size is checked against the pixel limit from the 13-byte header, each image's before its rows are
 ///   decoded, and all images' pixels together may be at most `animationWorkFactor` times the limit.
 /// Thread-safety: stateless, callable from any thread.
@@ -155,9 +155,13 @@ enum GIFCodec {
                     if last.disposal == 3, let before = last.before {
                         canvas = before
                     } else if last.disposal == 2 {
-                        for y in last.y..<min(height, last.y + last.height) where last.x < width {
-                            canvas.replaceSubrange((y * width + last.x) * 4..<(y * width + min(width, last.x + last.width)) * 4,
-                                                   with: repeatElement(0, count: (min(width, last.x + last.width) - last.x) * 4))
+                        // The image's rectangle cleared, clipped to the screen (an image may lie partly or wholly off it).
+                        let (x0, x1) = (min(last.x, width), min(width, last.x + last.width))
+                        let (y0, y1) = (min(last.y, height), min(height, last.y + last.height))
+                        if x0 < x1 {
+                            for y in y0..<max(y0, y1) {
+                                canvas.replaceSubrange((y * width + x0) * 4..<(y * width + x1) * 4, with: repeatElement(0, count: (x1 - x0) * 4))
+                            }
                         }
                     }
                 }
@@ -177,7 +181,7 @@ enum GIFCodec {
                         GIF image \(frames + 1) uses colour index \(index), beyond its \(count)-colour table
                         """)
                     if strict { throw failure }
-                    warnings.append("\(failure.message); such pixels are left transparent")
+                    warnings.append("\(failure.message); such pixels are not drawn (what was under them stays)")
                 case .failed(let code, let row):
                     let failure = error(code, subject: subject, stage: "GIF image \(frames + 1) of \(imageWidth)x\(imageHeight) stops at row \(row)")
                     if strict { throw failure }

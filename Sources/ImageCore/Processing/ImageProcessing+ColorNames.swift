@@ -9,10 +9,11 @@ extension ImageProcessing.Color {
             return
         }
         let hex = lower.hasPrefix("#") ? lower.dropFirst() : Substring(lower)
-        guard [3, 4, 6, 8].contains(hex.count), let value = UInt32(hex, radix: 16) else { return nil }
+        // Hex digits only: UInt32(_:radix:) would also take a leading sign ("+ff").
+        guard [3, 4, 6, 8].contains(hex.count), hex.allSatisfy(\.isHexDigit), let value = UInt32(hex, radix: 16) else { return nil }
         switch hex.count {
         case 3, 4:
-            let digits = hex.map { UInt8(String($0), radix: 16)! * 17 }
+            let digits = hex.compactMap { $0.hexDigitValue.map { UInt8($0) * 17 } }
             self.init(red: digits[0], green: digits[1], blue: digits[2], alpha: hex.count == 4 ? digits[3] : 255)
         case 6:
             self.init(red: UInt8(value >> 16), green: UInt8(value >> 8 & 0xFF), blue: UInt8(value & 0xFF))

@@ -310,34 +310,16 @@ public struct ProcessingGeometry: Sendable, Hashable {
     /// imgproxy URL answers the size imgproxy answers (scripts/open_sources_check.py checks it against a port of the
     /// same code). `inside` is imgproxy's fit, `cover` its fill-down, `coverClipped` its fill, `fill` its force.
     public init(_ processing: ImageProcessing, sourceWidth: Int, sourceHeight: Int) {
-        if let crop = processing.sourceCrop {
-            // thumbor's manual crop first: the rest is fitted to the region, which is then placed in the source.
+        if processing.sourceCrop != nil || processing.regionCrop != nil {
+            // A crop before everything: the rest is fitted to the region, which is then placed in the source.
             var rest = processing
-            rest.sourceCrop = nil
-            let left = min(max(crop.left, 0), sourceWidth), right = min(max(crop.right, 0), sourceWidth)
-            let top = min(max(crop.top, 0), sourceHeight), bottom = min(max(crop.bottom, 0), sourceHeight)
-            guard left < right, top < bottom else {
+            (rest.sourceCrop, rest.regionCrop) = (nil, nil)
+            guard let region = Self.sourceRegion(processing, sourceWidth: sourceWidth, sourceHeight: sourceHeight) else {
                 self = ProcessingGeometry(rest, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
                 return
             }
-            self = ProcessingGeometry(rest, sourceWidth: right - left, sourceHeight: bottom - top)
-            (cropX, cropY) = (cropX + Double(left), cropY + Double(top))
-            return
-        }
-        if let region = processing.regionCrop {
-            // imgproxy's crop: a region of the source placed by its gravity, the rest fitted to it.
-            var rest = processing
-            rest.regionCrop = nil
-            var width = ImageProcessing.RegionCrop.size(region.width, of: sourceWidth)
-            var height = ImageProcessing.RegionCrop.size(region.height, of: sourceHeight)
-            (width, height) = (width == 0 ? sourceWidth : min(width, sourceWidth), height == 0 ? sourceHeight : min(height, sourceHeight))
-            guard width < sourceWidth || height < sourceHeight else {
-                self = ProcessingGeometry(rest, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
-                return
-            }
-            let (left, top) = Self.position(sourceWidth, sourceHeight, width, height, gravity: region.gravity ?? processing.gravity, dpr: 1)
-            self = ProcessingGeometry(rest, sourceWidth: width, sourceHeight: height)
-            (cropX, cropY) = (cropX + Double(left), cropY + Double(top))
+            self = ProcessingGeometry(rest, sourceWidth: region.width, sourceHeight: region.height)
+            (cropX, cropY) = (cropX + Double(region.left), cropY + Double(region.top))
             return
         }
         (boxWidth, boxHeight) = (processing.width ?? 0, processing.height ?? 0)
@@ -437,6 +419,27 @@ public struct ProcessingGeometry: Sendable, Hashable {
         geometry.cropY = min(max(focalY - ch / 2, 0), sh - ch).rounded(.toNearestOrEven)
         (geometry.cropWidth, geometry.cropHeight) = (min(cw, sw - geometry.cropX), min(ch, sh - geometry.cropY))
         return geometry
+    }
+
+    /// The part of the source everything else sees: thumbor's manual crop (clamped to the source; ignored when empty) or
+    /// imgproxy's crop (sized as `RegionCrop.size` says and placed by its gravity, else `gravity`); nil: all of it.
+    public static func sourceRegion(_ processing: ImageProcessing, sourceWidth: Int, sourceHeight: Int)
+        -> (left: Int, top: Int, width: Int, height: Int)? {
+        if let crop = processing.sourceCrop {
+            let left = min(max(crop.left, 0), sourceWidth), right = min(max(crop.right, 0), sourceWidth)
+            let top = min(max(crop.top, 0), sourceHeight), bottom = min(max(crop.bottom, 0), sourceHeight)
+            guard left < right, top < bottom else { return nil }
+            return (left, top, right - left, bottom - top)
+        }
+        if let region = processing.regionCrop {
+            var width = ImageProcessing.RegionCrop.size(region.width, of: sourceWidth)
+            var height = ImageProcessing.RegionCrop.size(region.height, of: sourceHeight)
+            (width, height) = (width == 0 ? sourceWidth : min(width, sourceWidth), height == 0 ? sourceHeight : min(height, sourceHeight))
+            guard width < sourceWidth || height < sourceHeight else { return nil }
+            let (left, top) = position(sourceWidth, sourceHeight, width, height, gravity: region.gravity ?? processing.gravity, dpr: 1)
+            return (left, top, width, height)
+        }
+        return nil
     }
 
     /// thumbor's `fit_in_resize` (transformer.py): the target from the box (a side of 0 from the other, rounded as

@@ -125,15 +125,21 @@ public enum ImageProcessor {
     public static func process(_ source: Source, _ processing: ImageProcessing, subject: String) throws(ImageCoreError) -> ProcessedImage {
         let header = source.header
         var geometry = ProcessingGeometry(processing, sourceWidth: header.uprightWidth, sourceHeight: header.uprightHeight)
-        let (outputWidth, outputHeight) = processing.canvas != nil ? (geometry.canvasWidth, geometry.canvasHeight)
-            : processing.extend != nil ? (geometry.extendWidth, geometry.extendHeight) : (geometry.width, geometry.height)
-        guard outputWidth <= ImageProcessing.maxSide, outputHeight <= ImageProcessing.maxSide,
-              outputWidth * outputHeight <= ImageProcessing.maxPixels else {
-            throw ImageCoreError(.outputTooLarge, subject: subject, message: """
-                the output would be \(outputWidth)x\(outputHeight), above the limit of \(ImageProcessing.maxSide) pixels \
-                a side and \(ImageProcessing.maxPixels) pixels
-                """)
+        /// The output's bounds, checked before any pixel is made, and again whenever the geometry is made anew (a trim
+        /// or a smart crop can change the output's size).
+        func checkOutputSize() throws(ImageCoreError) {
+            let (outputWidth, outputHeight) = processing.canvas != nil ? (geometry.canvasWidth, geometry.canvasHeight)
+                : processing.extend != nil ? (geometry.extendWidth, geometry.extendHeight) : (geometry.width, geometry.height)
+            let (area, overflow) = outputWidth.multipliedReportingOverflow(by: outputHeight)
+            guard outputWidth <= ImageProcessing.maxSide, outputHeight <= ImageProcessing.maxSide, !overflow,
+                  area <= ImageProcessing.maxPixels else {
+                throw ImageCoreError(.outputTooLarge, subject: subject, message: """
+                    the output would be \(outputWidth)x\(outputHeight), above the limit of \(ImageProcessing.maxSide) pixels \
+                    a side and \(ImageProcessing.maxPixels) pixels
+                    """)
+            }
         }
+        try checkOutputSize()
         var image = source.image
         if let orientation = header.orientation, orientation != 1 { image = try image.oriented(orientation, subject: subject) }
         // The source's size from here on: the upright image's, or the trimmed region's (the trimmed pixels are then
@@ -144,18 +150,27 @@ public enum ImageProcessor {
             image = image.cropped(left: box.left, top: box.top, width: box.width, height: box.height)
             (sourceWidth, sourceHeight) = (box.width, box.height)
             geometry = ProcessingGeometry(processing, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+            try checkOutputSize()
         }
         if processing.gravity.anchor == .smart {
             // The crop centred on the attention point, found in the upright pixels (a focus point from here on).
             var focused = processing
             focused.gravity = .centre
-            if geometry.cropWidth < Double(sourceWidth) || geometry.cropHeight < Double(sourceHeight) {
-                let point = try Attention.point(
-                    of: image, cropWidth: geometry.cropWidth * Double(image.width) / Double(sourceWidth),
-                    cropHeight: geometry.cropHeight * Double(image.height) / Double(sourceHeight), subject: subject)
+            // Within the region a crop before the resize leaves (thumbor's manual crop, imgproxy's crop), whose
+            // fractions the focus point is then given in.
+            let region = ProcessingGeometry.sourceRegion(processing, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+                ?? (0, 0, sourceWidth, sourceHeight)
+            if geometry.cropWidth < Double(region.width) || geometry.cropHeight < Double(region.height) {
+                let scaleX = Double(image.width) / Double(sourceWidth), scaleY = Double(image.height) / Double(sourceHeight)
+                let left = min(image.width - 1, Int(Double(region.left) * scaleX)), top = min(image.height - 1, Int(Double(region.top) * scaleY))
+                let pixels = image.cropped(left: left, top: top, width: max(1, min(image.width - left, Int((Double(region.width) * scaleX).rounded()))),
+                                           height: max(1, min(image.height - top, Int((Double(region.height) * scaleY).rounded()))))
+                let point = try Attention.point(of: pixels, cropWidth: geometry.cropWidth * scaleX, cropHeight: geometry.cropHeight * scaleY,
+                                                subject: subject)
                 focused.gravity = .init(.focusPoint, x: point.x, y: point.y)
             }
             geometry = ProcessingGeometry(focused, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+            try checkOutputSize()
         }
         let hasAlpha = image.pixelFormat == .rgba || image.pixelFormat == .grayAlpha
         let format = processing.format ?? ImageProcessing.defaultFormat(sourceHasAlpha: hasAlpha)
@@ -348,8 +363,10 @@ extension DecodedImage {
         let image = expandedToColor()
         let channels = image.pixelFormat.bytesPerPixel
         var canvas = [UInt8](repeating: 0, count: canvasWidth * canvasHeight * 4)
-        for pixel in 0..<(canvasWidth * canvasHeight) {
-            canvas.replaceSubrange(pixel * 4..<pixel * 4 + 4, with: [color.red, color.green, color.blue, color.alpha])
+        canvas.withUnsafeMutableBufferPointer { buffer in
+            for at in Swift.stride(from: 0, to: buffer.count, by: 4) {
+                (buffer[at], buffer[at + 1], buffer[at + 2], buffer[at + 3]) = (color.red, color.green, color.blue, color.alpha)
+            }
         }
         for y in 0..<height where top + y >= 0 && top + y < canvasHeight {
             for x in 0..<width where left + x >= 0 && left + x < canvasWidth {

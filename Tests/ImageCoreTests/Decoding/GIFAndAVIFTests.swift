@@ -94,6 +94,18 @@ struct GIFSuiteTests {
         #expect(Self.differences.keys.allSatisfy(names.contains) && Self.differences.count <= 7)
     }
 
+    @Test("an image placed off the screen and disposed of (restore to background) is clipped, not a trap")
+    func disposalOffScreen() throws {
+        // A 1x1 screen; a control extension with disposal 2 and no delay; a 1x1 image at (0, 5); then a second image.
+        var gif = Array("GIF89a".utf8) + [1, 0, 1, 0, 0x80, 0, 0] + [0, 0, 0, 255, 255, 255]
+        let image: [UInt8] = [2, 2, 0x44, 0x01, 0]  // LZW code size 2, one block: clear, index 1, end
+        gif += [0x21, 0xF9, 4, 0x08, 0, 0, 0, 0]
+        gif += [0x2C, 0, 0, 5, 0, 1, 0, 1, 0, 0] + image
+        gif += [0x2C, 0, 0, 0, 0, 1, 0, 1, 0, 0] + image + [0x3B]
+        let result = Result { () throws(ImageCoreError) in try ImageInspector(strictness: .lenient).validate(gif, subject: "off-screen.gif") }
+        if case .success(let validated) = result { #expect(validated.image.width == 1) }
+    }
+
     @Test("a GIF cut short is truncated in strict mode; lenient mode keeps what decoded and says what is missing")
     func truncation() throws {
         let bytes = try TestImages.bytes(TestImages.gifSuiteDirectory.appendingPathComponent("4095-codes.gif"))
@@ -252,6 +264,24 @@ struct AVIFCodecTests {
         let alpha = try TestImages.bytes(TestImages.pngSuiteDirectory.appendingPathComponent("basn6a08.png"))
         let withAlpha = try ImageProcessor.process(alpha, ImageProcessing(width: 32, format: .avif), subject: "basn6a08")
         #expect(try ImageInspector().validate(withAlpha.bytes, subject: "alpha.avif").image.pixelFormat == .rgba)
+    }
+
+    @Test("hostile containers are judged without a trap and quickly: an empty meta box, a 64-bit box size near Int.max, an iloc of zero-byte fields claiming 65,535 items of 65,535 extents")
+    func hostileContainers() throws {
+        func box(_ type: String, _ content: [UInt8]) -> [UInt8] {
+            let size = content.count + 8
+            return [UInt8(size >> 24 & 0xFF), UInt8(size >> 16 & 0xFF), UInt8(size >> 8 & 0xFF), UInt8(size & 0xFF)] + Array(type.utf8) + content
+        }
+        let ftyp = box("ftyp", Array("avif".utf8) + [0, 0, 0, 0] + Array("mif1".utf8))
+        let huge: [UInt8] = [0, 0, 0, 1] + Array("free".utf8) + [0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]
+        // iloc version 1, every size 0, 65,535 items, each: id, construction method 0, data reference, 65,535 extents.
+        let item: [UInt8] = [0, 1, 0, 0, 0, 0, 0xFF, 0xFF]
+        let iloc = box("iloc", [1, 0, 0, 0] + [0, 0] + [0xFF, 0xFF] + Array((0..<65_535).map { _ in item }.joined()))
+        let meta = box("meta", [0, 0, 0, 0] + iloc)
+        for (name, bytes) in [("empty meta", ftyp + box("meta", [])), ("huge box", ftyp + huge), ("zero-size iloc", ftyp + meta)] {
+            #expect(ImageFormat.sniff(bytes) == .avif, "\(name)")
+            #expect(throws: ImageCoreError.self, "\(name)") { try ImageInspector().validate(bytes, subject: name) }
+        }
     }
 
     @Test("sniffing: ftyp with avif or avis as the major or a compatible brand; HEIC and MP4 are not AVIF")

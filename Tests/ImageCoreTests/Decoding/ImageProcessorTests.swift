@@ -272,4 +272,41 @@ struct ImageProcessorTests {
         squeezed.maxBytes = 10
         #expect(try ImageProcessor.process(photo, squeezed, subject: "rocket").bytes == plain.bytes)
     }
+
+    @Test("the output's bounds hold after a trim: a trim that would make an enlarged output beyond 4096 pixels is refused before any pixel is made")
+    func trimKeepsBounds() throws {
+        // 1000x1000 gray with one full-width red line: the trim leaves 1000x1, enlarged to a box 1000 high.
+        var pixels = [UInt8](repeating: 128, count: 1000 * 1000 * 3)
+        for x in 0..<1000 { pixels.replaceSubrange((500 * 1000 + x) * 3..<(500 * 1000 + x) * 3 + 3, with: [255, 0, 0]) }
+        let source = ImageProcessor.Source(image: DecodedImage(width: 1000, height: 1000, pixelFormat: .rgb, pixels: pixels),
+                                           header: ImageHeader(format: .png, width: 1000, height: 1000, byteCount: 0))
+        var processing = ImageProcessing(height: 1000, fit: .cover, enlarge: true, format: .png)
+        processing.cropRule = .thumbor
+        processing.trim = .init()
+        do {
+            _ = try ImageProcessor.process(source, processing, subject: "line")
+            Issue.record("a 1,000,000-pixel-wide output was made")
+        } catch {
+            #expect(error.reason == .outputTooLarge)
+        }
+    }
+
+    @Test("smart gravity inside a manual crop looks for attention in that region and places the crop in its coordinates")
+    func smartWithinRegion() throws {
+        // 400x100 gray; a red square at x 330-360; the manual crop keeps x 200-400; a 100x100 smart crop of it.
+        var pixels = [UInt8](repeating: 128, count: 400 * 100 * 3)
+        for y in 35..<65 {
+            for x in 330..<360 { pixels.replaceSubrange((y * 400 + x) * 3..<(y * 400 + x) * 3 + 3, with: [220, 20, 20]) }
+        }
+        let source = ImageProcessor.Source(image: DecodedImage(width: 400, height: 100, pixelFormat: .rgb, pixels: pixels),
+                                           header: ImageHeader(format: .png, width: 400, height: 100, byteCount: 0))
+        for rule in [ImageProcessing.CropRule.imgproxy, .thumbor] {
+            var processing = ImageProcessing(width: 100, height: 100, fit: .cover, format: .png, gravity: .init(.smart))
+            processing.cropRule = rule
+            processing.sourceCrop = .init(left: 200, top: 0, right: 400, bottom: 100)
+            let image = try ImageInspector().validate(try ImageProcessor.process(source, processing, subject: "region").bytes, subject: "out").image
+            let reds = (0..<100).filter { x in image.pixels[(50 * 100 + x) * 3] > 200 && image.pixels[(50 * 100 + x) * 3 + 1] < 60 }
+            #expect(reds.count >= 28, "\(rule): \(reds.count) red pixels in the crop's middle row")
+        }
+    }
 }
