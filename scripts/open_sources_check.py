@@ -232,7 +232,7 @@ for label, source in sources.items():
         more += [(dict(width=w, height=h, flip=True), []), (dict(width=w, height=h, flop=True, fit_in=True), []),
                  (dict(width=w, height=h, flip=True, flop=True, valign="top"), [])]
     for w, h in [(300, 200), (100, 300)]:
-        for fill in (["fill(red)"], ["fill(00ff00)"], ["fill(blue,true)"]):
+        for fill in (["fill(red)"], ["fill(00ff00)"], ["fill(blue,true)"], ["fill(auto)"], ["fill(blur)"]):
             more.append((dict(width=w, height=h, fit_in=True), fill))
     for trim in (True, ("bottom-right", 40), ("top-left", 80)):
         more += [(dict(width=100, height=100, trim=trim), []), (dict(width=64, height=0, trim=trim, fit_in=True), [])]

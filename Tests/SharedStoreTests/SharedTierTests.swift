@@ -72,7 +72,7 @@ struct SharedTierTests {
             var thumbor = ImageProcessing(width: 120, height: 80, fit: .cover, enlarge: true, format: .png)
             thumbor.cropRule = .thumbor
             thumbor.sourceCrop = .init(left: 4, top: 4, right: 100, bottom: 90)
-            (thumbor.flipHorizontal, thumbor.canvas) = (true, .init(red: 0, green: 128, blue: 255))
+            (thumbor.flipHorizontal, thumbor.canvas) = (true, .color(.init(red: 0, green: 128, blue: 255)))
             var imgproxy = ImageProcessing(width: 300, height: 300, format: .webp)
             imgproxy.regionCrop = .init(width: 0.5, height: 0.5, gravity: .init(.southEast))
             (imgproxy.extend, imgproxy.background, imgproxy.minWidth) = (.init(.north), .init(red: 255, green: 0, blue: 0), 40)

@@ -51,7 +51,7 @@ struct ThumborPathTests {
         let all = try ThumborPath("/unsafe/10x20:300x400/adaptive-full-fit-in/-200x-100/filters:fill(ff000080,true):max_bytes(5000)/a.com/a.jpg").processing
         #expect(all.sourceCrop == .init(left: 10, top: 20, right: 300, bottom: 400) && all.fitInFull && all.fitInAdaptive)
         #expect(all.flipHorizontal && all.flipVertical && all.width == 200 && all.height == 100 && all.maxBytes == 5000)
-        #expect(all.canvas == .init(red: 255, green: 0, blue: 0, alpha: 128) && all.canvasUnderTransparency)
+        #expect(all.canvas == .color(.init(red: 255, green: 0, blue: 0, alpha: 128)) && all.canvasUnderTransparency)
         #expect(try ThumborPath("/unsafe/0x0:0x0/-x100/a.com/a.jpg").processing.sourceCrop == nil)
         #expect(try ThumborPath("/unsafe/-x100/a.com/a.jpg").processing.flipHorizontal)
         #expect(try ThumborPath("/unsafe/trim/a.com/a.jpg").processing.trim == .init())
@@ -62,9 +62,11 @@ struct ThumborPathTests {
         #expect(try ThumborPath("/unsafe/trim:bottom-right:20/100x0/a.com/a.jpg").processing.trim == .init(fromBottomRight: true, tolerance: 20))
         #expect(try ThumborPath("/unsafe/trim:5/a.com/a.jpg").processing.trim == .init(tolerance: 5))
         #expect(try ThumborPath("/unsafe/full-fit-in/100x100/a.com/a.jpg").processing.fitInAdaptive == false)
-        #expect(try ThumborPath("/unsafe/fit-in/100x100/filters:fill(Red)/a.com/a.jpg").processing.canvas == .init(red: 255, green: 0, blue: 0))
-        #expect(try ThumborPath("/unsafe/fit-in/100x100/filters:fill(fff)/a.com/a.jpg").processing.canvas == .init(red: 255, green: 255, blue: 255))
-        #expect(try ThumborPath("/unsafe/fit-in/100x100/filters:fill(transparent)/a.com/a.jpg").processing.canvas?.alpha == 0)
+        #expect(try ThumborPath("/unsafe/fit-in/100x100/filters:fill(Red)/a.com/a.jpg").processing.canvas == .color(.init(red: 255, green: 0, blue: 0)))
+        #expect(try ThumborPath("/unsafe/fit-in/100x100/filters:fill(fff)/a.com/a.jpg").processing.canvas == .color(.white))
+        #expect(try ThumborPath("/unsafe/fit-in/100x100/filters:fill(transparent)/a.com/a.jpg").processing.canvas == .color(.transparent))
+        #expect(try ThumborPath("/unsafe/fit-in/100x100/filters:fill(auto)/a.com/a.jpg").processing.canvas == .meanColor)
+        #expect(try ThumborPath("/unsafe/fit-in/100x100/filters:fill(blur,true)/a.com/a.jpg").processing.canvas == .blurredImage)
     }
 
     @Test("what thumbor has and TileCache does not do yet is 400 invalid-url, named")
@@ -72,7 +74,6 @@ struct ThumborPathTests {
         for (path, expected) in [("/unsafe/meta/10x10/smart/a.com/a.jpg", "meta with smart"), ("/unsafe/meta/trim/a.com/a.jpg", "meta with trim"),
                                  ("/unsafe/debug/a.com/a.jpg", "debug"),
                                  ("/unsafe/origx10/a.com/a.jpg", "orig"),
-                                 ("/unsafe/filters:fill(auto)/a.com/a.jpg", "fill(auto)"), ("/unsafe/filters:fill(blur)/a.com/a.jpg", "fill(blur)"),
                                  ("/unsafe/filters:fill(notacolour)/a.com/a.jpg", "not a colour"), ("/unsafe/filters:fill(+ff)/a.com/a.jpg", "not a colour"),
                                  ("/unsafe/filters:fill(+fff)/a.com/a.jpg", "not a colour"), ("/unsafe/filters:fill(red,maybe)/a.com/a.jpg", "True or False"),
                                  ("/unsafe/filters:max_bytes(0)/a.com/a.jpg", "max_bytes"), ("/unsafe/filters:blur(3)/a.com/a.jpg", "blur"),

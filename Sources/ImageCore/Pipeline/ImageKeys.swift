@@ -77,7 +77,7 @@ public struct ImageKey: Hashable, Sendable {
         if processing.fitInAdaptive { token += "-adaptive" }
         if processing.flipHorizontal { token += "-fliph" }
         if processing.flipVertical { token += "-flipv" }
-        if let canvas = processing.canvas { token += "-fill\(canvas.hex)" + (processing.canvasUnderTransparency ? "u" : "") }
+        if let canvas = processing.canvas { token += "-fill\(canvas.text)" + (processing.canvasUnderTransparency ? "u" : "") }
         if let maxBytes = processing.maxBytes { token += "-maxb\(maxBytes)" }
         // imgproxy's other options, the same way.
         if let minWidth = processing.minWidth { token += "-mw\(minWidth)" }

@@ -151,9 +151,29 @@ public struct ImageProcessing: Sendable, Hashable {
     public var flipHorizontal = false
     /// The output mirrored top to bottom (thumbor's `Wx-H`).
     public var flipVertical = false
-    /// thumbor's `fill(colour)`: the output is the box (where a side is 0, the image's), the image centred on a canvas
-    /// of this colour (RGBA).
-    public var canvas: Color?
+    /// thumbor's `fill()`: the output is the box (where a side is 0, the image's), the image centred on a canvas of a
+    /// colour, of the image's mean colour (`fill(auto)`), or of the image itself blurred and stretched (`fill(blur)`).
+    public var canvas: Canvas?
+
+    /// See `canvas`.
+    public enum Canvas: Sendable, Hashable, Codable {
+        /// One colour (RGBA).
+        case color(Color)
+        /// thumbor's `auto`: the mean of the resized image's red, green and blue (integer division), opaque.
+        case meanColor
+        /// thumbor's `blur`: the resized image blurred (a 101-tap Gaussian, sigma 50, edges repeated, each pass
+        /// truncated) and resized to the canvas.
+        case blurredImage
+
+        /// Its spelling in keys: `rrggbbaa`, `auto` or `blur`.
+        public var text: String {
+            switch self {
+            case .color(let color): color.hex
+            case .meanColor: "auto"
+            case .blurredImage: "blur"
+            }
+        }
+    }
     /// With `canvas`: whether the canvas shows through the image's transparent pixels (thumbor's `fill(colour, true)`);
     /// otherwise they stay as they are.
     public var canvasUnderTransparency = false
@@ -267,7 +287,7 @@ public struct ImageProcessing: Sendable, Hashable {
         if fitInAdaptive { parts.append("adaptive=1") }
         if flipHorizontal { parts.append("fh=1") }
         if flipVertical { parts.append("fv=1") }
-        if let canvas { parts.append("fill=\(canvas.hex)\(canvasUnderTransparency ? ",under" : "")") }
+        if let canvas { parts.append("fill=\(canvas.text)\(canvasUnderTransparency ? ",under" : "")") }
         if let maxBytes { parts.append("maxb=\(maxBytes)") }
         if let minWidth { parts.append("mw=\(minWidth)") }
         if let minHeight { parts.append("mh=\(minHeight)") }

@@ -1,3 +1,4 @@
+import Foundation
 import CImageOps
 import CPNG
 import CWebP
@@ -189,10 +190,21 @@ public enum ImageProcessor {
         if processing.flipHorizontal || processing.flipVertical {
             resized = resized.flipped(horizontally: processing.flipHorizontal, vertically: processing.flipVertical)
         }
-        if let color = processing.canvas {
-            resized = resized.placed(onCanvasOf: color, width: geometry.canvasWidth, height: geometry.canvasHeight,
-                                     left: (geometry.canvasWidth - resized.width) / 2, top: (geometry.canvasHeight - resized.height) / 2,
-                                     showingThroughTransparency: processing.canvasUnderTransparency)
+        if let canvas = processing.canvas {
+            let (left, top) = ((geometry.canvasWidth - resized.width) / 2, (geometry.canvasHeight - resized.height) / 2)
+            switch canvas {
+            case .color(let color):
+                resized = resized.placed(onCanvasOf: color, width: geometry.canvasWidth, height: geometry.canvasHeight, left: left, top: top,
+                                         showingThroughTransparency: processing.canvasUnderTransparency)
+            case .meanColor:
+                resized = resized.placed(onCanvasOf: resized.meanColor, width: geometry.canvasWidth, height: geometry.canvasHeight,
+                                         left: left, top: top, showingThroughTransparency: processing.canvasUnderTransparency)
+            case .blurredImage:
+                let background = try resized.expandedToRGBA().blurred(sigma: 50, radius: 50)
+                    .resampled(x0: 0, y0: 0, x1: Double(resized.width), y1: Double(resized.height),
+                               width: geometry.canvasWidth, height: geometry.canvasHeight, subject: subject)
+                resized = resized.pasted(on: background, left: left, top: top, showingThroughTransparency: processing.canvasUnderTransparency)
+            }
         }
         if processing.extend != nil, geometry.extendWidth > resized.width || geometry.extendHeight > resized.height {
             resized = resized.placed(onCanvasOf: .transparent, width: geometry.extendWidth, height: geometry.extendHeight,
@@ -360,14 +372,22 @@ extension DecodedImage {
     /// (thumbor's `merge`); otherwise the image's pixels replace the canvas's. RGB when the result is opaque.
     func placed(onCanvasOf color: ImageProcessing.Color, width canvasWidth: Int, height canvasHeight: Int, left: Int, top: Int,
                 showingThroughTransparency: Bool) -> DecodedImage {
-        let image = expandedToColor()
-        let channels = image.pixelFormat.bytesPerPixel
         var canvas = [UInt8](repeating: 0, count: canvasWidth * canvasHeight * 4)
         canvas.withUnsafeMutableBufferPointer { buffer in
             for at in Swift.stride(from: 0, to: buffer.count, by: 4) {
                 (buffer[at], buffer[at + 1], buffer[at + 2], buffer[at + 3]) = (color.red, color.green, color.blue, color.alpha)
             }
         }
+        return pasted(on: DecodedImage(width: canvasWidth, height: canvasHeight, pixelFormat: .rgba, pixels: canvas),
+                      left: left, top: top, showingThroughTransparency: showingThroughTransparency)
+    }
+
+    /// The image pasted at (`left`, `top`) on `background` (RGBA), as `placed(onCanvasOf:...)` pastes it.
+    func pasted(on background: DecodedImage, left: Int, top: Int, showingThroughTransparency: Bool) -> DecodedImage {
+        let image = expandedToColor()
+        let channels = image.pixelFormat.bytesPerPixel
+        let (canvasWidth, canvasHeight) = (background.width, background.height)
+        var canvas = background.expandedToRGBA().pixels
         for y in 0..<height where top + y >= 0 && top + y < canvasHeight {
             for x in 0..<width where left + x >= 0 && left + x < canvasWidth {
                 let from = (y * width + x) * channels, to = ((top + y) * canvasWidth + left + x) * 4
@@ -387,6 +407,65 @@ extension DecodedImage {
             }
         }
         return DecodedImage.fromRGBA(width: canvasWidth, height: canvasHeight, pixels: canvas)
+    }
+
+    /// thumbor's `fill(auto)` colour: the mean red, green and blue over every pixel (integer division), opaque.
+    var meanColor: ImageProcessing.Color {
+        let image = expandedToColor()
+        let stride = image.pixelFormat.bytesPerPixel
+        var sums = [0, 0, 0]
+        for at in Swift.stride(from: 0, to: image.pixels.count, by: stride) {
+            for channel in 0..<3 { sums[channel] += Int(image.pixels[at + channel]) }
+        }
+        let count = max(1, width * height)
+        return ImageProcessing.Color(red: UInt8(sums[0] / count), green: UInt8(sums[1] / count), blue: UInt8(sums[2] / count))
+    }
+
+    /// RGBA: colour and gray images given an opaque alpha channel.
+    func expandedToRGBA() -> DecodedImage {
+        let color = expandedToColor()
+        guard color.pixelFormat == .rgb else { return color }
+        var out = [UInt8](repeating: 255, count: width * height * 4)
+        for pixel in 0..<(width * height) {
+            out[pixel * 4] = color.pixels[pixel * 3]
+            out[pixel * 4 + 1] = color.pixels[pixel * 3 + 1]
+            out[pixel * 4 + 2] = color.pixels[pixel * 3 + 2]
+        }
+        return DecodedImage(width: width, height: height, pixelFormat: .rgba, pixels: out)
+    }
+
+    /// thumbor's blur (`filters/blur.py` and `_convolution.c`): a Gaussian of `2 x radius + 1` taps, normalised, run
+    /// across then down, each pass's sums truncated to whole values, edge pixels repeated; every channel (RGBA).
+    func blurred(sigma: Double, radius: Int) -> DecodedImage {
+        let taps = (-radius...radius).map { exp(-Double($0 * $0) / (2 * sigma * sigma)) }
+        let total = taps.reduce(0, +)
+        let kernel = taps.map { $0 / total }
+        let channels = pixelFormat.bytesPerPixel
+        let (width, height) = (self.width, self.height)
+        func pass(_ input: [UInt8], horizontal: Bool) -> [UInt8] {
+            var out = [UInt8](repeating: 0, count: input.count)
+            input.withUnsafeBufferPointer { source in
+                out.withUnsafeMutableBufferPointer { target in
+                    var sums = [Double](repeating: 0, count: channels)
+                    for y in 0..<height {
+                        for x in 0..<width {
+                            for channel in 0..<channels { sums[channel] = 0 }
+                            for (index, weight) in kernel.enumerated() {
+                                let offset = index - radius
+                                let sx = horizontal ? min(max(x + offset, 0), width - 1) : x
+                                let sy = horizontal ? y : min(max(y + offset, 0), height - 1)
+                                let at = (sy * width + sx) * channels
+                                for channel in 0..<channels { sums[channel] += Double(source[at + channel]) * weight }
+                            }
+                            let at = (y * width + x) * channels
+                            for channel in 0..<channels { target[at + channel] = UInt8(min(255, max(0, Int(sums[channel])))) }
+                        }
+                    }
+                }
+            }
+            return out
+        }
+        return DecodedImage(width: width, height: height, pixelFormat: pixelFormat, pixels: pass(pass(pixels, horizontal: true), horizontal: false))
     }
 
     /// Gray or RGB: alpha composited over `color` (a gray image over a colour that is not gray becomes RGB).

@@ -68,7 +68,8 @@ extension TileCacheCommand {
             let widths = try WidthList.parse(sizes, option: "--sizes")
             var formats: [String] = [], chosen: [ImageProcessing.OutputFormat?] = []
             for part in sizeFormats.split(separator: ",", omittingEmptySubsequences: false).map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) {
-                guard let format: ImageProcessing.OutputFormat? = part == "auto" ? .none : ImageProcessing.OutputFormat(name: part) else {
+                let format = ImageProcessing.OutputFormat(name: part)  // nil for `auto`: the source's default format
+                guard part == "auto" || format != nil else {
                     throw ValidationError("--size-formats: '\(part)' is not one of auto, \(ImageProcessing.OutputFormat.names)")
                 }
                 if !chosen.contains(format) { chosen.append(format); formats.append(part) }

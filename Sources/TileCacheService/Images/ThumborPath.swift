@@ -10,10 +10,9 @@ import ImageCore
 /// Supported: `meta` (thumbor's JSON of the operations, `metaJSON`), `trim` (with its reference pixel and tolerance), manual crops (`AxB:CxD`), sizes (`0` for proportional, `-` for flips), `fit-in`, `full-fit-in`,
 /// `adaptive-fit-in` (and `adaptive-full-fit-in`), `halign`/`valign`, `smart` (centred on the image's point of
 /// attention, libvips' attention strategy: thumbor's face and feature detectors are not run), and the filters
-/// `format()` (jpeg, png, webp, avif), `quality()`, `fill(colour[,transparent])` (a CSS name, hex digits or
-/// `transparent`), `max_bytes()`, `no_upscale()`, `strip_icc()` and `strip_exif()` (outputs never carry either). What
-/// thumbor has and TileCache does not do yet (`debug`, `orig`, `meta` with `smart` or `trim`, `fill(auto)`, `fill(blur)` and any
-/// other filter) is refused by name, 400 as thumbor refuses a URL it cannot read: never ignored.
+/// `format()` (jpeg, png, webp, avif), `quality()`, `fill(colour[,transparent])` (a CSS name, hex digits,
+/// `transparent`, `auto` or `blur`), `max_bytes()`, `no_upscale()`, `strip_icc()` and `strip_exif()` (outputs never carry either). What
+/// thumbor has and TileCache does not do yet (`debug`, `orig`, `meta` with `smart` or `trim`, and any other filter) is refused by name, 400 as thumbor refuses a URL it cannot read: never ignored.
 struct ThumborPath: Sendable {
     /// The signature segment, or nil for `unsafe`.
     var signature: Substring?
@@ -98,7 +97,7 @@ struct ThumborPath: Sendable {
         var format: ImageProcessing.OutputFormat?
         var quality: Int?
         var upscale = true
-        var fill: ImageProcessing.Color?, fillUnderTransparency = false, maxBytes: Int?
+        var fill: ImageProcessing.Canvas?, fillUnderTransparency = false, maxBytes: Int?
         if let filters = take({ $0.hasPrefix("filters:") && $0.hasSuffix(")") }) {
             for filter in try Self.filters(filters.dropFirst("filters:".count)) {
                 switch (filter.name, filter.arguments) {
@@ -114,12 +113,16 @@ struct ThumborPath: Sendable {
                 case ("fill", let arguments):
                     let parts = arguments.split(separator: ",", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
                     let name = parts.first ?? ""
-                    guard name != "auto", name != "blur" else { throw Self.invalid("fill(\(name)) is not supported by TileCache yet (a colour is)") }
-                    guard let color = name == "transparent" ? ImageProcessing.Color.transparent
-                                                            : ImageProcessing.Color(name: name) else {
-                        throw Self.invalid("fill(\(arguments.prefix(40))): '\(name.prefix(40))' is not a colour (a CSS name or hex digits)")
+                    switch name.lowercased() {
+                    case "auto": fill = .meanColor
+                    case "blur": fill = .blurredImage
+                    case "transparent": fill = .color(.transparent)
+                    default:
+                        guard let color = ImageProcessing.Color(name: name) else {
+                            throw Self.invalid("fill(\(arguments.prefix(40))): '\(name.prefix(40))' is not a colour (a CSS name, hex digits, transparent, auto or blur)")
+                        }
+                        fill = .color(color)
                     }
-                    fill = color
                     if parts.count == 2 {
                         switch parts[1].lowercased() {
                         case "true", "1": fillUnderTransparency = true

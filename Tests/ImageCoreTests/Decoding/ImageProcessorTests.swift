@@ -260,7 +260,7 @@ struct ImageProcessorTests {
         // fit-in 8x4 (never enlarged: the image stays 4x2) with fill(white): the image centred on an 8x4 canvas.
         var fill = ImageProcessing(width: 8, height: 4, format: .png)
         fill.cropRule = .thumbor
-        fill.canvas = .init(red: 255, green: 255, blue: 255)
+        fill.canvas = .color(.white)
         let canvas = try reds(fill)
         #expect(canvas.count == 32 && canvas[8 + 2] == 0 && canvas[8 + 5] == 90 && canvas[0] == 255 && canvas[31] == 255)
         // max_bytes: a photo's JPEG squeezed under a third of its size; an impossible bound keeps the first encoding.
