@@ -207,7 +207,7 @@ let package = Package(
         // posix_spawn's close-every-other-descriptor action, for the tests' child processes (Swift's Glibc lacks it).
         .target(name: "CSpawn", path: "Tests/CSpawn"),
         // What the test suites share: real photos (with their licences), PngSuite, Robert Ancell's GIF test suite,
-        // libavif's test files and the verdict corpus; temporary
+        // libavif's test files, libwebp's test image and the verdict corpus; temporary
         // directories, the origin's lifetime, test-time scaling, and the service harness.
         .target(
             name: "TestSupport",
@@ -221,7 +221,7 @@ let package = Package(
             ],
             path: "Tests/TestSupport",
             exclude: ["photos/LICENSES.md"],
-            resources: [.copy("photos"), .copy("pngsuite"), .copy("gifsuite"), .copy("avif")],
+            resources: [.copy("photos"), .copy("pngsuite"), .copy("gifsuite"), .copy("avif"), .copy("libwebp")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -5,8 +5,8 @@ public import TileCacheOrigin
 
 /// Test inputs the test suites share: real camera photos (photos/LICENSES.md says where each comes from), PngSuite,
 /// Robert Ancell's GIF test suite (gifsuite/, CC BY-SA 4.0, from github.com/robert-ancell/pygif), libavif's test files
-/// (avif/, BSD-2-Clause, from github.com/AOMediaCodec/libavif tests/data; avif/README.md), and the verdict corpus built
-/// from them.
+/// (avif/, BSD-2-Clause, from github.com/AOMediaCodec/libavif tests/data; avif/README.md), libwebp's test image
+/// (libwebp/, BSD-3-Clause), and the verdict corpus built from them.
 public enum TestImages {
     /// One input of the verdict corpus.
     public struct File: Sendable {
@@ -38,6 +38,9 @@ public enum TestImages {
     /// libavif's test files, sorted by name.
     public static func avifFiles() throws -> [URL] { try files(in: avifDirectory, extension: "avif") }
 
+    /// libwebp's own test image, `test.webp`, and `test_ref.ppm`, its reference decoding (libwebp/README.md).
+    public static var libwebpDirectory: URL { resources.appendingPathComponent("libwebp") }
+
     /// The real camera photos, sorted by name.
     public static func photoFiles() throws -> [URL] { try files(in: resources.appendingPathComponent("photos"), extension: "jpg") }
 
@@ -63,9 +66,10 @@ public enum TestImages {
         }
         // Other formats' own test files, and each cut in half as a download cut short would be. The one file libavif
         // 0.11 accepts and later libavif (Pillow's, Chromium's) refuses is left out: see AVIFCodecTests.
-        for url in try gifSuiteFiles() + avifFiles() where url.lastPathComponent != "clap_irot_imir_non_essential.avif" {
+        let libwebp = libwebpDirectory.appendingPathComponent("test.webp")
+        for url in try gifSuiteFiles() + avifFiles() + [libwebp] where url.lastPathComponent != "clap_irot_imir_non_essential.avif" {
             let bytes = try bytes(url)
-            let prefix = url.pathExtension == "gif" ? "gifsuite" : "avif"
+            let prefix = ["gif": "gifsuite", "avif": "avif", "webp": "libwebp"][url.pathExtension] ?? url.pathExtension
             corpus.append(File(name: "\(prefix)-\(url.lastPathComponent)", bytes: bytes, expected: nil))
             if bytes.count >= 64 {
                 corpus.append(File(name: "\(prefix)-cut-half-\(url.lastPathComponent)", bytes: Array(bytes.prefix(bytes.count / 2)), expected: nil))

@@ -220,6 +220,13 @@ public struct ImageProcessing: Sendable, Hashable {
         static func size(_ crop: Double, of side: Int) -> Int {
             crop == 0 ? 0 : crop >= 1 ? Int(min(crop, Double(1 << 30))) : max(1, ProcessingGeometry.round(Double(side) * crop))
         }
+
+        /// The region's size in a source of `sourceWidth` x `sourceHeight`: each side as `size(_:of:)` says, the whole
+        /// side where that is 0, at most the source's.
+        public func size(sourceWidth: Int, sourceHeight: Int) -> (width: Int, height: Int) {
+            let width = Self.size(self.width, of: sourceWidth), height = Self.size(self.height, of: sourceHeight)
+            return (width == 0 ? sourceWidth : min(width, sourceWidth), height == 0 ? sourceHeight : min(height, sourceHeight))
+        }
     }
 
     /// See `sourceCrop`.
@@ -452,9 +459,7 @@ public struct ProcessingGeometry: Sendable, Hashable {
             return (left, top, right - left, bottom - top)
         }
         if let region = processing.regionCrop {
-            var width = ImageProcessing.RegionCrop.size(region.width, of: sourceWidth)
-            var height = ImageProcessing.RegionCrop.size(region.height, of: sourceHeight)
-            (width, height) = (width == 0 ? sourceWidth : min(width, sourceWidth), height == 0 ? sourceHeight : min(height, sourceHeight))
+            let (width, height) = region.size(sourceWidth: sourceWidth, sourceHeight: sourceHeight)
             guard width < sourceWidth || height < sourceHeight else { return nil }
             let (left, top) = position(sourceWidth, sourceHeight, width, height, gravity: region.gravity ?? processing.gravity, dpr: 1)
             return (left, top, width, height)

@@ -124,6 +124,7 @@ public enum ImageProcessor {
     /// - Throws: `.outputTooLarge` for an output beyond `ImageProcessing.maxSide` or `maxPixels`; `.processing` when an
     ///   encoder fails.
     public static func process(_ source: Source, _ processing: ImageProcessing, subject: String) throws(ImageCoreError) -> ProcessedImage {
+        var processing = processing  // an imgproxy crop with smart gravity is given its focus point below
         let header = source.header
         var geometry = ProcessingGeometry(processing, sourceWidth: header.uprightWidth, sourceHeight: header.uprightHeight)
         /// The output's bounds, checked before any pixel is made, and again whenever the geometry is made anew (a trim
@@ -150,6 +151,19 @@ public enum ImageProcessor {
            let box = image.trimBox(fromBottomRight: trim.fromBottomRight, tolerance: trim.tolerance) {
             image = image.cropped(left: box.left, top: box.top, width: box.width, height: box.height)
             (sourceWidth, sourceHeight) = (box.width, box.height)
+            geometry = ProcessingGeometry(processing, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+            try checkOutputSize()
+        }
+        if var region = processing.regionCrop, (region.gravity ?? processing.gravity).anchor == .smart {
+            // imgproxy's crop with smart gravity: the region centred on the attention point of the whole image.
+            let (width, height) = region.size(sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+            region.gravity = .centre
+            if width < sourceWidth || height < sourceHeight {
+                let point = try Attention.point(of: image, cropWidth: Double(width) * Double(image.width) / Double(sourceWidth),
+                                                cropHeight: Double(height) * Double(image.height) / Double(sourceHeight), subject: subject)
+                region.gravity = .init(.focusPoint, x: point.x, y: point.y)
+            }
+            processing.regionCrop = region
             geometry = ProcessingGeometry(processing, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
             try checkOutputSize()
         }

@@ -350,12 +350,7 @@ struct ImgproxyPath: Sendable {
                                              quality: quality == 0 ? nil : quality, format: format, gravity: gravity, dpr: dpr)
             if format == nil { processing.format = negotiation.format(accept: accept) }
             (processing.minWidth, processing.minHeight) = (minWidth > 0 ? minWidth : nil, minHeight > 0 ? minHeight : nil)
-            if let crop, crop.width > 0 || crop.height > 0 {
-                guard (crop.gravity ?? gravity).anchor != .smart else {
-                    throw invalid("crop with smart gravity is not supported by TileCache yet (g:sm after the resize is)")
-                }
-                processing.regionCrop = crop
-            }
+            if let crop, crop.width > 0 || crop.height > 0 { processing.regionCrop = crop }
             processing.extend = extend ? extendGravity : nil
             processing.background = background
             return (processing, negotiation.negotiates && format == nil)

@@ -298,3 +298,32 @@ struct AVIFCodecTests {
         #expect(ImageFormat(contentType: "image/avif") == .avif)
     }
 }
+
+/// WebP against libwebp's own test image and its reference decoding.
+@Suite("libwebp's test image", .timeLimit(.minutes(2)))
+struct LibwebpTestImageTests {
+    /// test_ref.ppm predates libwebp's current YUV-to-RGB rounding: 13,265 of its 49,152 bytes are 1 away from what
+    /// libwebp decodes today, Debian's 1.2.4 here and Pillow 13's wheel alike (measured); none is further.
+    @Test("examples/test.webp decodes to examples/test_ref.ppm, libwebp's reference (libwebp 3757b8af), every byte within 1")
+    func referenceDecoding() throws {
+        let webp = try TestImages.bytes(TestImages.libwebpDirectory.appendingPathComponent("test.webp"))
+        let ppm = try TestImages.bytes(TestImages.libwebpDirectory.appendingPathComponent("test_ref.ppm"))
+        // P6, width, height, 255, then RGB bytes; each header field ends with one whitespace byte.
+        var fields: [String] = [], index = 0
+        while fields.count < 4 {
+            var field = ""
+            while index < ppm.count, !(ppm[index] == 0x0A || ppm[index] == 0x20) { field.append(Character(UnicodeScalar(ppm[index]))); index += 1 }
+            index += 1
+            if !field.isEmpty { fields.append(field) }
+        }
+        let (width, height) = (try #require(Int(fields[1])), try #require(Int(fields[2])))
+        #expect(fields[0] == "P6" && fields[3] == "255")
+        let reference = Array(ppm[index...])
+        let decoded = try ImageInspector().validate(webp, subject: "test.webp").image
+        #expect(decoded.width == width && decoded.height == height && decoded.pixelFormat == .rgb)
+        let largest = zip(decoded.pixels, reference).map { abs(Int($0) - Int($1)) }.max() ?? 0
+        #expect(reference.count == width * height * 3 && decoded.pixels.count == reference.count && largest <= 1,
+                "a byte is \(largest) from libwebp's reference")
+    }
+}
+

@@ -291,6 +291,21 @@ struct ImageProcessorTests {
         }
     }
 
+    @Test("imgproxy's crop with smart gravity (c:100:100:sm) takes the region around the point of attention")
+    func smartRegionCrop() throws {
+        var pixels = [UInt8](repeating: 128, count: 400 * 100 * 3)
+        for y in 35..<65 {
+            for x in 50..<80 { pixels.replaceSubrange((y * 400 + x) * 3..<(y * 400 + x) * 3 + 3, with: [220, 20, 20]) }
+        }
+        let source = ImageProcessor.Source(image: DecodedImage(width: 400, height: 100, pixelFormat: .rgb, pixels: pixels),
+                                           header: ImageHeader(format: .png, width: 400, height: 100, byteCount: 0))
+        var processing = ImageProcessing(format: .png)
+        processing.regionCrop = .init(width: 100, height: 100, gravity: .init(.smart))
+        let image = try ImageInspector().validate(try ImageProcessor.process(source, processing, subject: "region").bytes, subject: "out").image
+        let reds = (0..<image.width).filter { x in image.pixels[(50 * image.width + x) * 3] > 200 && image.pixels[(50 * image.width + x) * 3 + 1] < 60 }
+        #expect(image.width == 100 && reds.count >= 28, "\(reds.count) red pixels in the region's middle row")
+    }
+
     @Test("smart gravity inside a manual crop looks for attention in that region and places the crop in its coordinates")
     func smartWithinRegion() throws {
         // 400x100 gray; a red square at x 330-360; the manual crop keeps x 200-400; a 100x100 smart crop of it.
