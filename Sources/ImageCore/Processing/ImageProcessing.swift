@@ -472,26 +472,39 @@ public struct ProcessingGeometry: Sendable, Hashable {
     /// box is kept as it is (not for `full-fit-in`); otherwise the side that limits (`full-fit-in`: the other one) is
     /// the target's, the other scaled and rounded half up, as thumbor adds 1e-5 before Python's `round`.
     private static func thumborFitIn(_ processing: ImageProcessing, sourceWidth: Int, sourceHeight: Int) -> ProcessingGeometry {
-        let sw = Double(sourceWidth), sh = Double(sourceHeight)
         var geometry = ProcessingGeometry(.none, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+        let fitIn = thumborFitInResize(processing, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+        (geometry.boxWidth, geometry.boxHeight) = (fitIn.boxWidth, fitIn.boxHeight)
+        if let resize = fitIn.resize { (geometry.width, geometry.height) = (max(1, clampedInt(resize.width)), max(1, clampedInt(resize.height))) }
+        return geometry
+    }
+
+    /// thumbor's target (transformer.py `_calculate_target_dimensions`): the box's sides, a side of 0 from the other and
+    /// the source's ratio (Python's `round`, at least 1), the source's size without a box. Floats, as thumbor keeps them.
+    public static func thumborTarget(width: Int, height: Int, sourceWidth: Int, sourceHeight: Int) -> (width: Double, height: Double) {
+        let sw = Double(sourceWidth), sh = Double(sourceHeight)
+        guard width > 0 || height > 0 else { return (sw, sh) }
+        return (width > 0 ? Double(width) : max(1, (Double(height) * sw / sh).rounded(.toNearestOrEven)),
+                height > 0 ? Double(height) : max(1, (Double(width) * sh / sw).rounded(.toNearestOrEven)))
+    }
+
+    /// thumbor's `fit_in_resize` (the geometry's and `meta`'s one reading): the box as the request keeps it (turned for
+    /// `adaptive-fit-in`), and the resize, nil when the source is kept as it is. `widthFromTarget`: the width is the
+    /// target's own (a float, for `meta`) and the height the rounded one, or the other way round.
+    public static func thumborFitInResize(_ processing: ImageProcessing, sourceWidth: Int, sourceHeight: Int)
+        -> (boxWidth: Int, boxHeight: Int, resize: (width: Double, height: Double, widthFromTarget: Bool)?) {
+        let sw = Double(sourceWidth), sh = Double(sourceHeight)
         var w = processing.width ?? 0, h = processing.height ?? 0
-        var tw = sw, th = sh
-        if w > 0 || h > 0 {
-            tw = w > 0 ? Double(w) : max(1, (Double(h) * sw / sh).rounded(.toNearestOrEven))
-            th = h > 0 ? Double(h) : max(1, (Double(w) * sh / sw).rounded(.toNearestOrEven))
-        }
+        var (tw, th) = thumborTarget(width: w, height: h, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
         if processing.fitInAdaptive, (sw < sh && tw > th) || (sw > sh && tw < th) {
             (tw, th) = (th, tw)
             (w, h) = (h, w)
         }
-        (geometry.boxWidth, geometry.boxHeight) = (w, h)
         let sign = processing.fitInFull ? -1.0 : 1.0
-        if !processing.fitInFull, tw >= sw, th >= sh { return geometry }
-        let (rw, rh) = sw / tw * sign >= sh / th * sign
-            ? (tw, (sh * tw / sw + 1e-5).rounded(.toNearestOrEven))
-            : ((sw * th / sh + 1e-5).rounded(.toNearestOrEven), th)
-        (geometry.width, geometry.height) = (max(1, clampedInt(rw)), max(1, clampedInt(rh)))
-        return geometry
+        guard processing.fitInFull || tw < sw || th < sh else { return (w, h, nil) }
+        let widthFromTarget = sw / tw * sign >= sh / th * sign
+        return (w, h, widthFromTarget ? (tw, (sh * tw / sw + 1e-5).rounded(.toNearestOrEven), true)
+                                      : ((sw * th / sh + 1e-5).rounded(.toNearestOrEven), th, false))
     }
 
     /// Go's `math.Round`: halves away from zero (clamped to ±2^40, so options no parser bounded cannot trap).

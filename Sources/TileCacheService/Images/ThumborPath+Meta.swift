@@ -33,20 +33,10 @@ extension ThumborPath {
         let focalX = Int(sw * (percentages[alignment.horizontal] ?? 0.5)), focalY = Int(sh * (percentages[alignment.vertical] ?? 0.5))
         var width = processing.width ?? 0, height = processing.height ?? 0
         if processing.boxCappedToSource { (width, height) = (min(width, sourceWidth), min(height, sourceHeight)) }
-        var tw = sw, th = sh
-        if width > 0 || height > 0 {
-            tw = width > 0 ? Double(width) : (Double(height) * sw / sh).rounded(.toNearestOrEven)
-            th = height > 0 ? Double(height) : (Double(width) * sh / sw).rounded(.toNearestOrEven)
-        }
+        let (tw, th) = ProcessingGeometry.thumborTarget(width: width, height: height, sourceWidth: engineWidth, sourceHeight: engineHeight)
         if processing.fit == .inside {
-            if processing.fitInAdaptive, (sw < sh && tw > th) || (sw > sh && tw < th) { (tw, th) = (th, tw) }
-            let sign = processing.fitInFull ? -1.0 : 1.0
-            if processing.fitInFull || tw < sw || th < sh {
-                if sw / tw * sign >= sh / th * sign {
-                    resize(.float(tw), .int(Int((sh * tw / sw + 1e-5).rounded(.toNearestOrEven))))
-                } else {
-                    resize(.int(Int((sw * th / sh + 1e-5).rounded(.toNearestOrEven))), .float(th))
-                }
+            if let fit = ProcessingGeometry.thumborFitInResize(processing, sourceWidth: engineWidth, sourceHeight: engineHeight).resize {
+                resize(fit.widthFromTarget ? .float(fit.width) : .int(Int(fit.width)), fit.widthFromTarget ? .int(Int(fit.height)) : .float(fit.height))
             }
         } else {
             let targetWidth = tw == 0 ? 1 : tw, targetHeight = th == 0 ? 1 : th

@@ -34,6 +34,25 @@ struct ImageProcessorTests {
         try ImageInspector().validate(made.bytes, subject: "output").image
     }
 
+    /// A flat gray `width` x 100 image with a saturated red 30x30 square at `squareX` (rows 35-64): what draws attention.
+    static func redSquare(width: Int, squareX: Int) -> ImageProcessor.Source {
+        var pixels = [UInt8](repeating: 128, count: width * 100 * 3)
+        for y in 35..<65 {
+            for x in squareX..<squareX + 30 { pixels.replaceSubrange((y * width + x) * 3..<(y * width + x) * 3 + 3, with: [220, 20, 20]) }
+        }
+        return ImageProcessor.Source(image: DecodedImage(width: width, height: 100, pixelFormat: .rgb, pixels: pixels),
+                                     header: ImageHeader(format: .png, width: width, height: 100, byteCount: 0))
+    }
+
+    /// The red pixels in the middle row of a variant made from `redSquare`.
+    static func redsInMiddleRow(_ made: ProcessedImage) throws -> Int {
+        let image = try ImageInspector().validate(made.bytes, subject: "out").image
+        let row = image.height / 2
+        return (0..<image.width).filter { x in
+            image.pixels[(row * image.width + x) * 3] > 200 && image.pixels[(row * image.width + x) * 3 + 1] < 60
+        }.count
+    }
+
     @Test("against Pillow's LANCZOS of the same photo, lossless output is within a rounding error (full decode) or 1 dB of it (shrunk on load)",
           arguments: [("grace_hopper", 128, 45.0), ("hubble_deep_field", 256, 45.0), ("retina", 64, 36.0)])
     func matchesPillow(name: String, width: Int, minimum: Double) throws {
@@ -221,18 +240,12 @@ struct ImageProcessorTests {
     @Test("smart gravity centres the crop on what draws attention: a saturated red square on a flat gray field, wherever it is")
     func smartCrop() throws {
         for squareX in [10, 150, 260] {
-            var pixels = [UInt8](repeating: 128, count: 300 * 100 * 3)
-            for y in 35..<65 {
-                for x in squareX..<squareX + 30 { pixels.replaceSubrange((y * 300 + x) * 3..<(y * 300 + x) * 3 + 3, with: [220, 20, 20]) }
-            }
-            let source = ImageProcessor.Source(image: DecodedImage(width: 300, height: 100, pixelFormat: .rgb, pixels: pixels),
-                                               header: ImageHeader(format: .png, width: 300, height: 100, byteCount: 0))
-            let made = try ImageProcessor.process(source, ImageProcessing(width: 100, height: 100, fit: .cover, format: .png,
-                                                                          gravity: .init(.smart)), subject: "square")
-            let image = try ImageInspector().validate(made.bytes, subject: "out").image
+            let made = try ImageProcessor.process(Self.redSquare(width: 300, squareX: squareX),
+                                                  ImageProcessing(width: 100, height: 100, fit: .cover, format: .png, gravity: .init(.smart)),
+                                                  subject: "square")
             // The square's middle row holds its red, whole, inside the 100-pixel crop.
-            let reds = (0..<100).filter { x in image.pixels[(50 * 100 + x) * 3] > 200 && image.pixels[(50 * 100 + x) * 3 + 1] < 60 }
-            #expect(reds.count >= 28, "square at \(squareX): \(reds.count) red pixels in the crop's middle row")
+            let reds = try Self.redsInMiddleRow(made)
+            #expect(reds >= 28, "square at \(squareX): \(reds) red pixels in the crop's middle row")
         }
         // A crop that cuts nothing needs no attention: the whole image, as the centre gravity gives it.
         let photo = try Self.photo("rocket.jpg")
@@ -293,35 +306,22 @@ struct ImageProcessorTests {
 
     @Test("imgproxy's crop with smart gravity (c:100:100:sm) takes the region around the point of attention")
     func smartRegionCrop() throws {
-        var pixels = [UInt8](repeating: 128, count: 400 * 100 * 3)
-        for y in 35..<65 {
-            for x in 50..<80 { pixels.replaceSubrange((y * 400 + x) * 3..<(y * 400 + x) * 3 + 3, with: [220, 20, 20]) }
-        }
-        let source = ImageProcessor.Source(image: DecodedImage(width: 400, height: 100, pixelFormat: .rgb, pixels: pixels),
-                                           header: ImageHeader(format: .png, width: 400, height: 100, byteCount: 0))
         var processing = ImageProcessing(format: .png)
         processing.regionCrop = .init(width: 100, height: 100, gravity: .init(.smart))
-        let image = try ImageInspector().validate(try ImageProcessor.process(source, processing, subject: "region").bytes, subject: "out").image
-        let reds = (0..<image.width).filter { x in image.pixels[(50 * image.width + x) * 3] > 200 && image.pixels[(50 * image.width + x) * 3 + 1] < 60 }
-        #expect(image.width == 100 && reds.count >= 28, "\(reds.count) red pixels in the region's middle row")
+        let made = try ImageProcessor.process(Self.redSquare(width: 400, squareX: 50), processing, subject: "region")
+        let reds = try Self.redsInMiddleRow(made)
+        #expect(made.width == 100 && reds >= 28, "\(reds) red pixels in the region's middle row")
     }
 
     @Test("smart gravity inside a manual crop looks for attention in that region and places the crop in its coordinates")
     func smartWithinRegion() throws {
-        // 400x100 gray; a red square at x 330-360; the manual crop keeps x 200-400; a 100x100 smart crop of it.
-        var pixels = [UInt8](repeating: 128, count: 400 * 100 * 3)
-        for y in 35..<65 {
-            for x in 330..<360 { pixels.replaceSubrange((y * 400 + x) * 3..<(y * 400 + x) * 3 + 3, with: [220, 20, 20]) }
-        }
-        let source = ImageProcessor.Source(image: DecodedImage(width: 400, height: 100, pixelFormat: .rgb, pixels: pixels),
-                                           header: ImageHeader(format: .png, width: 400, height: 100, byteCount: 0))
+        // The red square at x 330-360; the manual crop keeps x 200-400; a 100x100 smart crop of it.
         for rule in [ImageProcessing.CropRule.imgproxy, .thumbor] {
             var processing = ImageProcessing(width: 100, height: 100, fit: .cover, format: .png, gravity: .init(.smart))
             processing.cropRule = rule
             processing.sourceCrop = .init(left: 200, top: 0, right: 400, bottom: 100)
-            let image = try ImageInspector().validate(try ImageProcessor.process(source, processing, subject: "region").bytes, subject: "out").image
-            let reds = (0..<100).filter { x in image.pixels[(50 * 100 + x) * 3] > 200 && image.pixels[(50 * 100 + x) * 3 + 1] < 60 }
-            #expect(reds.count >= 28, "\(rule): \(reds.count) red pixels in the crop's middle row")
+            let reds = try Self.redsInMiddleRow(try ImageProcessor.process(Self.redSquare(width: 400, squareX: 330), processing, subject: "region"))
+            #expect(reds >= 28, "\(rule): \(reds) red pixels in the crop's middle row")
         }
     }
 }
