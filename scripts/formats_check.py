@@ -2,9 +2,9 @@
 """GIF and AVIF sources, AVIF and WebP outputs and Accept negotiation, through a real `tilecache serve`, judged by Pillow.
 
 Arguments: SERVICE_URL FILES_BASE KEY_HEX SALT_HEX, where FILES_BASE serves Tests/TestSupport (the GIF test suite and libavif's test
-files: no one here made them) and the service allows it with --auto-avif and --auto-webp. For each source, imgproxy
-URLs (`_` signature: the service has no key... or signs, see sign()) ask for a 96-pixel-wide variant in PNG, AVIF, WebP
-and JPEG; Pillow (its own libavif 1.4 and libwebp) decodes every answer, which must be the asked format and the size
+files: no one here made them) and the service allows it with --auto-avif and --auto-webp, signing with KEY_HEX and
+SALT_HEX. For each source, imgproxy URLs built and signed by pyimgproxy (PyPI) ask for a 96-pixel-wide variant in PNG,
+AVIF, WebP and JPEG; Pillow (its own libavif 1.4 and libwebp) decodes every answer, which must be the asked format and the size
 imgproxy's geometry gives (the upright size for an AVIF with irot), and:
 - the PNG variant against Pillow's own LANCZOS resize of Pillow's decoding of the source: PSNR >= 35 dB (one
   resampler against another; single-image sources, where both take the same first frame);
@@ -14,28 +14,24 @@ Every comparison is of the images composited over white (transparent pixels' col
 Then negotiation on an imgproxy URL that names no format: Chromium's Accept gets AVIF, `image/webp` alone WebP, `*/*`
 the default, each with `Vary: Accept`. Exits 1 listing the failures; prints a table of bytes and PSNR per format.
 """
-import base64
-import hashlib
-import hmac
 import io
 import math
 import sys
 import urllib.request
 
 from PIL import Image, ImageChops, ImageOps, ImageStat
+from pyimgproxy import ImgProxy  # github.com/developersociety/pyimgproxy: imgproxy URLs as front ends build them
 
 service, files, key, salt = sys.argv[1:5]
 failures = []
 CHROMIUM_ACCEPT = "image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8"
 
 
-def sign(path):
-    digest = hmac.new(bytes.fromhex(key), bytes.fromhex(salt) + path.encode(), hashlib.sha256).digest()
-    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+imgproxy = ImgProxy(url=service, key=key, salt=salt)
 
 
-def fetch(path, accept=None):
-    request = urllib.request.Request(service + path, headers={"Accept": accept} if accept else {})
+def fetch(url, accept=None):
+    request = urllib.request.Request(url, headers={"Accept": accept} if accept else {})
     with urllib.request.urlopen(request, timeout=60) as response:
         return response.status, dict(response.headers), response.read()
 
@@ -78,8 +74,7 @@ for source, single in SOURCES:
     expected = (min(WIDTH, width), max(1, round(height * min(WIDTH, width) / width)))
     answers = {}
     for extension in ("png", "avif", "webp", "jpg"):
-        path = f"/rs:fit:{WIDTH}:0/plain/{files}/{source}@{extension}"
-        status, headers, body = fetch(f"/{sign(path)}{path}")
+        status, headers, body = fetch(imgproxy.image(f"{files}/{source}").resize("fit", WIDTH, 0).format(extension).url)
         image = Image.open(io.BytesIO(body))
         image.load()
         answers[extension] = (image, len(body))
@@ -105,9 +100,9 @@ for source, single in SOURCES:
     rows.append(row)
 
 # Negotiation on an imgproxy URL that names no format (the catalogue's routes: ImageOptionsTests).
-path = f"/rs:fit:{WIDTH}:0/plain/{files}/avif/kodim23_yuv420_8bpc.avif"
+negotiated = imgproxy.image(f"{files}/avif/kodim23_yuv420_8bpc.avif").resize("fit", WIDTH, 0).url
 for accept, want in ((CHROMIUM_ACCEPT, "image/avif"), ("image/webp,*/*", "image/webp"), ("*/*", "image/jpeg")):
-    status, headers, body = fetch(f"/{sign(path)}{path}", accept)
+    status, headers, body = fetch(negotiated, accept)
     vary = headers.get("Vary", "")
     if status != 200 or headers.get("Content-Type") != want or "Accept" not in vary:
         failures.append(f"Accept {accept}: {status} {headers.get('Content-Type')} Vary: {vary!r}, expected {want} with Vary: Accept")
