@@ -429,23 +429,34 @@ public struct ProcessingGeometry: Sendable, Hashable {
     /// the box exactly.
     private static func thumborCrop(of sourceWidth: Int, _ sourceHeight: Int, to targetWidth: Int, _ targetHeight: Int,
                                     gravity: ImageProcessing.Gravity) -> ProcessingGeometry {
-        let sw = Double(sourceWidth), sh = Double(sourceHeight), tw = Double(targetWidth), th = Double(targetHeight)
+        let sw = Double(sourceWidth), sh = Double(sourceHeight)
         var geometry = ProcessingGeometry(.none, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
         (geometry.width, geometry.height) = (targetWidth, targetHeight)
-        // Python's round(x, 2) of both ratios: equal ones are not cropped.
-        guard (sw / sh * 100).rounded(.toNearestOrEven) != (tw / th * 100).rounded(.toNearestOrEven) else { return geometry }
-        let (cw, ch): (Double, Double) = tw / sw > th / sh
-            ? (sw, max(1, (sw * th / tw).rounded(.toNearestOrEven)))
-            : (max(1, (tw * sh / th).rounded(.up)), sh)
         let anchor = gravity.anchor
         var focalX = anchor.horizontal < 0 ? 0 : anchor.horizontal > 0 ? sw : (sw / 2).rounded(.down)
         var focalY = anchor.vertical < 0 ? 0 : anchor.vertical > 0 ? sh : (sh / 2).rounded(.down)
         // A focal point (smart/, found by `Attention`) stands for thumbor's detected focal points.
         if anchor == .focusPoint { (focalX, focalY) = ((gravity.x * sw).rounded(.down), (gravity.y * sh).rounded(.down)) }
-        geometry.cropX = min(max(focalX - cw / 2, 0), sw - cw).rounded(.toNearestOrEven)
-        geometry.cropY = min(max(focalY - ch / 2, 0), sh - ch).rounded(.toNearestOrEven)
-        (geometry.cropWidth, geometry.cropHeight) = (min(cw, sw - geometry.cropX), min(ch, sh - geometry.cropY))
+        guard let crop = thumborAutoCrop(sourceWidth: sourceWidth, sourceHeight: sourceHeight, targetWidth: Double(targetWidth),
+                                         targetHeight: Double(targetHeight), focalX: focalX, focalY: focalY) else { return geometry }
+        (geometry.cropX, geometry.cropY) = (Double(crop.left), Double(crop.top))
+        (geometry.cropWidth, geometry.cropHeight) = (Double(crop.right - crop.left), Double(crop.bottom - crop.top))
         return geometry
+    }
+
+    /// thumbor's `auto_crop` (transformer.py; the geometry's and `meta`'s one reading): the source cut to the target's
+    /// shape in whole pixels around the focal point, clamped to the source; nil when the two ratios agree to two
+    /// decimals (Python's `round(x, 2)`), as thumbor then crops nothing.
+    public static func thumborAutoCrop(sourceWidth: Int, sourceHeight: Int, targetWidth tw: Double, targetHeight th: Double,
+                                       focalX: Double, focalY: Double) -> (left: Int, top: Int, right: Int, bottom: Int)? {
+        let sw = Double(sourceWidth), sh = Double(sourceHeight)
+        guard (sw / sh * 100).rounded(.toNearestOrEven) != (tw / th * 100).rounded(.toNearestOrEven) else { return nil }
+        let (cw, ch): (Double, Double) = tw / sw > th / sh
+            ? (sw, max(1, (sw * th / tw).rounded(.toNearestOrEven)))
+            : (max(1, (tw * sh / th).rounded(.up)), sh)
+        let left = min(max(focalX - cw / 2, 0), sw - cw).rounded(.toNearestOrEven)
+        let top = min(max(focalY - ch / 2, 0), sh - ch).rounded(.toNearestOrEven)
+        return (clampedInt(left), clampedInt(top), clampedInt(min(left + cw, sw)), clampedInt(min(top + ch, sh)))
     }
 
     /// The part of the source everything else sees: thumbor's manual crop (clamped to the source; ignored when empty) or

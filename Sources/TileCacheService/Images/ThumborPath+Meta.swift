@@ -39,18 +39,11 @@ extension ThumborPath {
                 resize(fit.widthFromTarget ? .float(fit.width) : .int(Int(fit.width)), fit.widthFromTarget ? .int(Int(fit.height)) : .float(fit.height))
             }
         } else {
-            let targetWidth = tw == 0 ? 1 : tw, targetHeight = th == 0 ? 1 : th
-            if (sw / sh * 100).rounded(.toNearestOrEven) != (targetWidth / targetHeight * 100).rounded(.toNearestOrEven) {
-                let (cropWidth, cropHeight) = tw / sw > th / sh
-                    ? (engineWidth, Int((sw * th / targetWidth).rounded(.toNearestOrEven)))
-                    : (Int((tw * sh / targetHeight).rounded(.up).rounded(.toNearestOrEven)), engineHeight)
-                let left = Int(min(max(Double(focalX) - Double(cropWidth) / 2, 0), sw - Double(cropWidth)).rounded(.toNearestOrEven))
-                let top = Int(min(max(Double(focalY) - Double(cropHeight) / 2, 0), sh - Double(cropHeight)).rounded(.toNearestOrEven))
-                crop(left, top, min(left + cropWidth, engineWidth), min(top + cropHeight, engineHeight))
+            if let box = ProcessingGeometry.thumborAutoCrop(sourceWidth: engineWidth, sourceHeight: engineHeight, targetWidth: tw,
+                                                            targetHeight: th, focalX: Double(focalX), focalY: Double(focalY)) {
+                crop(box.left, box.top, box.right, box.bottom)
             }
-            if tw != Double(engineWidth) || th != Double(engineHeight) {
-                resize(.float(tw == 0 ? 1 : tw), .float(th == 0 ? 1 : th))
-            }
+            if tw != Double(engineWidth) || th != Double(engineHeight) { resize(.float(tw), .float(th)) }
         }
         if processing.flipHorizontal { operations.append(#"{"type": "flip_horizontally"}"#) }
         if processing.flipVertical { operations.append(#"{"type": "flip_vertically"}"#) }
