@@ -14,6 +14,9 @@ public enum ImageFormat: String, Sendable, Codable, CaseIterable {
     case tiff
     /// AVIF: an ISO BMFF `ftyp` box whose major or a compatible brand is `avif` or `avis`.
     case avif
+    /// Not an image: TileCache's placeholder document (`ImagePlaceholder`, JSON), kept in the tiers as a variant of
+    /// the image it describes. Never sniffed from downloaded bytes, never decoded.
+    case placeholder
 
     /// The MIME type this format is served as.
     public var mimeType: String {
@@ -25,11 +28,12 @@ public enum ImageFormat: String, Sendable, Codable, CaseIterable {
         case .bmp: "image/bmp"
         case .tiff: "image/tiff"
         case .avif: "image/avif"
+        case .placeholder: "application/json"
         }
     }
 
     /// Whether the core can decode this format (JPEG, PNG, WebP, GIF and AVIF).
-    public var isDecodable: Bool { self != .bmp && self != .tiff }
+    public var isDecodable: Bool { self != .bmp && self != .tiff && self != .placeholder }
 
     /// The formats the core decodes, as error messages name them.
     static let decodableNames = "JPEG, PNG, WebP, GIF and AVIF"

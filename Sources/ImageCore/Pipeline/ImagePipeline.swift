@@ -272,6 +272,10 @@ public final class ImagePipeline: Sendable {
         guard policy.writesMemory else { return }
         let entry: CachedImage
         switch configuration.memoryContent {
+        case .decoded where loaded.header.format == .placeholder:
+            // A placeholder has no pixels to keep: its bytes are what a hit answers.
+            entry = CachedImage(header: loaded.header, contentType: loaded.contentType, validators: loaded.validators, bytes: loaded.bytes,
+                                freshUntil: loaded.freshUntil)
         case .decoded:
             guard let image = loaded.image else { return }
             entry = CachedImage(header: loaded.header, contentType: loaded.contentType, validators: loaded.validators, image: image,

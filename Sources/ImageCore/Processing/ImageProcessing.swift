@@ -77,12 +77,20 @@ public struct ImageProcessing: Sendable, Hashable {
     /// The encodings a variant can be made in.
     public enum OutputFormat: String, Sendable, Hashable, CaseIterable, Codable {
         case jpeg, png, webp, avif
+        /// Not an encoding: the variant's placeholder (`ImagePlaceholder`) as JSON, made from the variant's pixels
+        /// (`ImageProcessing.placeholder(of:)`).
+        case placeholder
 
-        /// The format a name or a file extension means: a raw value or `jpg`, in any case; nil for any other (the one
-        /// reading of format names: the query's `format`, imgproxy's `f`, thumbor's `format()`, the CLI's options).
+        /// The image encodings, every case but `placeholder`.
+        public static let encodings: [OutputFormat] = [.jpeg, .png, .webp, .avif]
+
+        /// The encoding a name or a file extension means: a raw value or `jpg`, in any case; nil for any other, and
+        /// for `placeholder` (the one reading of format names: the query's `format`, imgproxy's `f`, thumbor's
+        /// `format()`, the CLI's options).
         public init?(name: String) {
             let lower = name.lowercased()
-            self.init(rawValue: lower == "jpg" ? "jpeg" : lower)
+            guard let format = Self(rawValue: lower == "jpg" ? "jpeg" : lower), format != .placeholder else { return nil }
+            self = format
         }
 
         /// The names `init(name:)` reads, for messages.
@@ -95,6 +103,7 @@ public struct ImageProcessing: Sendable, Hashable {
             case .png: .png
             case .webp: .webp
             case .avif: .avif
+            case .placeholder: .placeholder
             }
         }
     }
@@ -271,6 +280,23 @@ public struct ImageProcessing: Sendable, Hashable {
 
     /// Whether this returns the source unchanged.
     public var isNone: Bool { self == .none }
+
+    /// The processing that makes the placeholder (`ImagePlaceholder`) of what `processing` makes: the same image, as
+    /// `.placeholder`, without what only an encoding uses (quality, `maxBytes`); where no size is asked for, the image
+    /// fitted into 100x100 first (what the placeholder is computed from anyway), so a large source is decoded shrunk.
+    public static func placeholder(of processing: ImageProcessing) -> ImageProcessing {
+        var placeholder = processing
+        placeholder.format = .placeholder
+        placeholder.quality = nil
+        placeholder.maxBytes = nil
+        if processing.width == nil, processing.height == nil {
+            (placeholder.width, placeholder.height, placeholder.fit) = (ThumbHash.maxSide, ThumbHash.maxSide, .inside)
+        }
+        return placeholder
+    }
+
+    /// Whether this makes a placeholder rather than an image.
+    public var makesPlaceholder: Bool { format == .placeholder }
 
     /// The quality to encode with.
     public var effectiveQuality: Int { quality ?? Self.defaultQuality }

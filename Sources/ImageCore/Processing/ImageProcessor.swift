@@ -233,6 +233,7 @@ public enum ImageProcessor {
             case .png: try PNGEncoder.encode(resized, subject: subject)
             case .webp: try WebPEncoder.encode(resized, quality: quality, subject: subject)
             case .avif: try AVIFCodec.encode(resized, quality: quality, subject: subject)
+            case .placeholder: try ImagePlaceholder(of: resized, subject: subject).json
             }
         }
         var bytes = try encode(quality: processing.effectiveQuality)

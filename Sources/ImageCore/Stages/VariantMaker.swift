@@ -59,7 +59,13 @@ struct VariantMaker: Sendable {
                 guard !metadata.isStale(defaultLifetime: configuration.defaultFreshness), let etag = metadata.etag,
                       let lastModified = metadata.lastModified else { return nil }
                 var image: DecodedImage?
-                if policy.decodes {
+                if metadata.format == .placeholder {
+                    // Not an image: checked by reading it back, never decoded.
+                    guard ImagePlaceholder(json: hit.entry.bytes) != nil else {
+                        logger.warning("a stored placeholder does not read: making it again", metadata: ["url": "\(metadata.url)"])
+                        return nil
+                    }
+                } else if policy.decodes {
                     do {
                         image = try await BlockingWork.run { [inspector = configuration.inspector] () throws(ImageCoreError) in
                             try inspector.validate(hit.entry.bytes, subject: servedBy).image
@@ -87,7 +93,7 @@ struct VariantMaker: Sendable {
         for tier in tiers where tier.holdsValidatedImages {
             guard let hit = await tier.entry(for: key, decode: nil), hit.entry.metadata.etag == validators.etag else { continue }
             var image: DecodedImage?
-            if policy.decodes {
+            if policy.decodes, hit.entry.metadata.format != .placeholder {
                 guard hit.entry.metadata.format.isDecodable,
                       let decoded = try? await BlockingWork.run({ [inspector = configuration.inspector] () throws(ImageCoreError) in
                           try inspector.validate(hit.entry.bytes, subject: key.cacheKey).image

@@ -16,8 +16,11 @@ extension TileCacheCommand {
                 Exit codes: 0 all valid; 2 some file is not a valid image, or a path is not found; 1 a usage error \
                 (every path is a disk cache), or nothing to check (no files at all) unless --allow-empty.
 
-                Example:
+                With --placeholders, each valid image's placeholder is made as `serve` makes it (JSON output has \
+                it whole: blurhash, thumbhash, average_color, dominant_color, lqip), for pages built ahead of time.
+                Examples:
                   tilecache inspect photo.jpg photos/ --format json
+                  tilecache inspect photos/ --placeholders --format json
                 """)
 
         @Argument(help: "Image files or directories.")
@@ -37,6 +40,9 @@ extension TileCacheCommand {
 
         /// `-j`, else the number of cores.
         var concurrency: Int { concurrencyGiven ?? ProcessInfo.processInfo.activeProcessorCount }
+
+        @Flag(help: "Also make each valid image's placeholder, as the service does: BlurHash, ThumbHash, average and dominant colour, LQIP.")
+        var placeholders = false
 
         @Flag(help: "Accept finding no files at all as success.")
         var allowEmpty = false
@@ -64,14 +70,15 @@ extension TileCacheCommand {
             }
             let inspector = ImageInspector(maxPixels: maxPixels, strictness: lenient ? .lenient : .strict)
             let results = await FileInspection.inspect(expansion.items, inspector: inspector, concurrency: concurrency,
-                                                       fullDecode: fullDecode)
+                                                       fullDecode: fullDecode, placeholders: placeholders)
             console.out(render(results))
             if results.contains(where: { !$0.valid }) { throw brokenFound }
         }
 
         private func render(_ results: [FileInspectionResult]) -> String {
             if output.format == .json { return ReportJSON.encode(results) }
-            var table = TextTable(headers: ["PATH", "VALID", "FORMAT", "SIZE", "BYTES", "REASON"], rightAligned: [4])
+            var table = TextTable(headers: ["PATH", "VALID", "FORMAT", "SIZE", "BYTES"] + (placeholders ? ["BLURHASH", "COLOR"] : []) + ["REASON"],
+                                  rightAligned: [4])
             for result in results {
                 var size = result.width.map { "\($0)x\(result.height ?? 0)" } ?? "-"
                 if let orientation = result.orientation, orientation != 1, let width = result.uprightWidth, let height = result.uprightHeight {
@@ -80,8 +87,9 @@ extension TileCacheCommand {
                 let reason = result.valid
                     ? result.warnings.map { "warning: \($0)" }.joined(separator: "; ")
                     : "\(result.reason ?? "?"): \(result.message ?? "")"
+                let placeholder = placeholders ? [result.placeholder?.blurhash ?? "-", result.placeholder?.dominantColor ?? "-"] : []
                 table.rows.append([result.path, result.valid ? "yes" : "no", result.format ?? "-", size,
-                                   result.bytes.map(String.init) ?? "-", reason])
+                                   result.bytes.map(String.init) ?? "-"] + placeholder + [reason])
             }
             let invalid = results.filter { !$0.valid }.count
             return table.render(output.format) + "\n\(results.count) files: \(results.count - invalid) valid, \(invalid) invalid\n"

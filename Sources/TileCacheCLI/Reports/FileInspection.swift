@@ -32,9 +32,11 @@ public struct FileInspectionResult: Sendable, Encodable, Equatable {
     public var uprightWidth: Int?
     /// See `uprightWidth`.
     public var uprightHeight: Int?
+    /// The image's placeholder (BlurHash, ThumbHash, colours, LQIP), with `--placeholders` and a valid image.
+    public var placeholder: ImagePlaceholder?
 
     enum CodingKeys: String, CodingKey {
-        case path, valid, format, width, height, bytes, reason, message, warnings, orientation, uprightWidth, uprightHeight
+        case path, valid, format, width, height, bytes, reason, message, warnings, orientation, uprightWidth, uprightHeight, placeholder
     }
 
     /// Encodes absent values as `null`, so every object has every key.
@@ -52,6 +54,7 @@ public struct FileInspectionResult: Sendable, Encodable, Equatable {
         try container.encode(orientation, forKey: .orientation)
         try container.encode(uprightWidth, forKey: .uprightWidth)
         try container.encode(uprightHeight, forKey: .uprightHeight)
+        try container.encodeIfPresent(placeholder, forKey: .placeholder)
     }
 
     /// Records what `header` says about size and orientation.
@@ -244,20 +247,22 @@ public enum FileInspection {
     /// Validates every item, `concurrency` files at a time; results come back in the order given. An unreadable item
     /// is a failed result with its reason.
     public static func inspect(_ items: [Expansion.Item], inspector: ImageInspector, concurrency: Int = 4,
-                               fullDecode: Bool = false) async -> [FileInspectionResult] {
+                               fullDecode: Bool = false, placeholders: Bool = false) async -> [FileInspectionResult] {
         // Reading and decoding block a thread: through the one home of blocking work.
         await BlockingWork.map(items, concurrency: concurrency) { item in
             switch item {
             case .file(let path):
-                inspect(path, inspector: inspector, fullDecode: fullDecode)
+                inspect(path, inspector: inspector, fullDecode: fullDecode, placeholder: placeholders)
             case .unreadable(let path, let reason, let message):
                 FileInspectionResult(path: path, valid: false, reason: reason, message: message, warnings: [])
             }
         }
     }
 
-    /// Validates one file.
-    public static func inspect(_ path: String, inspector: ImageInspector, fullDecode: Bool = false) -> FileInspectionResult {
+    /// Validates one file; with `placeholder`, a valid image's placeholder is made as the service makes it (upright,
+    /// in sRGB, fitted into 100 pixels), and a failure to make it fails the file.
+    public static func inspect(_ path: String, inspector: ImageInspector, fullDecode: Bool = false,
+                               placeholder: Bool = false) -> FileInspectionResult {
         var result = FileInspectionResult(path: path, valid: false, warnings: [])
         let bytes: [UInt8]
         do {
@@ -273,9 +278,13 @@ public enum FileInspection {
             let checked = fullDecode
                 ? try inspector.validate(bytes, subject: path).asCheck
                 : try inspector.check(bytes, subject: path)
-            result.valid = true
             result.describe(checked.header)
             result.warnings = checked.warnings
+            if placeholder {
+                let made = try ImageProcessor.process(bytes, .placeholder(of: .none), subject: path, inspector: inspector)
+                result.placeholder = ImagePlaceholder(json: made.bytes)
+            }
+            result.valid = true
         } catch {
             result.reason = error.reason.rawValue
             result.message = error.message

@@ -6,7 +6,7 @@ import ImageCore
 import NIOCore
 
 /// HTTP's conventions for the service's text answers (the catalogue's JSON, the web front end, the OpenAPI document,
-/// stats and metrics): a strong `ETag` of the bytes, `Cache-Control: no-cache` unless the route set one (use the copy,
+/// stats and metrics, placeholders): a strong `ETag` of the bytes (or the route's own), `Cache-Control: no-cache` unless the route set one (use the copy,
 /// but ask first), 304 for a matching `If-None-Match`, and gzip or br when the client accepts them
 /// (`Vary: Accept-Encoding`). Images never pass through here: they are compressed already.
 ///
@@ -24,7 +24,8 @@ struct TextResponseMiddleware<Context: RequestContext>: RouterMiddleware {
             return response
         }
         let body = try await Self.collect(response.body)
-        let tag = Self.tag(of: body)
+        // A route's own strong ETag is kept (a placeholder's, which the fast path answers with too); else the bytes'.
+        let tag = response.headers[.eTag].flatMap(Self.strongTag) ?? Self.tag(of: body)
         let etag = "\"\(tag)\""
         if response.headers[.cacheControl] == nil { response.headers[.cacheControl] = "no-cache" }
         response.headers.append(HTTPField(name: .vary, value: "Accept-Encoding"))
@@ -83,6 +84,12 @@ struct TextResponseMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     /// The first 128 bits of the body's SHA-256, in hex.
+    /// The opaque part of a strong ETag (`"abc"`: `abc`); nil for a weak or malformed one.
+    static func strongTag(_ etag: String) -> String? {
+        guard etag.count >= 2, etag.first == "\"", etag.last == "\"" else { return nil }
+        return String(etag.dropFirst().dropLast())
+    }
+
     static func tag(of body: ByteBuffer) -> String {
         String(DiskCache.sha256Hex(Array(body.readableBytesView)).prefix(32))
     }

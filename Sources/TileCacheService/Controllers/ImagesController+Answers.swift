@@ -30,24 +30,45 @@ extension ImagesController {
     static func notModified(_ requestHeaders: HTTPFields, variantOf source: ImageResponse, options: ImageOptions,
                                     maxAgeSeconds: Int) -> ImageAnswer? {
         let validators = source.validators.processed(options.processing)
-        guard isNotModified(requestHeaders, etag: validators.etag, lastModified: validators.lastModified) else { return nil }
+        let etag = options.placeholder.map { placeholderETag(validators.etag, form: $0) } ?? validators.etag
+        guard isNotModified(requestHeaders, etag: etag, lastModified: validators.lastModified) else { return nil }
         var headers = cacheHeaders(options, maxAgeSeconds: maxAgeSeconds)
-        headers[.eTag] = validators.etag
+        headers[.eTag] = etag
         headers[.lastModified] = validators.lastModified
         return ImageAnswer(status: .notModified, headers: headers)
     }
 
-    /// The answer with `served`'s bytes, or a 304 when the request's validators match them.
+    /// The answer with `served`'s bytes, or a 304 when the request's validators match them. For a placeholder request,
+    /// `served` is the placeholder (JSON), answered in the form asked for, under an ETag of its own.
     static func answer(_ served: ImageResponse, to requestHeaders: HTTPFields, options: ImageOptions, maxAgeSeconds: Int) -> ImageAnswer {
         var headers = cacheHeaders(options, maxAgeSeconds: maxAgeSeconds)
-        headers[.eTag] = served.validators.etag
+        let etag = options.placeholder.map { placeholderETag(served.validators.etag, form: $0) } ?? served.validators.etag
+        headers[.eTag] = etag
         headers[.lastModified] = served.validators.lastModified
         headers[sourceHeader] = ServedFrom(served).rawValue
-        if isNotModified(requestHeaders, etag: served.validators.etag, lastModified: served.validators.lastModified) {
+        if isNotModified(requestHeaders, etag: etag, lastModified: served.validators.lastModified) {
             return ImageAnswer(status: .notModified, headers: headers)
+        }
+        if let form = options.placeholder {
+            let json = served.bytes.map { Array($0.readableBytesView) } ?? []
+            switch form {
+            case .placeholder:
+                headers[.contentType] = "application/json; charset=utf-8"
+                return ImageAnswer(status: .ok, headers: headers, body: ByteBuffer(bytes: json))
+            case .blurhash, .thumbhash:
+                let placeholder = ImagePlaceholder(json: json)
+                headers[.contentType] = "text/plain; charset=utf-8"
+                return ImageAnswer(status: .ok, headers: headers,
+                                   body: ByteBuffer(string: (form == .blurhash ? placeholder?.blurhash : placeholder?.thumbhash) ?? ""))
+            }
         }
         headers[.contentType] = served.contentType
         return ImageAnswer(status: .ok, headers: headers, body: served.bytes ?? ByteBuffer())
+    }
+
+    /// The ETag of a placeholder in `form`: the placeholder's, and the form (each form is its own representation).
+    static func placeholderETag(_ etag: String, form: ImageOptions.PlaceholderForm) -> String {
+        form == .placeholder ? etag : String(etag.dropLast()) + "-" + form.rawValue + "\""
     }
 
     /// Where the bytes of an image response came from (`ServedFrom`).

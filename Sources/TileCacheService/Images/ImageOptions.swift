@@ -20,6 +20,15 @@ struct ImageOptions: Sendable, Hashable {
     var processing: ImageProcessing
     /// Whether the format was chosen from `Accept` (the response then carries `Vary: Accept`).
     var negotiated: Bool
+    /// `format=blurhash`, `thumbhash` or `placeholder`: the image's placeholder (`processing` makes it) answered as
+    /// that form instead of an image; nil for an image.
+    var placeholder: PlaceholderForm?
+
+    /// What a placeholder request answers: the BlurHash or the ThumbHash (base64) as text, or the whole placeholder
+    /// as JSON.
+    enum PlaceholderForm: String, Sendable, Hashable, CaseIterable {
+        case blurhash, thumbhash, placeholder
+    }
 
     /// Parses `query` (`allowed` names beside the options, such as `sig`, are left to their owner); `accept` is the
     /// request's Accept header, used as `negotiation` says when variant options are given without `format`.
@@ -44,11 +53,12 @@ struct ImageOptions: Sendable, Hashable {
             }
             return value
         }
-        func choice<T: RawRepresentable>(_ name: String, _ reason: ServiceError.Reason, _ values: [String: T]) throws(ServiceError) -> T?
-        where T.RawValue == String {
+        func choice<T: RawRepresentable>(_ name: String, _ reason: ServiceError.Reason, _ values: [String: T],
+                                         also: [String] = []) throws(ServiceError) -> T? where T.RawValue == String {
             guard let text = query[name] else { return nil }
             guard let value = values[text] else {
-                throw ServiceError(.badRequest, reason: reason, message: "\(name) must be one of \(values.keys.sorted().joined(separator: ", ")), got '\(text.prefix(64))'")
+                let names = (values.keys.sorted() + also).joined(separator: ", ")
+                throw ServiceError(.badRequest, reason: reason, message: "\(name) must be one of \(names), got '\(text.prefix(64))'")
             }
             return value
         }
@@ -74,12 +84,16 @@ struct ImageOptions: Sendable, Hashable {
         let fit = try choice("fit", .badFit, Self.fits)
         let enlarge = try choice("enlarge", .badEnlarge, ["1": Flag.on, "true": .on, "0": .off, "false": .off])
         let quality = try integer("q", 1...100, .badQuality)
-        var format = try choice("format", .badFormat, Self.formats)
+        let placeholder = query["format"].flatMap(PlaceholderForm.init(rawValue:))
+        var format = placeholder == nil ? try choice("format", .badFormat, Self.formats, also: PlaceholderForm.allCases.map(\.rawValue)) : nil
         // `fit` matters only with both sides (imgproxy's force with one side would stretch it alone).
         var processing = ImageProcessing(width: width, height: height, fit: width == nil || height == nil ? .inside : fit ?? .inside, enlarge: enlarge == .on,
                                          quality: quality, format: format)
         negotiated = false
-        if format == nil, !processing.isNone {
+        self.placeholder = placeholder
+        if placeholder != nil {
+            processing = .placeholder(of: processing)
+        } else if format == nil, !processing.isNone {
             negotiated = true
             format = negotiation.format(accept: accept)
             processing.format = format
@@ -88,14 +102,14 @@ struct ImageOptions: Sendable, Hashable {
     }
 
     /// Options read elsewhere (an imgproxy URL's path).
-    init(processing: ImageProcessing, negotiated: Bool) {
-        (self.processing, self.negotiated) = (processing, negotiated)
+    init(processing: ImageProcessing, negotiated: Bool, placeholder: PlaceholderForm? = nil) {
+        (self.processing, self.negotiated, self.placeholder) = (processing, negotiated, placeholder)
     }
 
     private enum Flag: String { case on, off }
 
     /// The values of `fit` and `format` (`jpg` too), built once rather than on every image request.
     private static let fits = Dictionary(uniqueKeysWithValues: ImageProcessing.Fit.allCases.map { ($0.rawValue, $0) })
-    private static let formats = Dictionary(uniqueKeysWithValues: (ImageProcessing.OutputFormat.allCases.map(\.rawValue) + ["jpg"])
+    private static let formats = Dictionary(uniqueKeysWithValues: (ImageProcessing.OutputFormat.encodings.map(\.rawValue) + ["jpg"])
         .map { ($0, ImageProcessing.OutputFormat(name: $0)!) })
 }
