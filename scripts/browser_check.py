@@ -2,7 +2,8 @@
 """Checks the web front end in a real headless Chromium, driven over the DevTools protocol.
 
 Starts the built-in origin and `tilecache serve` on free loopback ports, loads the page, and asserts from the rendered
-DOM that: all 118 tiles show a loaded thumbnail; the detail view of iron shows its photo and fields; cesium's photo (the
+DOM that: while DevTools holds every thumbnail request back, each of the 118 tiles shows its placeholder (the element
+API's LQIP over its colour); all 118 tiles show a loaded thumbnail; the detail view of iron shows its photo and fields; cesium's photo (the
 photo host spells it caesium) loads; thorium's detail view shows the placeholder; the page's ★ button toggles a
 favourite (POST, then DELETE by id) as the API sees it; the Favourites view follows the name as it is typed and removes
 a favourite; the list view sorts; at phone width (390 px) every column of the table can be scrolled into view; a page
@@ -125,6 +126,17 @@ try:
     page.call("Page.enable")
     page.call("Runtime.enable")
     page.viewport(1400, 900)
+
+    # 0. On a connection where the thumbnails have not arrived (DevTools holds every thumbnail request back), every
+    # tile shows its placeholder: the element API's thumbnail_lqip over thumbnail_color, painted behind the image.
+    page.call("Fetch.enable", patterns=[{"urlPattern": "*/thumbnail"}])
+    page.call("Page.navigate", url=service + "/#/table")
+    page.wait_for("document.querySelectorAll('.table .tile').length === 118", "118 tiles rendered while thumbnails are held back")
+    page.wait_for("[...document.querySelectorAll('.table .tile img')].filter(i => i.dataset.loaded === 'pending' && "
+                  "i.dataset.placeholder === 'true' && getComputedStyle(i).backgroundImage.startsWith('url(\"data:image/webp')"
+                  ").length === 118", "every tile shows its placeholder before its thumbnail arrives")
+    page.screenshot("table-placeholders.png")
+    page.call("Fetch.disable")  # the held requests go on
 
     # 1. The periodic table: 118 tiles, each with a loaded thumbnail.
     page.call("Page.navigate", url=service + "/#/table")

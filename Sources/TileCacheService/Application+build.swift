@@ -111,8 +111,10 @@ struct FrontDoor {
         let router = Router(context: BasicRequestContext.self, options: ImageRoute.routerOptions)
         chain.add(to: router)
         let routes = AllowedMethods(router)
+        let placeholders = ElementPlaceholders(pipeline: dependencies.pipeline, builder: configuration.builder, logger: dependencies.logger)
         routes.addRoutes(ElementsController(catalogue: dependencies.catalogue, elements: elements, photos: dependencies.photos,
-                                            publicURL: configuration.publicURL, trustsProxies: !configuration.trustedProxies.isEmpty).routes)
+                                            publicURL: configuration.publicURL, trustsProxies: !configuration.trustedProxies.isEmpty,
+                                            placeholders: placeholders).routes)
         routes.addRoutes(images.routes)
         routes.addRoutes(FavoritesController(store: dependencies.favorites, catalogue: dependencies.catalogue).routes)
         routes.addRoutes(OperationsController(pipeline: dependencies.pipeline, metrics: dependencies.metrics, favorites: dependencies.favorites).routes)
@@ -184,7 +186,8 @@ public func buildApplication(_ dependencies: ServiceDependencies, logger: Logger
         logger: logger)
 }
 
-/// Warms every catalogue image once at start, in the background; stops early on graceful shutdown.
+/// Warms every catalogue image once at start, and the thumbnails' placeholders, in the background; stops early on
+/// graceful shutdown.
 struct PrefetchService: Service {
     let dependencies: ServiceDependencies
     let logger: Logger
@@ -193,6 +196,9 @@ struct PrefetchService: Service {
         let images = dependencies.configuration.builder.images(for: dependencies.catalogue.elements).filter { !$0.isKnownMissing }
         let alternatives = Dictionary(uniqueKeysWithValues: images.filter { !$0.alternativeURLs.isEmpty }.map { ($0.url, $0.alternativeURLs) })
         let run = await cancelWhenGracefulShutdown { await dependencies.pipeline.prefetch(images.map(\.url), alternatives: alternatives) }
+        // The thumbnails' placeholders too: the element API's records carry them, and the first list would make them.
+        let placeholders = ElementPlaceholders(pipeline: dependencies.pipeline, builder: dependencies.configuration.builder, logger: logger)
+        _ = await cancelWhenGracefulShutdown { await placeholders.thumbnails(of: dependencies.catalogue.elements) }
         // What the prefetch learnt of photos decides `has_image` as the image routes' own loads do.
         let photos = Dictionary(uniqueKeysWithValues: images.filter { $0.kind == .full }.map { ($0.url, $0.element) })
         for result in run.results {

@@ -93,14 +93,37 @@ function placeholder(className, text) {
   return el("div", { class: `${className} placeholder`, role: "img", "aria-label": text, "data-loaded": "placeholder" }, text);
 }
 
-/** An <img> that records whether it loaded (for people and the browser check) and turns into a placeholder if not. */
-function image(src, alt, className, missingText = "No image") {
+/**
+ * An <img> that records whether it loaded (for people and the browser check) and turns into a placeholder if not.
+ * With a placeholder (an element record's thumbnail_lqip and thumbnail_color), the box shows the blurred tiny image on
+ * the image's colour until the image arrives: never an empty box.
+ */
+function image(src, alt, className, missingText = "No image", preview = null) {
   const img = el("img", { src, alt, class: className, loading: "eager", "data-loaded": "pending" });
+  if (preview) showPreview(img, preview);
   const fail = () => { img.dataset.loaded = "error"; img.replaceWith(placeholder(className, missingText)); };
-  img.addEventListener("load", () => { if (img.naturalWidth > 0) img.dataset.loaded = "true"; else fail(); });
+  img.addEventListener("load", () => {
+    if (img.naturalWidth > 0) { img.dataset.loaded = "true"; img.style.background = ""; } else fail();
+  });
   img.addEventListener("error", fail);
   return img;
 }
+
+/**
+ * Paints a placeholder ({lqip, color}: a WebP data URI and a #rrggbb colour) behind an image that has not arrived,
+ * through the CSSOM (the page's CSP allows no style attributes).
+ */
+function showPreview(img, preview) {
+  if (img.dataset.loaded !== "pending") return;
+  const lqip = /^data:image\/webp;base64,[A-Za-z0-9+/=]+$/.test(preview.lqip || "") ? preview.lqip : null;
+  const color = /^#[0-9a-f]{6}$/.test(preview.color || "") ? preview.color : null;
+  if (!lqip && !color) return;
+  img.style.background = (lqip ? `url("${lqip}") center / cover no-repeat, ` : "") + (color || "#ccd");
+  img.dataset.placeholder = "true";
+}
+
+/** An element record's thumbnail placeholder, for image(). */
+function preview(e) { return { lqip: e.thumbnail_lqip, color: e.thumbnail_color }; }
 
 function kelvin(value) { return value === null || value === undefined ? "unknown" : `${value} K`; }
 
@@ -110,7 +133,7 @@ function showTable() {
     const tile = el("a", {
       class: `tile ${e.category.replace(/[^a-z]+/gi, "-")}`, href: `#/element/${e.number}`, role: "listitem",
       style: `grid-column:${e.xpos};grid-row:${e.ypos}`, title: e.name, "data-number": e.number,
-    }, el("span", { class: "number" }, String(e.number)), image(e.thumbnail_url, e.name, "thumb", e.symbol),
+    }, el("span", { class: "number" }, String(e.number)), image(e.thumbnail_url, e.name, "thumb", e.symbol, preview(e)),
        el("span", { class: "symbol" }, e.symbol));
     grid.append(tile);
   }
@@ -132,7 +155,7 @@ function showList(sort) {
   const list = el("ul", { class: "list" });
   for (const e of sorted) {
     list.append(el("li", {}, el("a", { href: `#/element/${e.number}`, "data-number": e.number },
-      image(e.thumbnail_url, e.name, "thumb", e.symbol),
+      image(e.thumbnail_url, e.name, "thumb", e.symbol, preview(e)),
       el("span", { class: "lines" }, el("strong", {}, e.name), el("span", {}, `${e.symbol}(${e.number}) ${e.atomic_mass}`)))));
   }
   main.replaceChildren(el("h2", {}, "Elements"), buttons, list);
@@ -145,6 +168,11 @@ function showElement(id) {
   const photo = e.has_image
     ? image(e.image_url, `Photo of ${e.name}`, "photo", `No photo of ${e.name} could be loaded`)
     : placeholder("photo", `No photo of ${e.name} exists`);
+  if (e.has_image) {
+    // The photo's own placeholder, from the service, while the photo itself is on its way.
+    fetch(`${e.image_url}?format=placeholder`).then((r) => (r.ok ? r.json() : null))
+      .then((p) => { if (p) showPreview(photo, { lqip: p.lqip, color: p.dominant_color }); }).catch(() => {});
+  }
   const facts = el("dl", { class: "facts" });
   for (const [term, value] of [["Symbol", e.symbol], ["Atomic number", e.number], ["Atomic weight", e.atomic_mass],
     ["Melting point", kelvin(e.melt)], ["Boiling point", kelvin(e.boil)], ["Discovered by", e.discovered_by || "unknown"],
@@ -267,7 +295,7 @@ async function showFavorites() {
     } }, "Remove");
     list.append(el("li", { "data-symbol": favorite.elementSymbol, "data-id": favorite.id },
       el("a", { href: e ? `#/element/${e.number}` : "#/favorites" },
-        e ? image(e.thumbnail_url, e.name, "thumb", e.symbol) : "",
+        e ? image(e.thumbnail_url, e.name, "thumb", e.symbol, preview(e)) : "",
         el("span", { class: "lines" }, el("strong", {}, favorite.elementName),
           el("span", {}, `${favorite.elementSymbol} · ${new Date(favorite.createdAt).toLocaleString()}`))),
       remove));
@@ -916,8 +944,10 @@ components:
       name: format
       in: query
       required: false
-      description: The output encoding (negotiated by Accept when options are given without it).
-      schema: { type: string, enum: [jpeg, jpg, png, webp] }
+      description: |
+        The output encoding (negotiated by Accept when options are given without it); or the image's placeholder
+        (of the variant the other options make): blurhash and thumbhash as text, placeholder as JSON.
+      schema: { type: string, enum: [jpeg, jpg, png, webp, avif, blurhash, thumbhash, placeholder] }
     enlarge:
       name: enlarge
       in: query
@@ -950,6 +980,13 @@ components:
         image/png: { schema: { type: string, format: binary } }
         image/webp: { schema: { type: string, format: binary } }
         image/gif: { schema: { type: string, format: binary } }
+        image/avif: { schema: { type: string, format: binary } }
+        text/plain:
+          description: format=blurhash (a BlurHash) or format=thumbhash (a ThumbHash in base64).
+          schema: { type: string }
+        application/json:
+          description: format=placeholder.
+          schema: { $ref: "#/components/schemas/Placeholder" }
     ImageInfo:
       description: What the original image is.
       content:
@@ -1030,6 +1067,20 @@ components:
         thumbnail_url: { type: string }
         image_url: { type: string }
         has_image: { type: boolean, description: "Whether a photo is served (false for 90 and up)." }
+        thumbnail_blurhash: { type: [string, "null"], description: "The thumbnail's BlurHash (null while it cannot be loaded)." }
+        thumbnail_thumbhash: { type: [string, "null"], description: "The thumbnail's ThumbHash, base64." }
+        thumbnail_color: { type: [string, "null"], description: "The thumbnail's dominant colour, #rrggbb." }
+        thumbnail_lqip: { type: [string, "null"], description: "A tiny WebP of the thumbnail, as a data URI." }
+    Placeholder:
+      type: object
+      required: [blurhash, thumbhash, average_color, average_alpha, dominant_color, lqip]
+      properties:
+        blurhash: { type: string }
+        thumbhash: { type: string, description: "base64" }
+        average_color: { type: string, pattern: "^#[0-9a-f]{6}$" }
+        average_alpha: { type: number, minimum: 0, maximum: 1 }
+        dominant_color: { type: string, pattern: "^#[0-9a-f]{6}$" }
+        lqip: { type: string, description: "data:image/webp;base64,..." }
     FavoriteBody:
       type: object
       description: |
@@ -1062,9 +1113,10 @@ components:
       additionalProperties: true
     ImageInfo:
       type: object
-      required: [format, contentType, width, height, orientation, uprightWidth, uprightHeight, bytes, etag]
+      required: [format, contentType, width, height, orientation, uprightWidth, uprightHeight, bytes, etag, blurhash, thumbhash,
+                 average, averageColor, dominantColor, lqip]
       properties:
-        format: { type: string, enum: [jpeg, png] }
+        format: { type: string, enum: [jpeg, png, gif, webp, avif] }
         contentType: { type: string }
         width: { type: integer }
         height: { type: integer }
@@ -1073,6 +1125,16 @@ components:
         uprightHeight: { type: integer }
         bytes: { type: integer }
         etag: { type: string }
+        blurhash: { type: string }
+        thumbhash: { type: string, description: "base64" }
+        average:
+          type: object
+          description: imgproxy's average colour object.
+          required: [R, G, B, A]
+          properties: { R: { type: integer }, G: { type: integer }, B: { type: integer }, A: { type: integer } }
+        averageColor: { type: string, pattern: "^#[0-9a-f]{6}$" }
+        dominantColor: { type: string, pattern: "^#[0-9a-f]{6}$" }
+        lqip: { type: string }
     Stats:
       type: object
       required: [requests, hitRate, outcomes, failures, sharedLoads, resized, memoryCache, memoryContent]

@@ -55,4 +55,11 @@ public struct ImageRequest: Sendable, Hashable {
         copy.processing = .none
         return copy
     }
+
+    /// The same request for the placeholder of what it asks for (`ImageProcessing.placeholder(of:)`).
+    public var placeholder: ImageRequest {
+        var copy = self
+        copy.processing = .placeholder(of: processing)
+        return copy
+    }
 }

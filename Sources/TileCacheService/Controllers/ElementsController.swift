@@ -19,6 +19,9 @@ struct ElementsController: Sendable {
     /// Whether `--trusted-proxies` is set: only then do `X-Forwarded-Host` and `-Proto` reach the router (from those
     /// proxies alone) and make the JSON's absolute URLs.
     let trustsProxies: Bool
+    /// The thumbnails' placeholders, added to each record of the answer (after the list query: they are neither
+    /// searched, filtered nor sorted by).
+    let placeholders: ElementPlaceholders
 
     /// The seed API's first list holds elements 1 to 100; `elements_remaining` holds the rest.
     static let firstListRange = 1...100
@@ -26,26 +29,36 @@ struct ElementsController: Sendable {
     /// GET routes (HEAD comes from the router).
     var routes: RouteCollection<BasicRequestContext> {
         let routes = RouteCollection(context: BasicRequestContext.self)
-        routes.get("/api/v1/elements") { request, _ in try list(request, numbers: Self.firstListRange) }
-        routes.get("/api/v1/elements_remaining") { request, _ in try list(request, numbers: (Self.firstListRange.upperBound + 1)...Int.max) }
-        routes.get("/api/v1/elements/:id") { request, context in try one(request, context) }
+        routes.get("/api/v1/elements") { request, _ in try await list(request, numbers: Self.firstListRange) }
+        routes.get("/api/v1/elements_remaining") { request, _ in
+            try await list(request, numbers: (Self.firstListRange.upperBound + 1)...Int.max)
+        }
+        routes.get("/api/v1/elements/:id") { request, context in try await one(request, context) }
         return routes
     }
 
-    private func list(_ request: Request, numbers: ClosedRange<Int>) throws -> Response {
+    private func list(_ request: Request, numbers: ClosedRange<Int>) async throws -> Response {
         let base = baseURL(request)
-        let records = catalogue.elements.filter { numbers.contains($0.number) }
-            .map { ElementRecord.make($0, baseURL: base, hasImage: hasImage($0)) }
+        let listed = catalogue.elements.filter { numbers.contains($0.number) }
+        let records = listed.map { ElementRecord.make($0, baseURL: base, hasImage: hasImage($0)) }
         let query = try ListQuery(QueryItems(request.uri.query), fields: ElementRecord.fields)
-        let (page, total) = query.apply(to: records)
+        var (page, total) = query.apply(to: records)
+        let onPage = page.compactMap { record in listed.first { record["number"] == .integer(Int64($0.number)) } }
+        let found = await placeholders.thumbnails(of: onPage)
+        for index in page.indices {
+            guard case .integer(let number)? = page[index]["number"] else { continue }
+            ElementRecord.addPlaceholder(found[Int(number)], to: &page[index])
+        }
         var response = try JSONResponse.make(page)
         response.headers[ListQuery.totalCountHeader] = String(total)
         return response
     }
 
-    private func one(_ request: Request, _ context: BasicRequestContext) throws -> Response {
+    private func one(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         let element = try elements.element(context.parameters.get("id") ?? "")
-        return try JSONResponse.make(ElementRecord.make(element, baseURL: baseURL(request), hasImage: hasImage(element)))
+        var record = ElementRecord.make(element, baseURL: baseURL(request), hasImage: hasImage(element))
+        ElementRecord.addPlaceholder(await placeholders.thumbnail(of: element), to: &record)
+        return try JSONResponse.make(record)
     }
 
     /// The base of the JSON's absolute URLs: `--public-url`; else, behind a trusted proxy, its `X-Forwarded-Proto`
@@ -70,7 +83,8 @@ struct ElementsController: Sendable {
 }
 
 /// One element as the seed API served it: every key of its element JSON (absent values as `null`, `id` a string),
-/// plus TileCache's own (`group`, `block`, `electron_configuration`, `thumbnail_url`, `image_url`, `has_image`).
+/// plus TileCache's own (`group`, `block`, `electron_configuration`, `thumbnail_url`, `image_url`, `has_image`, and the
+/// thumbnail's placeholder: `thumbnail_blurhash`, `thumbnail_thumbhash`, `thumbnail_color`, `thumbnail_lqip`).
 enum ElementRecord {
     /// The seed element API's keys.
     static let seedKeys: [String] = [
@@ -96,6 +110,14 @@ enum ElementRecord {
             "image_url": .string("\(baseURL)/api/v1/elements/\(element.number)/image"),
             "has_image": .bool(hasImage),
         ]
+    }
+
+    /// The thumbnail placeholder's keys, `null` when there is none (seed clients ignore keys they do not know).
+    static func addPlaceholder(_ placeholder: ImagePlaceholder?, to record: inout [String: JSONValue]) {
+        record["thumbnail_blurhash"] = .nullable(placeholder?.blurhash)
+        record["thumbnail_thumbhash"] = .nullable(placeholder?.thumbhash)
+        record["thumbnail_color"] = .nullable(placeholder?.dominantColor)
+        record["thumbnail_lqip"] = .nullable(placeholder?.lqip)
     }
 }
 

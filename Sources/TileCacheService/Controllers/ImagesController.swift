@@ -161,14 +161,16 @@ struct ImagesController: Sendable {
             throw ServiceError(.notFound, reason: .noPhoto, message: "there is no full-size photo of \(element.name)")
         }
         let url = builder.url(for: element, kind: kind)
-        let served = try await load(ImageRequest(url: url, alternatives: kind == .full ? builder.otherPhotoURLs(for: element) : []),
-                                    photoOf: kind == .full ? element : nil)
-        var response = try JSONResponse.make(ImageInfo(served))
+        let original = ImageRequest(url: url, alternatives: kind == .full ? builder.otherPhotoURLs(for: element) : [])
+        let served = try await load(original, photoOf: kind == .full ? element : nil)
+        let placeholder = try await load(original.placeholder, photoOf: nil)
+        var response = try JSONResponse.make(ImageInfo(served, placeholder: placeholder))
         response.headers[.cacheControl] = "public, max-age=\(maxAgeSeconds)"
         return response
     }
 
-    /// The body of `…/info`.
+    /// The body of `…/info`: the original's format, sizes, orientation, bytes and ETag, and its placeholder (imgproxy
+    /// Pro's names where it has them: `blurhash`, and `average` as `{R, G, B, A}`).
     struct ImageInfo: Encodable {
         var format: String
         var contentType: String
@@ -182,13 +184,33 @@ struct ImagesController: Sendable {
         var uprightHeight: Int
         var bytes: Int
         var etag: String
+        /// The placeholder's parts (`ImagePlaceholder`).
+        var blurhash: String
+        var thumbhash: String
+        /// imgproxy's `average`: the mean colour, 0...255 a channel, alpha too.
+        var average: RGBA
+        var averageColor: String
+        var dominantColor: String
+        var lqip: String
 
-        /// What `served` (an original) is.
-        init(_ served: ImageResponse) {
+        /// imgproxy's colour object.
+        struct RGBA: Encodable {
+            var R: Int, G: Int, B: Int, A: Int
+        }
+
+        /// What `served` (an original) is, and `placeholder` (its placeholder, JSON) says.
+        init(_ served: ImageResponse, placeholder: ImageResponse) throws(ServiceError) {
             let header = served.header
             (format, contentType, width, height) = (header.format.rawValue, served.contentType, header.width, header.height)
             (orientation, uprightWidth, uprightHeight) = (header.orientation ?? 1, header.uprightWidth, header.uprightHeight)
             (bytes, etag) = (header.byteCount, served.validators.etag)
+            guard let made = placeholder.bytes.flatMap({ ImagePlaceholder(json: Array($0.readableBytesView)) }) else {
+                throw ServiceError(.internalServerError, reason: .resizeFailed, message: "the image's placeholder could not be read")
+            }
+            (blurhash, thumbhash, averageColor, dominantColor, lqip) = (made.blurhash, made.thumbhash, made.averageColor, made.dominantColor, made.lqip)
+            let channels = made.averageColor.dropFirst().utf8.count == 6 ? UInt32(made.averageColor.dropFirst(), radix: 16) ?? 0 : 0
+            average = RGBA(R: Int(channels >> 16 & 255), G: Int(channels >> 8 & 255), B: Int(channels & 255),
+                           A: Int((made.averageAlpha * 255).rounded()))
         }
     }
 

@@ -113,7 +113,8 @@ struct OpenSourcesController: Sendable {
     private func answer(_ request: Request, source: String, processing: ImageProcessing, options: ImageOptions, info: Bool) async throws -> Response {
         let served = try await original(source, processing: info ? .none : processing)
         if info {
-            var response = try JSONResponse.make(ImagesController.ImageInfo(served))
+            let placeholder = try await original(source, processing: .placeholder(of: .none))
+            var response = try JSONResponse.make(ImagesController.ImageInfo(served, placeholder: placeholder))
             response.headers[.cacheControl] = "public, max-age=\(maxAgeSeconds)"
             return response
         }

@@ -60,14 +60,37 @@ function placeholder(className, text) {
   return el("div", { class: `${className} placeholder`, role: "img", "aria-label": text, "data-loaded": "placeholder" }, text);
 }
 
-/** An <img> that records whether it loaded (for people and the browser check) and turns into a placeholder if not. */
-function image(src, alt, className, missingText = "No image") {
+/**
+ * An <img> that records whether it loaded (for people and the browser check) and turns into a placeholder if not.
+ * With a placeholder (an element record's thumbnail_lqip and thumbnail_color), the box shows the blurred tiny image on
+ * the image's colour until the image arrives: never an empty box.
+ */
+function image(src, alt, className, missingText = "No image", preview = null) {
   const img = el("img", { src, alt, class: className, loading: "eager", "data-loaded": "pending" });
+  if (preview) showPreview(img, preview);
   const fail = () => { img.dataset.loaded = "error"; img.replaceWith(placeholder(className, missingText)); };
-  img.addEventListener("load", () => { if (img.naturalWidth > 0) img.dataset.loaded = "true"; else fail(); });
+  img.addEventListener("load", () => {
+    if (img.naturalWidth > 0) { img.dataset.loaded = "true"; img.style.background = ""; } else fail();
+  });
   img.addEventListener("error", fail);
   return img;
 }
+
+/**
+ * Paints a placeholder ({lqip, color}: a WebP data URI and a #rrggbb colour) behind an image that has not arrived,
+ * through the CSSOM (the page's CSP allows no style attributes).
+ */
+function showPreview(img, preview) {
+  if (img.dataset.loaded !== "pending") return;
+  const lqip = /^data:image\/webp;base64,[A-Za-z0-9+/=]+$/.test(preview.lqip || "") ? preview.lqip : null;
+  const color = /^#[0-9a-f]{6}$/.test(preview.color || "") ? preview.color : null;
+  if (!lqip && !color) return;
+  img.style.background = (lqip ? `url("${lqip}") center / cover no-repeat, ` : "") + (color || "#ccd");
+  img.dataset.placeholder = "true";
+}
+
+/** An element record's thumbnail placeholder, for image(). */
+function preview(e) { return { lqip: e.thumbnail_lqip, color: e.thumbnail_color }; }
 
 function kelvin(value) { return value === null || value === undefined ? "unknown" : `${value} K`; }
 
@@ -77,7 +100,7 @@ function showTable() {
     const tile = el("a", {
       class: `tile ${e.category.replace(/[^a-z]+/gi, "-")}`, href: `#/element/${e.number}`, role: "listitem",
       style: `grid-column:${e.xpos};grid-row:${e.ypos}`, title: e.name, "data-number": e.number,
-    }, el("span", { class: "number" }, String(e.number)), image(e.thumbnail_url, e.name, "thumb", e.symbol),
+    }, el("span", { class: "number" }, String(e.number)), image(e.thumbnail_url, e.name, "thumb", e.symbol, preview(e)),
        el("span", { class: "symbol" }, e.symbol));
     grid.append(tile);
   }
@@ -99,7 +122,7 @@ function showList(sort) {
   const list = el("ul", { class: "list" });
   for (const e of sorted) {
     list.append(el("li", {}, el("a", { href: `#/element/${e.number}`, "data-number": e.number },
-      image(e.thumbnail_url, e.name, "thumb", e.symbol),
+      image(e.thumbnail_url, e.name, "thumb", e.symbol, preview(e)),
       el("span", { class: "lines" }, el("strong", {}, e.name), el("span", {}, `${e.symbol}(${e.number}) ${e.atomic_mass}`)))));
   }
   main.replaceChildren(el("h2", {}, "Elements"), buttons, list);
@@ -112,6 +135,11 @@ function showElement(id) {
   const photo = e.has_image
     ? image(e.image_url, `Photo of ${e.name}`, "photo", `No photo of ${e.name} could be loaded`)
     : placeholder("photo", `No photo of ${e.name} exists`);
+  if (e.has_image) {
+    // The photo's own placeholder, from the service, while the photo itself is on its way.
+    fetch(`${e.image_url}?format=placeholder`).then((r) => (r.ok ? r.json() : null))
+      .then((p) => { if (p) showPreview(photo, { lqip: p.lqip, color: p.dominant_color }); }).catch(() => {});
+  }
   const facts = el("dl", { class: "facts" });
   for (const [term, value] of [["Symbol", e.symbol], ["Atomic number", e.number], ["Atomic weight", e.atomic_mass],
     ["Melting point", kelvin(e.melt)], ["Boiling point", kelvin(e.boil)], ["Discovered by", e.discovered_by || "unknown"],
@@ -234,7 +262,7 @@ async function showFavorites() {
     } }, "Remove");
     list.append(el("li", { "data-symbol": favorite.elementSymbol, "data-id": favorite.id },
       el("a", { href: e ? `#/element/${e.number}` : "#/favorites" },
-        e ? image(e.thumbnail_url, e.name, "thumb", e.symbol) : "",
+        e ? image(e.thumbnail_url, e.name, "thumb", e.symbol, preview(e)) : "",
         el("span", { class: "lines" }, el("strong", {}, favorite.elementName),
           el("span", {}, `${favorite.elementSymbol} · ${new Date(favorite.createdAt).toLocaleString()}`))),
       remove));
