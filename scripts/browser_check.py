@@ -3,12 +3,13 @@
 
 Starts the built-in origin and `tilecache serve` on free loopback ports, loads the page, and asserts from the rendered
 DOM that: while DevTools holds every thumbnail request back, each of the 118 tiles shows its placeholder (the element
-API's LQIP over its colour); all 118 tiles show a loaded thumbnail; the detail view of iron shows its photo and fields; cesium's photo (the
-photo host spells it caesium) loads; thorium's detail view shows the placeholder; the page's ★ button toggles a
+API's LQIP over its colour); all 118 tiles show a loaded thumbnail; the detail view of iron shows its photo and fields;
+cesium's photo (the photo host spells it caesium) loads; thorium's detail view shows the placeholder; the page's ★ button toggles a
 favourite (POST, then DELETE by id) as the API sees it; the Favourites view follows the name as it is typed and removes
 a favourite; the list view sorts; at phone width (390 px) every column of the table can be scrolled into view; a page
 on another origin cannot store a favourite, with or without a preflight; on a service with --write-token, the ★ asks
-for the token and saves once it is typed in the page.
+for the token and saves once it is typed in the page; on a service with --client-hints, at 2x, Chromium's own hints
+size an image whose URL gives no width, and an <img> written from /srcset picks the candidate a 2x screen needs.
 Saves a screenshot of each view (desktop and phone width) to the output folder.
 
 Usage: scripts/browser_check.py TILECACHE_BINARY OUTPUT_DIR
@@ -294,9 +295,32 @@ Promise.allSettled([
     if len(json.load(urllib.request.urlopen(f"{protected}/api/v1/favorites?{query}"))) != 1:
         raise SystemExit("browser check FAILED: the page's write with the token was not stored")
     page.screenshot("write-token.png")
+
+    # 9. A service with --client-hints, on a screen of 2 device pixels per CSS pixel: the page asks for hints
+    #    (Accept-CH), and Chromium's own Sec-CH-DPR and Sec-CH-Width size an image whose URL gives no width; the
+    #    /srcset answer, written into an <img srcset sizes>, lets Chromium pick the candidate a 2x screen needs.
+    hinting = start([binary, "serve", "--port", "0", "--cache-dir", os.path.join(work, "cache-hints"),
+                     "--db", os.path.join(work, "favorites-hints.sqlite"), "--tiles-base", tiles, "--images-base", images,
+                     "--client-hints"], r"serving on (\S+)")
+    page.call("Emulation.setDeviceMetricsOverride", width=1400, height=900, deviceScaleFactor=2, mobile=False)
+    page.call("Page.navigate", url=hinting + "/#/table")
+    page.wait_for("document.querySelectorAll('.table .tile').length === 118", "the page of the service with --client-hints")
+    chosen = json.loads(page.evaluate("""(async () => {
+        const answer = await (await fetch('/api/v1/elements/26/image/srcset?widths=128,256,512')).json();
+        const picked = new Image(); picked.sizes = '100px'; picked.srcset = answer.srcset; document.body.append(picked);
+        await picked.decode();
+        const hinted = new Image(); hinted.sizes = '150px'; hinted.srcset = '/api/v1/elements/26/image 640w';
+        document.body.append(hinted); await hinted.decode();
+        return JSON.stringify({picked: picked.currentSrc, hintedPixels: Math.round(hinted.naturalWidth * 640 / 150)});
+    })()"""))
+    if "w=256" not in chosen["picked"]:
+        raise SystemExit(f"browser check FAILED: at 2x, sizes=100px should pick the 256w candidate of /srcset, picked {chosen['picked']}")
+    if abs(chosen["hintedPixels"] - 300) > 2:
+        raise SystemExit(f"browser check FAILED: Sec-CH-Width 300 (150 CSS px at 2x) should make a 300-px image, made {chosen['hintedPixels']}")
+    print("browser check: client hints from Chromium made a 300-px image for a 150-px box at 2x; /srcset's 256w candidate chosen")
     print("browser check: passed (118 thumbnails loaded, detail view, cesium's photo, placeholder, favourite toggle, "
           "favourites view follows the name and removes, list, phone table/detail/list, no write from another origin, "
-          "the write token asked for and used)")
+          "the write token asked for and used, client hints and srcset)")
 finally:
     for process in reversed(processes):
         process.terminate()

@@ -107,7 +107,8 @@ struct FrontDoor {
             metrics: dependencies.metrics, trace: dependencies.trace, maxAgeSeconds: configuration.maxAgeSeconds, signer: configuration.signer,
             variantRules: VariantRules(allowedWidths: configuration.allowedWidths, allowedQualities: configuration.allowedQualities,
                                        presets: configuration.presets.mapValues { QueryItems($0) }, onlyPresets: configuration.onlyPresets),
-            negotiation: FormatNegotiation(avif: configuration.autoAVIF, webp: true), logger: dependencies.logger)
+            negotiation: FormatNegotiation(avif: configuration.autoAVIF, webp: true), clientHints: configuration.clientHints,
+            logger: dependencies.logger)
         let router = Router(context: BasicRequestContext.self, options: ImageRoute.routerOptions)
         chain.add(to: router)
         let routes = AllowedMethods(router)
@@ -118,13 +119,15 @@ struct FrontDoor {
         routes.addRoutes(images.routes)
         routes.addRoutes(FavoritesController(store: dependencies.favorites, catalogue: dependencies.catalogue).routes)
         routes.addRoutes(OperationsController(pipeline: dependencies.pipeline, metrics: dependencies.metrics, favorites: dependencies.favorites).routes)
-        routes.addRoutes(dependencies.web.routes)
+        routes.addRoutes(dependencies.web.routes(clientHints: configuration.clientHints))
         if !configuration.allowedSources.isEmpty {  // imgproxy's and thumbor's URLs
-            routes.addRoutes(OpenSourcesController(
+            var openSources = OpenSourcesController(
                 pipeline: dependencies.pipeline, allowedSources: configuration.allowedSources,
                 addresses: configuration.allowsPrivateSources ? .any : .publicOnly, signer: configuration.signer,
                 negotiation: FormatNegotiation(avif: configuration.autoAVIF, webp: configuration.autoWebP), presets: ImgproxyPath.presets(configuration.presets.mapValues { QueryItems($0) }),
-                thumborKey: configuration.thumborKey, allowsUnsafeThumborURLs: configuration.allowsUnsafeThumborURLs, maxAgeSeconds: configuration.maxAgeSeconds, logger: dependencies.logger).routes)
+                thumborKey: configuration.thumborKey, allowsUnsafeThumborURLs: configuration.allowsUnsafeThumborURLs, maxAgeSeconds: configuration.maxAgeSeconds, logger: dependencies.logger)
+            openSources.clientHints = configuration.clientHints
+            routes.addRoutes(openSources.routes)
         }
         routes.answerOtherMethods()
         self.router = router

@@ -54,6 +54,10 @@ public struct ServiceConfiguration: Sendable {
     /// (before WebP), on imgproxy URLs and the catalogue's routes alike (with `Vary: Accept`). Off by default, as
     /// imgproxy's: an AVIF encode costs several times a WebP's.
     public var autoAVIF = false
+    /// imgproxy's `IMGPROXY_ENABLE_CLIENT_HINTS`: image URLs that leave the width or dpr open take them from the
+    /// request's client hints (`ClientHints`), within the allow-lists; image answers and the web page send `Accept-CH`
+    /// and image answers vary by the hints. Off by default.
+    public var clientHints = false
     /// thumbor's `SECURITY_KEY` (its bytes, as thumbor takes it): thumbor URLs signed with it are served.
     public var thumborKey: [UInt8]?
     /// thumbor's `ALLOW_UNSAFE_URL`: `/unsafe/...` thumbor URLs are served (default false).

@@ -581,6 +581,42 @@ paths:
         "502": { $ref: "#/components/responses/Error" }
         "503": { $ref: "#/components/responses/Overloaded" }
         "504": { $ref: "#/components/responses/Error" }
+  /api/v1/elements/{id}/thumbnail/srcset:
+    get:
+      tags: [images]
+      operationId: getThumbnailSrcset
+      summary: The thumbnail's variants for <img srcset sizes> (URLs signed when the service signs), and its placeholder.
+      parameters:
+        - $ref: "#/components/parameters/elementId"
+        - $ref: "#/components/parameters/widths"
+        - $ref: "#/components/parameters/srcsetFormat"
+        - $ref: "#/components/parameters/preset"
+      responses:
+        "200": { $ref: "#/components/responses/Srcset" }
+        "304": { $ref: "#/components/responses/NotModified" }
+        "400": { $ref: "#/components/responses/Error" }
+        "404": { $ref: "#/components/responses/Error" }
+        "502": { $ref: "#/components/responses/Error" }
+        "503": { $ref: "#/components/responses/Overloaded" }
+        "504": { $ref: "#/components/responses/Error" }
+  /api/v1/elements/{id}/image/srcset:
+    get:
+      tags: [images]
+      operationId: getPhotoSrcset
+      summary: The photo's variants for <img srcset sizes> (URLs signed when the service signs), and its placeholder.
+      parameters:
+        - $ref: "#/components/parameters/elementId"
+        - $ref: "#/components/parameters/widths"
+        - $ref: "#/components/parameters/srcsetFormat"
+        - $ref: "#/components/parameters/preset"
+      responses:
+        "200": { $ref: "#/components/responses/Srcset" }
+        "304": { $ref: "#/components/responses/NotModified" }
+        "400": { $ref: "#/components/responses/Error" }
+        "404": { $ref: "#/components/responses/Error" }
+        "502": { $ref: "#/components/responses/Error" }
+        "503": { $ref: "#/components/responses/Overloaded" }
+        "504": { $ref: "#/components/responses/Error" }
   /periodictable/Tiles/{number}/s7.JPG:
     get:
       tags: [images]
@@ -948,6 +984,18 @@ components:
         The output encoding (negotiated by Accept when options are given without it); or the image's placeholder
         (of the variant the other options make): blurhash and thumbhash as text, placeholder as JSON.
       schema: { type: string, enum: [jpeg, jpg, png, webp, avif, blurhash, thumbhash, placeholder] }
+    widths:
+      name: widths
+      in: query
+      required: false
+      description: Comma-separated widths (default --allowed-widths, else 64,128,256,512,1024,2048); with signing, only those.
+      schema: { type: string, pattern: "^[0-9]{1,4}(,[0-9]{1,4})*$" }
+    srcsetFormat:
+      name: format
+      in: query
+      required: false
+      description: The variants' format (without it the browser's Accept chooses).
+      schema: { type: string, enum: [jpeg, jpg, png, webp, avif] }
     enlarge:
       name: enlarge
       in: query
@@ -987,6 +1035,25 @@ components:
         application/json:
           description: format=placeholder.
           schema: { $ref: "#/components/schemas/Placeholder" }
+    Srcset:
+      description: The variants and the placeholder.
+      content:
+        application/json:
+          schema:
+            type: object
+            required: [src, srcset, width, height, candidates, placeholder]
+            properties:
+              src: { type: string }
+              srcset: { type: string }
+              width: { type: integer }
+              height: { type: integer }
+              candidates:
+                type: array
+                items:
+                  type: object
+                  required: [url, width, height]
+                  properties: { url: { type: string }, width: { type: integer }, height: { type: integer } }
+              placeholder: { $ref: "#/components/schemas/Placeholder" }
     ImageInfo:
       description: What the original image is.
       content:

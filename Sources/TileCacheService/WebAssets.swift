@@ -26,13 +26,15 @@ public struct WebAssets: Sendable {
         HTTPField.Name("Referrer-Policy")!: "same-origin",
     ]
 
-    /// `/`, `/app.js`, `/app.css` and `/openapi.yaml` (HEAD comes from the router).
-    var routes: RouteCollection<BasicRequestContext> {
+    /// `/`, `/app.js`, `/app.css` and `/openapi.yaml` (HEAD comes from the router); with `clientHints`, the page asks
+    /// for them (`Accept-CH`: a browser sends hints on a page's images only once the page's own answer asked).
+    func routes(clientHints: Bool) -> RouteCollection<BasicRequestContext> {
         let routes = RouteCollection(context: BasicRequestContext.self)
         for (path, name) in [("/", "index.html"), ("/app.js", "app.js"), ("/app.css", "app.css"), ("/openapi.yaml", "openapi.yaml")] {
             guard let file = files[name] else { continue }
             var headers: HTTPFields = [.contentType: file.type, .cacheControl: "no-cache"]
             headers.append(contentsOf: Self.securityHeaders)
+            if clientHints, name == "index.html" { headers[ImagesController.acceptCH] = ClientHints.accepted }
             let response: @Sendable () -> Response = { [headers] in
                 Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: file.bytes)))
             }

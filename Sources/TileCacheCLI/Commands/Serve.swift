@@ -90,6 +90,9 @@ extension TileCacheCommand {
         @Flag(help: "Answer URLs that name no format (imgproxy's and the catalogue's) with AVIF when the client's Accept names it, before WebP, with Vary: Accept (default: $IMGPROXY_AUTO_AVIF, else off: an AVIF encode costs several WebP ones).")
         var autoAvif = false
 
+        @Flag(help: "Read client hints (Sec-CH-DPR, Sec-CH-Width, Sec-CH-Viewport-Width) where an image URL leaves the width or dpr open, within the allow-lists; answer Accept-CH and vary by them (default: $IMGPROXY_ENABLE_CLIENT_HINTS, else off).")
+        var clientHints = false
+
         @Option(help: ArgumentHelp("Serve thumbor URLs signed with this key, thumbor's SECURITY_KEY, as text (default: $SECURITY_KEY; none: only unsafe thumbor URLs, with --allow-unsafe-url).",
                                    valueName: "key"))
         var thumborKey: String?
@@ -300,6 +303,7 @@ extension TileCacheCommand {
             configuration.allowsPrivateSources = allowPrivateSources
             configuration.autoWebP = autoWebp
             configuration.autoAVIF = autoAvif
+            configuration.clientHints = clientHints
             configuration.thumborKey = thumborKey.map { Array($0.utf8) }
             configuration.allowsUnsafeThumborURLs = allowUnsafeUrl
             configuration.pipeline.maxConcurrentProcessing = resizeConcurrency

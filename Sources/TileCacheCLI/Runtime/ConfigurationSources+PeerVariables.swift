@@ -9,6 +9,7 @@ extension ConfigurationSources {
         "signature-size": ("IMGPROXY_SIGNATURE_SIZE", { $0 }),
         "auto-webp": ("IMGPROXY_AUTO_WEBP", { $0 }),
         "auto-avif": ("IMGPROXY_AUTO_AVIF", { $0 }),
+        "client-hints": ("IMGPROXY_ENABLE_CLIENT_HINTS", { $0 }),
         "only-presets": ("IMGPROXY_ONLY_PRESETS", { $0 }),
         "max-age": ("IMGPROXY_TTL", { $0 }),
         "max-bytes": ("IMGPROXY_MAX_SRC_FILE_SIZE", { $0 }),

@@ -18,12 +18,18 @@ extension ImagesController {
         }
     }
 
-    /// The headers every image answer has: how long to keep it, and `Vary: Accept` when the format was negotiated.
+    /// The headers every image answer has: how long to keep it, `Vary: Accept` when the format was negotiated, and
+    /// where client hints are read, `Accept-CH` and the hints in `Vary`.
     static func cacheHeaders(_ options: ImageOptions, maxAgeSeconds: Int) -> HTTPFields {
         var headers: HTTPFields = [.cacheControl: "public, max-age=\(maxAgeSeconds)"]
-        if options.negotiated { headers[.vary] = "Accept" }
+        let vary = (options.negotiated ? ["Accept"] : []) + (options.variesByHints ? ClientHints.varyNames : [])
+        if !vary.isEmpty { headers[.vary] = vary.joined(separator: ", ") }
+        if options.variesByHints { headers[acceptCH] = ClientHints.accepted }
         return headers
     }
+
+    /// `Accept-CH`: the client hints the service reads.
+    static let acceptCH = HTTPField.Name("Accept-CH")!
 
     /// A 304 for a conditional request for a variant whose source's validators, processed as the variant is, match;
     /// nil when they do not.

@@ -36,13 +36,15 @@ struct ImagesController: Sendable {
     let resolvedPaths = ResolvedImagePaths()
     /// The formats a URL without `format` may be answered in: WebP, and AVIF with `--auto-avif`.
     let negotiation: FormatNegotiation
+    /// Whether client hints fill in what URLs leave open (`--client-hints`, `ClientHints`).
+    let clientHints: Bool
     let logger: Logger
 
     init(elements: ElementResolver, builder: ImageURLBuilder, pipeline: ImagePipeline, photos: PhotoAvailability, metrics: ServiceMetrics,
          trace: TraceRecorder?, maxAgeSeconds: Int, signer: URLSigner?, variantRules: VariantRules,
-         negotiation: FormatNegotiation = FormatNegotiation(avif: false, webp: true), logger: Logger) {
+         negotiation: FormatNegotiation = FormatNegotiation(avif: false, webp: true), clientHints: Bool = false, logger: Logger) {
         (self.elements, self.builder, self.pipeline, self.photos, self.metrics) = (elements, builder, pipeline, photos, metrics)
-        self.negotiation = negotiation
+        (self.negotiation, self.clientHints) = (negotiation, clientHints)
         (self.trace, self.maxAgeSeconds, self.signer, self.variantRules, self.logger) = (trace, maxAgeSeconds, signer, variantRules, logger)
         let trie = RouterPathTrieBuilder<ImageRoute>()
         for route in ImageRoute.all { trie.addEntry(route.path, value: route) }
@@ -62,11 +64,12 @@ struct ImagesController: Sendable {
                 try await info(request, element: try elements.element(context.parameters.get("id") ?? ""), kind: kind)
             }
         }
+        srcsetRoutes(routes)
         return routes
     }
 
     private func image(_ request: Request, element: Element, kind: ImageKind) async throws -> Response {
-        let (imageRequest, options) = try parsed.take(target: request.uri.description, accept: request.headers[.accept])
+        let (imageRequest, options) = try parsed.take(target: request.uri.description, accept: readingKey(request.headers))
             ?? self.imageRequest(request.uri, headers: request.headers, element: element, kind: kind)
         trace?.record(imageRequest.url)
         if kind == .full, element.hasKnownMissingPhoto {
@@ -87,17 +90,27 @@ struct ImagesController: Sendable {
     /// The query names an image URL may carry beside the options: the signature and a preset's name.
     static let allowedBesideOptions = VariantRules.presetNames.union([URLSigner.parameter])
 
+    /// Everything besides the target that a request's reading depends on: `Accept`, and the hints when they are read.
+    func readingKey(_ headers: HTTPFields) -> String? {
+        guard clientHints else { return headers[.accept] }
+        return (headers[.accept] ?? "") + "\n" + ClientHints(headers).key
+    }
+
     /// The pipeline's request for an image route's request, once its options, signature and width are checked.
     func imageRequest(_ uri: URI, headers: HTTPFields, element: Element, kind: ImageKind) throws -> (ImageRequest, ImageOptions) {
-        let query = QueryItems(uri.query)
+        let given = QueryItems(uri.query)
+        // Hints fill in what the URL leaves open; not for an unsigned URL where URLs with options must be signed.
+        let hinted = clientHints && (signer == nil || given[URLSigner.parameter] != nil)
+        let query = hinted ? ClientHints(headers).applied(to: given, rules: variantRules) : given
         let own = try ImageOptions(query, accept: headers[.accept], allowed: Self.allowedBesideOptions, negotiation: negotiation)
         // The signature before the service's other limits: an unsigned request learns nothing about them.
-        if let signer, query.items.contains(where: { ImageOptions.names.contains($0.name) || VariantRules.presetNames.contains($0.name) }) {
-            try signer.verify(path: uri.path, query: query)
+        if let signer, given.items.contains(where: { ImageOptions.names.contains($0.name) || VariantRules.presetNames.contains($0.name) }) {
+            try signer.verify(path: uri.path, query: given)
         }
         let expanded = try variantRules.expanded(query)
-        let options = query.items.contains(where: { VariantRules.presetNames.contains($0.name) })
+        var options = query.items.contains(where: { VariantRules.presetNames.contains($0.name) })
             ? try ImageOptions(expanded, accept: headers[.accept], allowed: [URLSigner.parameter], negotiation: negotiation) : own
+        options.variesByHints = clientHints
         try variantRules.check(query, width: options.processing.width)
         let url = builder.url(for: element, kind: kind)
         let request = ImageRequest(url: url, alternatives: kind == .full ? builder.otherPhotoURLs(for: element) : [],
@@ -126,7 +139,7 @@ struct ImagesController: Sendable {
               let (imageRequest, options) = try? imageRequest(uri, headers: headers, element: element, kind: kind) else { return nil }
         /// The route answers: it gets this reading instead of making its own.
         func handOver() -> ImageAnswer? {
-            parsed.put((imageRequest, options), target: uri.description, accept: headers[.accept])
+            parsed.put((imageRequest, options), target: uri.description, accept: readingKey(headers))
             return nil
         }
         var answer: ImageAnswer
@@ -216,7 +229,7 @@ struct ImagesController: Sendable {
 
     /// The pipeline's answer to `request`, as an HTTP error when it fails; a photo's load also tells `photos` whether
     /// the host has it.
-    private func load(_ request: ImageRequest, photoOf element: Element?) async throws(ServiceError) -> ImageResponse {
+    func load(_ request: ImageRequest, photoOf element: Element?) async throws(ServiceError) -> ImageResponse {
         do {
             let response = try await Self.image(for: request, from: pipeline, logger: logger)
             if let element { photos.note(element, after: nil) }

@@ -18,6 +18,8 @@ struct OpenSourcesController: Sendable {
     /// Checks the signature segment; nil: any signature is accepted (imgproxy without `IMGPROXY_KEY`).
     let signer: URLSigner?
     let negotiation: FormatNegotiation
+    /// Whether client hints fill in what imgproxy URLs leave open (`--client-hints`; thumbor reads none).
+    var clientHints = false
     /// `pr:NAME`'s presets, as imgproxy options.
     let presets: [String: [(String, [String])]]
     /// thumbor's security key; nil: signed thumbor URLs are refused.
@@ -94,8 +96,10 @@ struct OpenSourcesController: Sendable {
             return try await answer(request, source: parsed.source, processing: parsed.processing, options: ImageOptions(processing: parsed.processing, negotiated: false), info: false)
         }
         let parsed = try read(path, accept: request.headers[.accept])
-        var response = try await answer(request, source: parsed.source, processing: parsed.processing,
-                                        options: ImageOptions(processing: parsed.processing, negotiated: parsed.negotiated), info: parsed.info)
+        let processing = clientHints && !parsed.info ? ClientHints(request.headers).applied(to: parsed.processing) : parsed.processing
+        var options = ImageOptions(processing: processing, negotiated: parsed.negotiated)
+        options.variesByHints = clientHints && !parsed.info
+        var response = try await answer(request, source: parsed.source, processing: processing, options: options, info: parsed.info)
         if parsed.immutable, let cacheControl = response.headers[.cacheControl] { response.headers[.cacheControl] = cacheControl + ", immutable" }
         return response
     }

@@ -20,6 +20,8 @@ struct ImageOptions: Sendable, Hashable {
     var processing: ImageProcessing
     /// Whether the format was chosen from `Accept` (the response then carries `Vary: Accept`).
     var negotiated: Bool
+    /// Whether client hints are read for this URL's route (`--client-hints`): the answer varies by them and says so.
+    var variesByHints = false
     /// `format=blurhash`, `thumbhash` or `placeholder`: the image's placeholder (`processing` makes it) answered as
     /// that form instead of an image; nil for an image.
     var placeholder: PlaceholderForm?
