@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "TileCacheService", targets: ["TileCacheService"]),
         .library(name: "TileCacheCLI", targets: ["TileCacheCLI"]),
         .library(name: "CacheLab", targets: ["CacheLab"]),
+        .library(name: "DocumentLinks", targets: ["DocumentLinks"]),
         .executable(name: "tilecache", targets: ["TileCacheTool"]),
     ],
     dependencies: [
@@ -60,6 +61,16 @@ let package = Package(
             name: "CExpat",
             pkgConfig: "expat",
             providers: [.apt(["libexpat1-dev"])]
+        ),
+        .systemLibrary(
+            name: "CLibXML2",
+            pkgConfig: "libxml-2.0",
+            providers: [.apt(["libxml2-dev"])]
+        ),
+        .systemLibrary(
+            name: "CCMark",
+            pkgConfig: "libcmark",
+            providers: [.apt(["libcmark-dev"])]
         ),
         .systemLibrary(
             name: "CWebP",
@@ -184,6 +195,13 @@ let package = Package(
             exclude: ["Web"],
             swiftSettings: swiftSettings
         ),
+        // The images a document references (HTML, Markdown, JSON, CSS, sitemaps), with their lines: libxml2's HTML
+        // parser, cmark, Expat; URL resolution by RFC 3986.
+        .target(
+            name: "DocumentLinks",
+            dependencies: ["CLibXML2", "CCMark", "CExpat"],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "TileCacheCLI",
             dependencies: [
@@ -249,6 +267,11 @@ let package = Package(
         .testTarget(
             name: "SharedStoreTests",
             dependencies: ["SharedStore", "ImageCore", "TileCacheOrigin", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "DocumentLinksTests",
+            dependencies: ["DocumentLinks"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
