@@ -50,7 +50,7 @@ struct MarkdownImageExtractorTests {
     @Test("a local document with no base resolves references to file: URLs beside it")
     func localDocument() throws {
         let location = DocumentLocation(path: "/srv/docs/README.md")
-        let found = try DocumentImageExtractor().images(in: Array("![x](img/a b.png)".utf8), kind: .markdown, location: location)
+        let found = try DocumentImageExtractor().images(in: Array("![x](<img/a b.png>)".utf8), kind: .markdown, location: location)
         #expect(found.references.map(\.url) == ["file:///srv/docs/img/a%20b.png"])
         #expect(found.references.map(\.written) == ["img/a b.png"])
     }

@@ -5,8 +5,9 @@ import CLibXML2
 /// `twitter:image` metas, inline `style` attributes and `<style>` elements (as CSS). Relative references resolve
 /// against the first `<base href>` when asked to honour it.
 ///
-/// libxml2 gives an element the line where its start tag ends; reports give the line where it starts (as
-/// BeautifulSoup and browsers' view-source do), found by `StartTagLines`.
+/// libxml2 gives an element the line where its start tag ends (and 65535 for any line past it: its HTML parser
+/// ignores XML_PARSE_BIG_LINES); reports give the line where the tag starts (as BeautifulSoup and browsers'
+/// view-source do), found by `StartTagLines`.
 struct HTMLImageExtractor {
     /// The `rel` tokens of icon links.
     static let iconRelations: Set<String> = ["icon", "apple-touch-icon", "apple-touch-icon-precomposed"]
@@ -112,7 +113,8 @@ struct HTMLImageExtractor {
             let style = HTMLImageExtractor.attribute("style", of: node)
             guard interesting || style != nil else { return }
             let libxmlLine = max(1, xmlGetLineNo(node))
-            let line = lines.startLine(ofTag: name, endingOnLine: libxmlLine) + firstLine - 1
+            let tag = lines.startTag(named: name, reportedLine: libxmlLine)
+            let line = tag.start + firstLine - 1
             switch name {
             case "img":
                 if let src = HTMLImageExtractor.attribute("src", of: node) { collector.add(src, line: line, context: "img src") }
@@ -138,7 +140,8 @@ struct HTMLImageExtractor {
                 }
             case "style":
                 let css = HTMLImageExtractor.text(of: node.pointee.children)
-                let cssLine = node.pointee.children.map { max(1, xmlGetLineNo($0)) + firstLine - 1 } ?? line
+                // The contents start on the line where the start tag ends.
+                let cssLine = tag.end + firstLine - 1
                 var scanner = CSSImageExtractor(css, firstLine: cssLine, origin: "css")
                 scanner.extract(into: &collector)
             default:
