@@ -205,7 +205,7 @@ let package = Package(
         .target(
             name: "TileCacheCLI",
             dependencies: [
-                "ImageCore", "SharedStore", "Catalogue", "TileCacheOrigin", "TileCacheService", "CacheLab",
+                "ImageCore", "DocumentLinks", "SharedStore", "Catalogue", "TileCacheOrigin", "TileCacheService", "CacheLab",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "NIOCore", package: "swift-nio"),  // IOError: why a port could not be bound
