@@ -90,6 +90,7 @@ test: test-deps
 	scripts/crash-test.sh $(DEBUG_BIN) 3
 	scripts/example-check.sh $(DEBUG_BIN)
 	scripts/open-sources-check.sh $(DEBUG_BIN)
+	scripts/extract-check.sh $(DEBUG_BIN)
 	Examples/Rover/rover.sh $(DEBUG_BIN)
 	scripts/ssrf-check.sh $(DEBUG_BIN)
 	rm -rf .build/verdict-corpus

@@ -238,7 +238,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/TestSupport",
-            exclude: ["photos/LICENSES.md"],
+            exclude: ["photos/LICENSES.md", "documents"],  // documents: read by scripts/extract_check.py
             resources: [.copy("photos"), .copy("pngsuite"), .copy("gifsuite"), .copy("avif"), .copy("libwebp")],
             swiftSettings: swiftSettings
         ),
