@@ -36,9 +36,10 @@ struct JSONImageExtractorTests {
 
     @Test("invalid JSON is an error naming the document, with JSONSerialization's message")
     func invalidJSON() throws {
-        let error = #expect(throws: DocumentLinksError.self) { try references("{\"a\": [1, 2}", .json) }
+        let error = #expect(throws: DocumentLinksError.self) { try references("{\n\"a\": [1, 2}", .json) }
         #expect(error?.code == .invalidJSON)
         #expect(error?.description.hasPrefix("https://example.org/docs/page.html: not valid JSON: ") == true)
+        #expect(error?.description.hasSuffix("(line 2)") == true, "\(String(describing: error))")
     }
 
     @Test("paths: keys, [] for array elements; malformed ones are errors naming the path",

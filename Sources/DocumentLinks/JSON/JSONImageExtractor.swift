@@ -15,7 +15,13 @@ struct JSONImageExtractor {
         do {
             _ = try JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])
         } catch {
-            let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
+            var detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
+            // JSONSerialization says "around character N" (a byte offset for these bytes): the line is what a person
+            // looks for.
+            if let range = detail.range(of: #"character (\d+)"#, options: .regularExpression),
+               let offset = Int(detail[range].dropFirst("character ".count)) {
+                detail += " (line \(LineIndex(bytes).line(ofOffset: offset)))"
+            }
             throw DocumentLinksError(.invalidJSON, document: document, reason: "not valid JSON: \(detail)")
         }
         var scanner = JSONStringScanner(bytes)

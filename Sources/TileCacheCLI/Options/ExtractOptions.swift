@@ -22,7 +22,7 @@ struct ExtractOptions: ParsableArguments {
                                valueName: "kind"),
             transform: { text in
                 guard let kind = DocumentKind(rawValue: text.lowercased()) else {
-                    throw ValidationError("--document-kind: '\(text)' is not one of \(DocumentKind.allCases.map(\.rawValue).joined(separator: ", "))")
+                    throw ValidationError("'\(text)' is not one of \(DocumentKind.allCases.map(\.rawValue).joined(separator: ", "))")
                 }
                 return kind
             })
