@@ -174,6 +174,18 @@ def markdown_references(text, extraction):
 def json_references(text, extraction, path):
     steps = None if path is None else [("each", None) if step == "[]" else ("key", step)
                                        for step in re.findall(r"\[\]|[^.\[\]]+", path)]
+    cursor = 0
+
+    def line_of(value):
+        """The line of the value's next occurrence as a JSON string literal (None when it is written with other
+        escapes): Python's json gives no positions, and the values come in document order."""
+        nonlocal cursor
+        for literal in (json.dumps(value), json.dumps(value, ensure_ascii=False)):
+            found = text.find(literal, cursor)
+            if found >= 0:
+                cursor = found + len(literal)
+                return text.count("\n", 0, found) + 1
+        return None
 
     def walk(value, location):
         if isinstance(value, dict):
@@ -185,16 +197,25 @@ def json_references(text, extraction, path):
         elif isinstance(value, str):
             if steps is not None:
                 if location == steps:
-                    extraction.add(value, None)
+                    extraction.add(value, line_of(value))
             elif re.match(r"https?://.", value, flags=re.I):
-                extraction.add(value, None)
+                extraction.add(value, line_of(value))
 
     walk(json.loads(text), [])
 
 
 def sitemap_references(text, extraction):
-    for element in ElementTree.fromstring(text.encode()).iter(SITEMAP_IMAGE):
-        extraction.add((element.text or "").strip(), None)
+    """image:loc by xml.etree, which gives no lines; the lines are those of the <PREFIX:loc start tags, PREFIX being
+    what the document binds the image namespace to (when it binds one prefix only and the counts agree)."""
+    locations = [(element.text or "").strip() for element in ElementTree.fromstring(text.encode()).iter(SITEMAP_IMAGE)]
+    prefixes = set(re.findall(r'xmlns:([\w.-]+)\s*=\s*["\']' + re.escape(SITEMAP_IMAGE[1:SITEMAP_IMAGE.index("}")]), text))
+    lines = [None] * len(locations)
+    if len(prefixes) == 1:
+        starts = [match.start() for match in re.finditer(r"<" + re.escape(prefixes.pop()) + r":loc\b", text)]
+        if len(starts) == len(locations):
+            lines = [text.count("\n", 0, start) + 1 for start in starts]
+    for location, line in zip(locations, lines):
+        extraction.add(location, line)
 
 
 # --- The comparison ----------------------------------------------------------------------------------------------
