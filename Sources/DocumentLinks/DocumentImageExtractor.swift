@@ -28,11 +28,17 @@ public struct DocumentImageExtractor: Sendable {
     ///   - location: where it lives: names it in errors and is the base of relative references.
     ///   - jsonPath: for JSON, the path whose values are wanted (every http(s) string when nil); ignored otherwise.
     /// - Throws: `DocumentLinksError` naming the document: text that is not UTF-8 (Markdown, JSON, CSS), invalid JSON
-    ///   (with `JSONSerialization`'s message), XML that is not well-formed, a document a parser gave up on.
+    ///   (with `JSONSerialization`'s message), XML that is not well-formed, a document a parser gave up on or one of
+    ///   2 GiB or more.
     public func images(in bytes: [UInt8], kind: DocumentKind, location: DocumentLocation,
                        jsonPath: JSONPath? = nil) throws(DocumentLinksError) -> DocumentImages {
         var collector = ReferenceCollector(kind: kind, base: location.baseURL)
         guard !bytes.isEmpty else { return collector.images }
+        // libxml2 and Expat take a document's length as a C int.
+        guard bytes.count <= Int(Int32.max) else {
+            throw DocumentLinksError(.unparsable, document: location.name,
+                                     reason: "\(bytes.count) bytes: larger than the parsers read at once (2 GiB)")
+        }
         switch kind {
         case .html:
             try HTMLImageExtractor(bytes: bytes, firstLine: 1, honoursBase: true).extract(into: &collector, document: location.name)

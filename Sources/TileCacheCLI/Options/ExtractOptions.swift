@@ -37,13 +37,12 @@ struct ExtractOptions: ParsableArguments {
         return [("--json-path", jsonPath != nil), ("--base", base != nil), ("--document-kind", documentKind != nil)].filter(\.1).map(\.0)
     }
 
-    /// The parsed `--json-path`.
-    func parsedJSONPath() throws -> JSONPath? {
-        do {
-            return try jsonPath.map { path throws(DocumentLinksError) in try JSONPath(parsing: path) }
-        } catch {
-            throw ValidationError(error.description)
-        }
+    /// The parsed `--json-path`, nil without one.
+    ///
+    /// - Throws: `DocumentLinksError` naming the path and what is wrong with it.
+    func parsedJSONPath() throws(DocumentLinksError) -> JSONPath? {
+        guard let jsonPath else { return nil }
+        return try JSONPath(parsing: jsonPath)
     }
 
     func validate() throws {
@@ -54,7 +53,11 @@ struct ExtractOptions: ParsableArguments {
         if let base, !RequestURL.isHTTP(base) {
             throw ValidationError("--base '\(base)' is not an http(s) URL")
         }
-        _ = try parsedJSONPath()
+        do {
+            _ = try parsedJSONPath()
+        } catch {
+            throw ValidationError(error.description)
+        }
         for document in documents where document.isEmpty {
             throw ValidationError("--extract needs a path or a URL, got an empty value")
         }

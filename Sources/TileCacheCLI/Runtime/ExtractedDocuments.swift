@@ -67,7 +67,7 @@ struct ExtractedDocuments: Encodable {
     static func load(_ options: ExtractOptions) async throws(InputError) -> ExtractedDocuments {
         let jsonPath: JSONPath?
         do {
-            jsonPath = try options.jsonPath.map { path throws(DocumentLinksError) in try JSONPath(parsing: path) }
+            jsonPath = try options.parsedJSONPath()
         } catch {
             throw InputError(error.description)
         }
