@@ -256,7 +256,11 @@ let package = Package(
         .testTarget(
             name: "TileCacheCLITests",
             dependencies: ["TileCacheCLI", "ImageCore", "SharedStore", "Catalogue", "TileCacheOrigin", "CacheLab", "TestSupport",
-                           .product(name: "ArgumentParser", package: "swift-argument-parser")],
+                           .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                           // A loopback server for --extract's URL documents.
+                           .product(name: "Hummingbird", package: "hummingbird"),
+                           .product(name: "HummingbirdTesting", package: "hummingbird"),
+                           .product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,4 +1,7 @@
 import Foundation
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
 import Testing
 import TileCacheCLI
 import TestSupport
@@ -32,6 +35,30 @@ struct ExtractCommandTests {
                 let text = await tilecache(["validate", "--extract", page])
                 #expect(text.out.contains("Broken images, where they are used:"))
                 #expect(text.out.contains("\(page):3: \(origin.imagesBase)/no-such-element.jpg: http-status"))
+            }
+        }
+    }
+
+    @Test("a URL document is fetched, read as the Content-Type says, and its relative references resolve against its URL")
+    func urlDocument() async throws {
+        try await withOrigin { origin in
+            // No extension, and first bytes that sniff as Markdown: only the Content-Type says HTML, where <base> counts.
+            let html = "<base href=\"/assets/\">\n<img src=\"\(origin.imagesBase)/iron.jpg\">\n<img src=\"img/missing.png\">\n"
+            let router = Router()
+            router.get("docs/page") { _, _ -> Response in
+                Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: html)))
+            }
+            try await Application(router: router).test(.live) { client in
+                let document = "http://127.0.0.1:\(try #require(client.port))/docs/page"
+                let run = await tilecache(["validate", "--extract", document, "--format", "json"])
+                #expect(run.code == 2, "\(run.err)")
+                let report = try run.decoded(as: URLValidationReport.self)
+                #expect(report.results.map(\.url) == [origin.imagesBase + "/iron.jpg", "http://127.0.0.1:\(try #require(client.port))/assets/img/missing.png"])
+                #expect(report.results.map(\.ok) == [true, false] && report.results.last?.status == 404)
+                #expect(report.results.last?.usedIn == [ImageUse(document: document, line: 3)])
+
+                let missing = await tilecache(["validate", "--extract", document + "-gone"])
+                #expect(missing.code == 1 && missing.err.contains("\(document)-gone: cannot fetch the document: HTTP 404"), "\(missing.err)")
             }
         }
     }
