@@ -91,6 +91,7 @@ test: test-deps
 	scripts/example-check.sh $(DEBUG_BIN)
 	scripts/open-sources-check.sh $(DEBUG_BIN)
 	scripts/placeholder-check.sh $(DEBUG_BIN)
+	scripts/extract-check.sh $(DEBUG_BIN)
 	Examples/Rover/rover.sh $(DEBUG_BIN)
 	scripts/ssrf-check.sh $(DEBUG_BIN)
 	rm -rf .build/verdict-corpus

@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "TileCacheService", targets: ["TileCacheService"]),
         .library(name: "TileCacheCLI", targets: ["TileCacheCLI"]),
         .library(name: "CacheLab", targets: ["CacheLab"]),
+        .library(name: "DocumentLinks", targets: ["DocumentLinks"]),
         .executable(name: "tilecache", targets: ["TileCacheTool"]),
     ],
     dependencies: [
@@ -60,6 +61,16 @@ let package = Package(
             name: "CExpat",
             pkgConfig: "expat",
             providers: [.apt(["libexpat1-dev"])]
+        ),
+        .systemLibrary(
+            name: "CLibXML2",
+            pkgConfig: "libxml-2.0",
+            providers: [.apt(["libxml2-dev"])]
+        ),
+        .systemLibrary(
+            name: "CCMark",
+            pkgConfig: "libcmark",
+            providers: [.apt(["libcmark-dev"])]
         ),
         .systemLibrary(
             name: "CWebP",
@@ -184,10 +195,17 @@ let package = Package(
             exclude: ["Web"],
             swiftSettings: swiftSettings
         ),
+        // The images a document references (HTML, Markdown, JSON, CSS, sitemaps), with their lines: libxml2's HTML
+        // parser, cmark, Expat; URL resolution by RFC 3986.
+        .target(
+            name: "DocumentLinks",
+            dependencies: ["CLibXML2", "CCMark", "CExpat"],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "TileCacheCLI",
             dependencies: [
-                "ImageCore", "SharedStore", "Catalogue", "TileCacheOrigin", "TileCacheService", "CacheLab",
+                "ImageCore", "DocumentLinks", "SharedStore", "Catalogue", "TileCacheOrigin", "TileCacheService", "CacheLab",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "NIOCore", package: "swift-nio"),  // IOError: why a port could not be bound
@@ -220,7 +238,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/TestSupport",
-            exclude: ["photos/LICENSES.md"],
+            exclude: ["photos/LICENSES.md", "documents"],  // documents: read by scripts/extract_check.py
             resources: [.copy("photos"), .copy("pngsuite"), .copy("gifsuite"), .copy("avif"), .copy("libwebp")],
             swiftSettings: swiftSettings
         ),
@@ -238,7 +256,11 @@ let package = Package(
         .testTarget(
             name: "TileCacheCLITests",
             dependencies: ["TileCacheCLI", "ImageCore", "SharedStore", "Catalogue", "TileCacheOrigin", "CacheLab", "TestSupport",
-                           .product(name: "ArgumentParser", package: "swift-argument-parser")],
+                           .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                           // A loopback server for --extract's URL documents.
+                           .product(name: "Hummingbird", package: "hummingbird"),
+                           .product(name: "HummingbirdTesting", package: "hummingbird"),
+                           .product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -249,6 +271,11 @@ let package = Package(
         .testTarget(
             name: "SharedStoreTests",
             dependencies: ["SharedStore", "ImageCore", "TileCacheOrigin", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "DocumentLinksTests",
+            dependencies: ["DocumentLinks"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

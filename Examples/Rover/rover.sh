@@ -21,9 +21,10 @@ print(json.dumps({"photos": [{"id": 102693 + i, "sol": 1000, "camera": {"name": 
                               "earth_date": "2015-05-30"} for i, name in enumerate(names)]}, indent=1))
 PY
 
-# 2. Warm a release: every photo, and its 128 and 256 wide thumbnails (JPEG and WebP), into the disk cache.
-python3 -c "import json, sys; print('\n'.join(p['img_src'] for p in json.load(open(sys.argv[1]))['photos']))" "$work/photos.json" > "$work/urls.txt"
-"$tilecache" prefetch --urls "$work/urls.txt" --sizes 128,256 --cache-dir "$work/cache" --format json > "$work/prefetch.json" \
+# 2. Warm a release: every photo the API's answer names (`--extract` reads the JSON, `--json-path` picks the photos'
+#    URLs), and its 128 and 256 wide thumbnails (JPEG and WebP), into the disk cache.
+"$tilecache" prefetch --extract "$work/photos.json" --json-path 'photos[].img_src' --sizes 128,256 --cache-dir "$work/cache" \
+    --format json > "$work/prefetch.json" \
     || { cat "$work/prefetch.json" >&2; echo "rover: the warm-up failed" >&2; exit 1; }
 python3 -c "
 import json, sys

@@ -21,9 +21,15 @@ extension TileCacheCommand {
                 Examples:
                   tilecache prefetch --elements 1-20 --kind thumbnails
                   tilecache prefetch --repeat 3 --format json --tiles-base http://127.0.0.1:8080/periodictable
+                  tilecache prefetch --extract photos.json --json-path 'photos[].img_src' --sizes 128,256
+
+                With --extract, the images the documents use are fetched, each once; a failure names each document \
+                and line that uses it. An image named by a file: URL (a local document's relative reference without \
+                --base) is not fetched and counts as failed: give --base.
                 """)
 
         @OptionGroup var source: SourceOptions
+        @OptionGroup var extract: ExtractOptions
         @OptionGroup var pipeline: PipelineOptions
         @OptionGroup var output: OutputOptions
 
@@ -57,8 +63,9 @@ extension TileCacheCommand {
         func validate() throws {
             guard (1...100).contains(`repeat`) else { throw ValidationError("--repeat must be 1...100, got \(`repeat`)") }
             _ = try variantProcessing()
-            if source.urls != nil, includeKnownMissing {
-                throw ValidationError("--include-known-missing applies to the catalogue, not to a --urls list")
+            if let conflict = extract.conflict(with: source) { throw conflict }
+            if source.urls != nil || extract.isActive, includeKnownMissing {
+                throw ValidationError("--include-known-missing applies to the catalogue, not to \(extract.isActive ? "--extract" : "a --urls list")")
             }
         }
 
@@ -80,8 +87,25 @@ extension TileCacheCommand {
         func run() async throws {
             let console = Console.current
             let variants = try variantProcessing()
-            let all = try source.images()
-            if all.isEmpty, !allowEmpty { throw source.nothingToCheck }
+            let all: [TargetImage]
+            if extract.isActive {
+                let documents = try await ExtractedDocuments.load(extract)
+                for warning in documents.warnings { console.err("warning: \(warning)\n") }
+                // The pipeline fetches http(s) only: a file: image is reported, never silently skipped.
+                all = documents.images.map { image in
+                    var image = image
+                    if image.invalidInput == nil, LocalImageCheck.isFileURL(image.url) {
+                        image.invalidInput = "a file: URL (a relative reference of a local document): prefetch fetches http(s) only; give --base"
+                    }
+                    return image
+                }
+                if all.isEmpty, !allowEmpty {
+                    throw InputError("nothing to fetch: \(extract.documents.joined(separator: ", ")) use no images; pass --allow-empty to accept that")
+                }
+            } else {
+                all = try source.images()
+                if all.isEmpty, !allowEmpty { throw source.nothingToCheck }
+            }
             let images = includeKnownMissing ? all : all.filter { !$0.isKnownMissing }
             let skipped = all.count - images.count
             let fetchable = images.filter { $0.invalidInput == nil }.map(\.url)

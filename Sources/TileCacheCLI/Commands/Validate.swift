@@ -23,9 +23,18 @@ extension TileCacheCommand {
                   tilecache validate --kind full
                   tilecache validate --urls rover-photos.txt --format json
                   tilecache validate --kind full --only-broken --progress
+                  tilecache validate --extract README.md --base https://github.com/owner/repo/raw/main/
+                  tilecache validate --extract https://example.org/ --extract site.css --format json
+                  tilecache validate --extract photos.json --json-path 'photos[].img_src' --dump
+
+                With --extract, each image a document uses is checked once however often it is used, and every \
+                result names each document and line that uses it (JSON: usedIn). An image a local document names by \
+                a file: URL (a relative reference without --base) is read from disk and validated the same way. \
+                --dump lists what the documents reference, with document and line, and fetches nothing.
                 """)
 
         @OptionGroup var source: SourceOptions
+        @OptionGroup var extract: ExtractOptions
         @OptionGroup var pipeline: PipelineOptions
         @OptionGroup var output: OutputOptions
 
@@ -40,9 +49,15 @@ extension TileCacheCommand {
         @Flag(help: "List only the broken URLs (the summary still counts every URL; JSON results too are only the broken).")
         var onlyBroken = false
 
+        @Flag(help: "With --extract: list the images the documents reference (document, line, URL) and check nothing.")
+        var dump = false
+
         @OptionGroup var progressOption: ProgressOption
 
         func validate() throws {
+            if let conflict = extract.conflict(with: source) { throw conflict }
+            if dump, !extract.isActive { throw ValidationError("--dump lists the images of --extract's documents: give --extract FILE|URL") }
+            if dump, store { throw ValidationError("--dump checks nothing, so --store would store nothing: drop one") }
             if store, pipeline.noDiskCache { throw ValidationError("--store needs the disk cache: drop --no-disk-cache") }
             if !store, pipeline.sharedStore.sharedStore != nil {
                 throw ValidationError("--shared-store applies with --store (without it, validate stores nothing)")
@@ -51,8 +66,22 @@ extension TileCacheCommand {
 
         func run() async throws {
             let console = Console.current
-            let images = try source.images()
-            if images.isEmpty, !allowEmpty { throw source.nothingToCheck }
+            let images: [TargetImage]
+            if extract.isActive {
+                let documents = try await ExtractedDocuments.load(extract)
+                for warning in documents.warnings { console.err("warning: \(warning)\n") }
+                if dump {
+                    console.out(output.format == .json ? ReportJSON.encode(documents) : documents.dumpText())
+                    return
+                }
+                images = documents.images
+                if images.isEmpty, !allowEmpty {
+                    throw InputError("nothing to check: \(extract.documents.joined(separator: ", ")) use no images; pass --allow-empty to accept that")
+                }
+            } else {
+                images = try source.images()
+                if images.isEmpty, !allowEmpty { throw source.nothingToCheck }
+            }
             // Without --store the check runs without a disk cache: it reads none and writes none.
             var configuration = try pipeline.configuration()
             if !store { configuration.diskDirectory = nil }
@@ -91,13 +120,29 @@ extension TileCacheCommand {
                 return [result.url, result.status.map(String.init) ?? "-", result.format ?? "-", result.contentType ?? "-", size,
                         result.bytes.map(String.init) ?? "-", result.timeMilliseconds.map { String(format: "%.0f ms", $0) } ?? "-", outcome]
             }
-            let headers = ["URL", "STATUS", "FORMAT", "CONTENT-TYPE", "SIZE", "BYTES", "TIME", "RESULT"]
+            var headers = ["URL", "STATUS", "FORMAT", "CONTENT-TYPE", "SIZE", "BYTES", "TIME", "RESULT"]
+            // Images from documents: where each is used, as `document:line` (lychee's way of naming a link's place).
+            let fromDocuments = extract.isActive
+            if fromDocuments { headers.append("USED IN") }
+            func documentRow(_ result: URLValidationResult) -> [String] {
+                row(result) + (fromDocuments ? [(result.usedIn ?? []).map(\.description).joined(separator: ", ")] : [])
+            }
             let listed = report.results.filter { !($0.expectedMissing && !$0.ok) }
-            var text = TextTable(headers: headers, rows: listed.map(row), rightAligned: [5, 6]).render(output.format)
+            var text = TextTable(headers: headers, rows: listed.map(documentRow), rightAligned: [5, 6]).render(output.format)
+            let broken = report.results.filter { !$0.ok && !$0.expectedMissing }
+            if fromDocuments, !broken.isEmpty {
+                text += output.format == .markdown ? "\n**Broken images, where they are used:**\n\n" : "\nBroken images, where they are used:\n"
+                for result in broken {
+                    for use in result.usedIn ?? [] {
+                        let line = "\(use): \(result.url): \(result.reason ?? "?"): \(result.message ?? "")"
+                        text += output.format == .markdown ? "- `\(use)`: \(result.url): \(result.reason ?? "?")\n" : "  \(line)\n"
+                    }
+                }
+            }
             let expected = report.results.filter { $0.expectedMissing && !$0.ok }
             if !expected.isEmpty {
                 text += "\nExpected missing (upstream has no such image):\n"
-                text += TextTable(headers: headers, rows: expected.map(row), rightAligned: [5, 6]).render(output.format)
+                text += TextTable(headers: headers, rows: expected.map(documentRow), rightAligned: [5, 6]).render(output.format)
             }
             text += "\n\(report.checked) checked: \(report.ok) ok, \(report.broken) broken, \(report.expectedMissing) expected missing\n"
             if report.interrupted { text += "interrupted: \(report.notChecked) not checked\n" }

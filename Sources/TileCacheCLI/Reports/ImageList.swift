@@ -18,6 +18,8 @@ public struct TargetImage: Sendable, Hashable {
     public var invalidInput: String?
     /// Where it came from, for messages: `FILE:LINE`, or nil for the catalogue.
     public var origin: String?
+    /// For an image found in documents (`--extract`): every place it is used, in the order found.
+    public var usedIn: [ImageUse] = []
 }
 
 /// Builds the list of images from the catalogue or from a URL list.

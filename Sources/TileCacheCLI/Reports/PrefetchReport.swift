@@ -12,6 +12,8 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
         public var reason: String
         /// What went wrong.
         public var message: String
+        /// For an image found in documents (`--extract`): each document and line that uses it; absent otherwise.
+        public var usedIn: [ImageUse]?
     }
 
     /// A URL whose image was found under another spelling (`cesium.jpg` served by `caesium.jpg`): not broken.
@@ -111,12 +113,17 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
     public init(run number: Int, images: [TargetImage], run: PrefetchRun, skippedKnownMissing: Int, interrupted: Bool = false,
                 diskLimit: Int? = nil, diskDirectory: String? = nil, diskRefusal: String? = nil, sharedStore: SharedStoreReport? = nil) {
         let invalid = images.filter { $0.invalidInput != nil }
-        var failures = invalid.map { Failure(url: $0.url, reason: "invalid-input", message: "\($0.origin ?? $0.url): \($0.invalidInput!)") }
+        let uses = Dictionary(images.filter { !$0.usedIn.isEmpty }.map { ($0.url, $0.usedIn) }, uniquingKeysWith: { first, _ in first })
+        var failures = invalid.map {
+            Failure(url: $0.url, reason: "invalid-input", message: "\($0.origin ?? $0.url): \($0.invalidInput!)", usedIn: uses[$0.url])
+        }
         var expected: [String] = []
         for result in run.results {
             switch result.end {
             case .failed:
-                if let error = result.error { failures.append(Failure(url: result.url, reason: error.reason.rawValue, message: error.message)) }
+                if let error = result.error {
+                    failures.append(Failure(url: result.url, reason: error.reason.rawValue, message: error.message, usedIn: uses[result.url]))
+                }
             case .expectedMissing: expected.append(result.url)
             case .succeeded, .notCompleted: break
             }
@@ -245,8 +252,12 @@ public struct PrefetchReport: Sendable, Codable, Equatable {
             text += "\n" + found.render(format)
         }
         if !failures.isEmpty {
-            var broken = TextTable(headers: ["broken URL", "reason", "message"])
-            broken.rows = failures.map { [$0.url, $0.reason, $0.message] }
+            // Images from documents also say where they are used (`document:line`).
+            let fromDocuments = failures.contains { $0.usedIn != nil }
+            var broken = TextTable(headers: ["broken URL", "reason", "message"] + (fromDocuments ? ["used in"] : []))
+            broken.rows = failures.map {
+                [$0.url, $0.reason, $0.message] + (fromDocuments ? [($0.usedIn ?? []).map(\.description).joined(separator: ", ")] : [])
+            }
             text += "\n" + broken.render(format)
         }
         if let variants, !variants.failures.isEmpty {

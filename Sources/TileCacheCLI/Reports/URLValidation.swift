@@ -32,13 +32,16 @@ public struct URLValidationResult: Sendable, Codable, Equatable {
     /// For a catalogue photo the host has under another spelling only: the URL that served it (`caesium.jpg` for
     /// `cesium.jpg`). The result is then that URL's, and the image is not broken.
     public var servedBy: String?
+    /// For an image found in documents (`--extract`): each document and line that uses it. Absent otherwise, so a
+    /// check of a URL list or the catalogue prints what it always printed.
+    public var usedIn: [ImageUse]?
 
     enum CodingKeys: String, CodingKey {
         case url, ok, status, reason, message, format, contentType, width, height, bytes, timeMilliseconds, warnings,
-             expectedMissing, servedBy
+             expectedMissing, servedBy, usedIn
     }
 
-    /// Encodes absent values as `null`, so every result has every key.
+    /// Encodes absent values as `null`, so every result has every key (`usedIn` only for images found in documents).
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(url, forKey: .url)
@@ -55,6 +58,7 @@ public struct URLValidationResult: Sendable, Codable, Equatable {
         try container.encode(warnings, forKey: .warnings)
         try container.encode(expectedMissing, forKey: .expectedMissing)
         try container.encode(servedBy, forKey: .servedBy)
+        try container.encodeIfPresent(usedIn, forKey: .usedIn)
     }
 }
 
@@ -100,7 +104,13 @@ public struct URLValidator: Sendable {
     public func validate(_ images: [TargetImage], progress: (@Sendable (PrefetchProgress) -> Void)? = nil) async -> URLValidationReport {
         // A check reads no cache: memory and disk may hold an image the host no longer serves.
         let options: ImageRequest.Options = storing ? [.reloadIgnoringCachedData, .disableMemoryCacheWrites] : .noStore
-        let fetched = images.filter { $0.invalidInput == nil }
+        // An image a local document names by a file: URL is read from disk and validated the same way.
+        let local = images.filter { $0.invalidInput == nil && LocalImageCheck.isFileURL($0.url) }
+        let fetched = images.filter { $0.invalidInput == nil && !LocalImageCheck.isFileURL($0.url) }
+        var localResults: [String: URLValidationResult] = [:]
+        for image in local where localResults[image.url] == nil && !Task.isCancelled {
+            localResults[image.url] = await LocalImageCheck.check(image)
+        }
         let requests = fetched.map {
             ImageRequest(url: $0.url, alternatives: $0.isKnownMissing ? [] : $0.alternativeURLs, options: options)
         }
@@ -116,22 +126,31 @@ public struct URLValidator: Sendable {
             if let problem = image.invalidInput {
                 all.append(URLValidationResult(url: image.url, ok: false, reason: "invalid-input",
                                                message: "\(image.origin ?? image.url): \(problem); not fetched",
-                                               warnings: [], expectedMissing: image.isKnownMissing))
+                                               warnings: [], expectedMissing: image.isKnownMissing,
+                                               usedIn: image.usedIn.isEmpty ? nil : image.usedIn))
                 invalid += 1
+                continue
+            }
+            if LocalImageCheck.isFileURL(image.url) {
+                if let result = localResults[image.url] { all.append(result) }
                 continue
             }
             guard let result = checked[image.url]?.popFirst(), result.end != .notCompleted else { continue }
             all.append(Self.result(of: result, for: image))
         }
         let counts = run.report
-        return URLValidationReport(interrupted: interrupted, checked: all.count, ok: counts.succeeded, broken: counts.failed + invalid,
-                                   expectedMissing: counts.expectedMissing, notChecked: run.notCompleted, results: all)
+        let localOK = localResults.values.filter(\.ok).count
+        let localBroken = localResults.count - localOK
+        return URLValidationReport(interrupted: interrupted, checked: all.count, ok: counts.succeeded + localOK,
+                                   broken: counts.failed + invalid + localBroken, expectedMissing: counts.expectedMissing,
+                                   notChecked: run.notCompleted + local.count - localResults.count, results: all)
     }
 
     /// The report line of one check.
     static func result(of checked: PrefetchResult, for image: TargetImage) -> URLValidationResult {
         var result = URLValidationResult(url: image.url, ok: checked.error == nil, warnings: checked.warnings,
-                                         expectedMissing: image.isKnownMissing, servedBy: checked.servedBy)
+                                         expectedMissing: image.isKnownMissing, servedBy: checked.servedBy,
+                                         usedIn: image.usedIn.isEmpty ? nil : image.usedIn)
         result.timeMilliseconds = checked.latency.inSeconds * 1000
         if let error = checked.error {
             result.reason = error.reason.rawValue

@@ -1,4 +1,5 @@
 import Catalogue
+import DocumentLinks
 import Foundation
 import ImageCore
 import SharedStore
@@ -59,9 +60,22 @@ extension SourceOptions {
     }
 }
 
+extension ExtractOptions {
+    /// The documents and how they are read.
+    var resolvedValues: [String: String] {
+        [
+            "extract": documents.isEmpty ? "none (the catalogue or --urls)" : documents.joined(separator: ","),
+            "json-path": jsonPath ?? "none (every http(s) string of a JSON document)",
+            "base": base ?? "none (a local document's relative references are file: URLs)",
+            "document-kind": documentKind?.rawValue ?? "by extension, else Content-Type, else the first bytes",
+        ]
+    }
+}
+
 extension TileCacheCommand.Prefetch: ResolvedOptions {
     func resolvedValues() throws -> [String: String] {
         var values = PipelineOptions.resolvedValues(try pipeline.configuration()).merging(source.resolvedValues) { first, _ in first }
+            .merging(extract.resolvedValues) { first, _ in first }
         let variants = try variantProcessing()
         values["sizes"] = variants.widths.isEmpty ? "none (no variants)" : variants.widths.map(String.init).joined(separator: ",")
         values["size-formats"] = sizeFormats
@@ -74,6 +88,7 @@ extension TileCacheCommand.Validate: ResolvedOptions {
         var configuration = try pipeline.configuration()
         if !store { configuration.diskDirectory = nil }
         var values = PipelineOptions.resolvedValues(configuration).merging(source.resolvedValues) { first, _ in first }
+            .merging(extract.resolvedValues) { first, _ in first }
         if !store { values["cache-dir"] = "none (validate stores nothing without --store)" }
         return values
     }
