@@ -75,7 +75,9 @@ DEBUG_BIN = .build/debug/tilecache
 ## (installed if missing); kills prefetches at random and verifies the disk cache (short form; `scripts/crash-test.sh
 ## BINARY 50` for the long one); builds and runs Examples/PrefetchURLs, a package that depends on the library by path;
 ## checks imgproxy URLs built by two URL builders from PyPI against imgproxy's own geometry and thumbor URLs against
-## thumbor itself; runs the rover-style example (Examples/Rover: a JSON list of photo URLs warmed and served as
+## thumbor itself; checks the placeholders against the reference BlurHash and ThumbHash encoders and decoders (PyPI);
+## compares the images `validate --extract` finds in third-party documents with BeautifulSoup's and markdown-it-py's;
+## runs the rover-style example (Examples/Rover: a JSON list of photo URLs warmed and served as
 ## thumbnails); checks the SSRF rules across
 ## network namespaces (a public host, a private host and the cloud metadata address on real interfaces); runs the
 ## whole test suite (Swift Testing, every test at once as its default is; tests that start servers or

@@ -183,9 +183,33 @@ struct InspectCommandTests {
         #expect(badFormat.code == 1 && badFormat.err.contains("yaml"))
     }
 
+    @Test("--placeholders: each valid file's placeholder, the library's for the same bytes; none for an invalid file")
+    func placeholders() async throws {
+        struct Row: Decodable {
+            struct Placeholder: Decodable, Equatable { var blurhash: String, thumbhash: String, dominant_color: String, lqip: String }
+            var path: String, valid: Bool, placeholder: Placeholder?
+        }
+        let photo = try #require(try TestImages.photoFiles().first { $0.lastPathComponent == "rocket.jpg" })
+        try await withTemporaryDirectory { directory in
+            let broken = directory + "/broken.jpg"
+            try Data([0xFF, 0xD8, 0xFF, 0xE0, 0, 4]).write(to: URL(fileURLWithPath: broken))
+            let run = await tilecache("inspect", "--placeholders", "--format", "json", photo.path, broken)
+            #expect(run.code == 2, "\(run.err)")
+            let rows = try JSONDecoder().decode([Row].self, from: Data(run.out.utf8))
+            let made = try ImageProcessor.process(try TestImages.bytes(photo), .placeholder(of: .none), subject: "rocket")
+            let expected = try #require(ImagePlaceholder(json: made.bytes))
+            let row = try #require(rows.first { $0.path == photo.path })
+            #expect(row.placeholder == Row.Placeholder(blurhash: expected.blurhash, thumbhash: expected.thumbhash,
+                                                       dominant_color: expected.dominantColor, lqip: expected.lqip))
+            #expect(rows.first { $0.path == broken }.map { !$0.valid && $0.placeholder == nil } == true)
+            let table = await tilecache("inspect", "--placeholders", photo.path)
+            #expect(table.code == 0 && table.out.contains("BLURHASH") && table.out.contains(expected.blurhash))
+        }
+    }
+
     @Test("--help shows an example and exits 0")
     func help() async {
         let run = await tilecache("inspect", "--help")
-        #expect(run.code == 0 && run.out.contains("Example:") && run.out.contains("tilecache inspect"))
+        #expect(run.code == 0 && run.out.contains("Example") && run.out.contains("tilecache inspect"))
     }
 }
