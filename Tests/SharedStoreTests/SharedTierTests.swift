@@ -63,7 +63,7 @@ struct SharedTierTests {
         }
     }
 
-    @Test("open-source variants (AVIF, smart crop, thumbor's crop with flips and fill, imgproxy's crop and extend) go through the store: a second instance gets each as a shared hit, byte for byte")
+    @Test("open-source variants (AVIF, smart crop, thumbor's crop with flips and fill, imgproxy's crop and extend, placeholders) go through the store: a second instance gets each as a shared hit, byte for byte")
     func openSourceVariants() async throws {
         let store = try await SeaweedFS.shared()
         let shared = try await bucket(store)
@@ -77,7 +77,8 @@ struct SharedTierTests {
             imgproxy.regionCrop = .init(width: 0.5, height: 0.5, gravity: .init(.southEast))
             (imgproxy.extend, imgproxy.background, imgproxy.minWidth) = (.init(.north), .init(red: 255, green: 0, blue: 0), 40)
             let variants = [ImageProcessing(width: 64, format: .avif),
-                            ImageProcessing(width: 48, height: 48, fit: .cover, gravity: .init(.smart)), thumbor, imgproxy]
+                            ImageProcessing(width: 48, height: 48, fit: .cover, gravity: .init(.smart)), thumbor, imgproxy,
+                            .placeholder(of: .none), .placeholder(of: thumbor)]
             let first = pipeline(try makeTemporaryDirectory(), store: shared)
             var made: [ImageResponse] = []
             for processing in variants {

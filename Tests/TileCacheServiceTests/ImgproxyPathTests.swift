@@ -105,6 +105,18 @@ struct ImgproxyPathTests {
         #expect(preset.processing == ImageProcessing(width: 128, height: 128, fit: .cover, quality: 60, format: .webp))
     }
 
+    @Test("f:blurhash, @thumbhash and f:placeholder ask for the placeholder of the variant the other options make")
+    func placeholders() throws {
+        let blurhash = try read("/x/rs:fill:64:64/f:blurhash/plain/http://e.com/a.jpg")
+        #expect(blurhash.placeholder == .blurhash && blurhash.processing.makesPlaceholder && !blurhash.negotiated)
+        #expect(blurhash.processing.width == 64 && blurhash.processing.fit == .coverClipped)
+        let thumbhash = try read("/x/plain/http://e.com/a.jpg@thumbhash", accept: "image/webp")
+        #expect(thumbhash.placeholder == .thumbhash && thumbhash.processing == .placeholder(of: .none))
+        // A later format wins, as imgproxy's later options do.
+        let image = try read("/x/f:placeholder/f:webp/plain/http://e.com/a.jpg")
+        #expect(image.placeholder == nil && image.processing.format == .webp)
+    }
+
     @Test("what imgproxy refuses, and what TileCache does not do yet, is 404 invalid-url naming it; an expired URL too")
     func refusals() throws {
         let cases: [(String, String)] = [

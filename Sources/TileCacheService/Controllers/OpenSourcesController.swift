@@ -96,9 +96,10 @@ struct OpenSourcesController: Sendable {
             return try await answer(request, source: parsed.source, processing: parsed.processing, options: ImageOptions(processing: parsed.processing, negotiated: false), info: false)
         }
         let parsed = try read(path, accept: request.headers[.accept])
-        let processing = clientHints && !parsed.info ? ClientHints(request.headers).applied(to: parsed.processing) : parsed.processing
-        var options = ImageOptions(processing: processing, negotiated: parsed.negotiated)
-        options.variesByHints = clientHints && !parsed.info
+        let hinted = clientHints && !parsed.info && parsed.placeholder == nil
+        let processing = hinted ? ClientHints(request.headers).applied(to: parsed.processing) : parsed.processing
+        var options = ImageOptions(processing: processing, negotiated: parsed.negotiated, placeholder: parsed.placeholder)
+        options.variesByHints = hinted
         var response = try await answer(request, source: parsed.source, processing: processing, options: options, info: parsed.info)
         if parsed.immutable, let cacheControl = response.headers[.cacheControl] { response.headers[.cacheControl] = cacheControl + ", immutable" }
         return response

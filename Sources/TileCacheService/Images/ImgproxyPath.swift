@@ -27,6 +27,9 @@ struct ImgproxyPath: Sendable {
     var processing: ImageProcessing
     /// Whether the output format was left to `Accept`.
     var negotiated: Bool
+    /// `f:blurhash`, `f:thumbhash` or `f:placeholder` (`@blurhash`, ...): the placeholder of the variant the other
+    /// options make, as TileCache's own URLs answer it (`processing` makes it); nil for an image.
+    var placeholder: ImageOptions.PlaceholderForm?
     /// The URL carries a cache buster (`cb:`), which a front end changes when the source changes: the answer may be
     /// kept as immutable (`Cache-Control: ..., immutable`), since this URL will not come to mean another image.
     var immutable: Bool
@@ -96,6 +99,7 @@ struct ImgproxyPath: Sendable {
         if let fileExtension { try options.apply(name: "format", arguments: [fileExtension], presets: [:], now: now, depth: 0) }
         self.source = source
         (processing, negotiated) = try options.processing(accept: accept, negotiation: negotiation)
+        placeholder = options.placeholder
         immutable = options.cacheBuster != nil
     }
 
@@ -144,6 +148,7 @@ struct ImgproxyPath: Sendable {
         var gravity = ImageProcessing.Gravity.centre
         var quality = 0
         var format: ImageProcessing.OutputFormat?
+        var placeholder: ImageOptions.PlaceholderForm?
         var cacheBuster: String?
         var minWidth = 0, minHeight = 0
         var crop: ImageProcessing.RegionCrop?
@@ -283,6 +288,11 @@ struct ImgproxyPath: Sendable {
             case "format", "f", "ext":
                 try atMost(1)
                 let text = (args.first ?? "").lowercased()
+                if let form = ImageOptions.PlaceholderForm(rawValue: text) {
+                    (placeholder, format) = (form, nil)
+                    break
+                }
+                placeholder = nil
                 guard let named = ImageProcessing.OutputFormat(name: text) else {
                     if Self.otherFormats.contains(text) { throw invalid("the \(text) format is not supported by TileCache yet") }
                     throw invalid("Invalid format argument: \(text.prefix(64)) (expected supported image format)")
@@ -353,6 +363,7 @@ struct ImgproxyPath: Sendable {
             if let crop, crop.width > 0 || crop.height > 0 { processing.regionCrop = crop }
             processing.extend = extend ? extendGravity : nil
             processing.background = background
+            if placeholder != nil { return (.placeholder(of: processing), false) }
             return (processing, negotiation.negotiates && format == nil)
         }
     }
