@@ -70,3 +70,15 @@ struct HTMLImageExtractorTests {
         #expect(urlsAndLines(try references(html, .html)) == ["https://example.org/docs/new.png@3"])
     }
 }
+
+/// What the review of issue 34 found: libxml2 makes an element of `<img,>`, which the line scanner does not read as a
+/// tag; each such element made the scanner search the rest of the page again.
+@Suite("HTML: tags the line scanner cannot see")
+struct UnseenTagTests {
+    @Test("many <img,> tags: every image found, each scan of the rest made once, not once per tag")
+    func unseenTags() throws {
+        let page = String(repeating: "<img,>\n", count: 60_000) + "<img src=\"https://example.org/last.png\">\n"
+        let found = try images(page, .html).references
+        #expect(found.last?.url == "https://example.org/last.png" && found.last?.line == 60_001)
+    }
+}

@@ -44,9 +44,15 @@ struct ExtractCommandTests {
         try await withOrigin { origin in
             // No extension, and first bytes that sniff as Markdown: only the Content-Type says HTML, where <base> counts.
             let html = "<base href=\"/assets/\">\n<img src=\"\(origin.imagesBase)/iron.jpg\">\n<img src=\"img/missing.png\">\n"
+            // A page on the web naming this machine's files: never read (review of issue 34).
+            let prying = "<img src=\"file:///etc/hostname\">\n"
+
             let router = Router()
             router.get("docs/page") { _, _ -> Response in
                 Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: html)))
+            }
+            router.get("docs/prying") { _, _ -> Response in
+                Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: prying)))
             }
             try await Application(router: router).test(.live) { client in
                 let document = "http://127.0.0.1:\(try #require(client.port))/docs/page"
@@ -56,6 +62,12 @@ struct ExtractCommandTests {
                 #expect(report.results.map(\.url) == [origin.imagesBase + "/iron.jpg", "http://127.0.0.1:\(try #require(client.port))/assets/img/missing.png"])
                 #expect(report.results.map(\.ok) == [true, false] && report.results.last?.status == 404)
                 #expect(report.results.last?.usedIn == [ImageUse(document: document, line: 3)])
+
+                let pried = await tilecache(["validate", "--extract", "http://127.0.0.1:\(try #require(client.port))/docs/prying", "--format", "json"])
+                let result = try pried.decoded(as: URLValidationReport.self).results.first
+                #expect(pried.code == 2 && result?.reason == "invalid-input" && result?.bytes == nil, "\(pried.out)")
+                let device = await tilecache(["validate", "--extract", "/dev/zero"])
+                #expect(device.code == 1 && device.err.contains("not a regular file"), "\(device.err)")
 
                 let missing = await tilecache(["validate", "--extract", document + "-gone"])
                 #expect(missing.code == 1 && missing.err.contains("\(document)-gone: cannot fetch the document: HTTP 404"), "\(missing.err)")

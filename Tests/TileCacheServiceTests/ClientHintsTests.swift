@@ -38,6 +38,14 @@ struct ClientHintsTests {
         // Malformed or out of range: no hint.
         #expect(ClientHints([HTTPField.Name("Sec-CH-DPR")!: "nine", HTTPField.Name("Sec-CH-Width")!: "-5"]).isEmpty)
         #expect(ClientHints([HTTPField.Name("DPR")!: "1.5"]).dpr == 1.5)  // the older name too
+        // What the URL gives wrong is left for ImageOptions to refuse, never a trap here (review of issue 34).
+        #expect(applied("dpr=inf", VariantRules(), ClientHints(viewportWidth: 400)) == "w=400")
+        #expect(applied("w=9000000000000000000", VariantRules(allowedWidths: [64])) == "w=9000000000000000000")
+        // imgproxy URLs: the DPR at least 1, in hundredths, within the largest side.
+        let tiny = ClientHints(dpr: 1e-300, width: 100).applied(to: ImageProcessing())
+        #expect(tiny.dpr == 1 && tiny.width == 100)
+        let odd = ClientHints(dpr: 2.000001, width: 300).applied(to: ImageProcessing())
+        #expect(odd.dpr == 2 && odd.width == 150)
     }
 
     @Test("with --client-hints: Chromium's hints size the answer, which varies by them and says Accept-CH; without, nothing changes")
@@ -72,6 +80,15 @@ struct ClientHintsTests {
             let unsigned = try await client.execute(uri: "/api/v1/elements/26/image", method: .get, headers: Self.chromium)
             let width = try ImageInspector().inspectHeader(unsigned.bytes, subject: "original").width
             #expect(unsigned.status == .ok && width == 640)
+            // A sig that does not hold is no way in: 403, not a hinted variant.
+            let forged = try await client.execute(uri: "/api/v1/elements/26/image?sig=x", method: .get, headers: Self.chromium)
+            #expect(forged.status == .forbidden && forged.errorReason == "bad-signature")
+            // A signed URL without options (the signature of the path alone) takes the hints.
+            let signer = try URLSigner(keyHex: key, saltHex: salt)
+            let signed = signer.signature(path: "/api/v1/elements/26/image", options: [])
+            let hinted = try await client.execute(uri: "/api/v1/elements/26/image?sig=\(signed)", method: .get, headers: Self.chromium)
+            #expect(hinted.status == .ok, "\(hinted.errorReason ?? "")")
+            #expect(try ImageInspector().inspectHeader(hinted.bytes, subject: "hinted").width == 300)
         }
     }
 
@@ -103,6 +120,25 @@ struct ClientHintsTests {
             #expect(bad.status == .badRequest)
             let missing = try await client.execute(uri: "/api/v1/elements/92/image/srcset", method: .get)
             #expect(missing.status == .notFound)
+        }
+        // Widths all above a small image: the smallest listed, which answers at the image's size; a preset's size is the
+        // processor's (a cover crop is the box); --only-presets takes presets only.
+        try await withService(try await .start {
+            $0.allowedWidths = [4000, 4096]
+            $0.presets = ["square": "w=64&h=64&fit=cover"]
+        }) { client, _ in
+            let answer = try await client.execute(uri: "/api/v1/elements/26/image/srcset", method: .get).decoded(as: Answer.self)
+            let only = try #require(answer.candidates.first)
+            #expect(answer.candidates.count == 1 && only.url.contains("w=4000") && only.width == 640 && only.height == 396)
+            let image = try await client.execute(uri: only.url, method: .get)
+            let fallbackWidth = try ImageInspector().inspectHeader(image.bytes, subject: "fallback").width
+            #expect(image.status == .ok && fallbackWidth == 640)
+            let square = try await client.execute(uri: "/api/v1/elements/26/image/srcset?preset=square", method: .get).decoded(as: Answer.self)
+            #expect(square.candidates.map { [$0.width, $0.height] } == [[64, 64]])
+        }
+        try await withService(try await .start { $0.onlyPresets = true; $0.presets = ["thumb": "w=64"] }) { client, _ in
+            let refused = try await client.execute(uri: "/api/v1/elements/26/image/srcset", method: .get)
+            #expect(refused.status == .badRequest && refused.errorReason == "option-not-allowed")
         }
     }
 }

@@ -5,6 +5,7 @@ import HummingbirdTesting
 import ImageCore
 import Testing
 import TestSupport
+import TileCacheOrigin
 import TileCacheService
 
 /// Placeholders through the service: `format=blurhash|thumbhash|placeholder`, `…/info`, the element API's keys.
@@ -71,6 +72,18 @@ struct PlaceholderServiceTests {
             // Components follow the photo's aspect ratio.
             let expected = info.width >= info.height ? (4, max(1, Int((4 * Double(info.height) / Double(info.width)).rounded()))) : (max(1, Int((4 * Double(info.width) / Double(info.height)).rounded())), 4)
             #expect(BlurHashShape.components(info.blurhash) == expected)
+        }
+    }
+
+    @Test("a thumbnail host that does not answer in time never holds the element API up: the records go out with null placeholders")
+    func slowHost() async throws {
+        struct Record: Decodable { var number: Int, thumbnail_blurhash: String? }
+        var slow = OriginServer.Configuration()
+        slow.latency = .seconds(30)
+        try await withService(try await .start(origin: slow)) { client, _ in
+            let list = try await client.execute(uri: "/api/v1/elements?limit=3", method: .get)
+            #expect(list.status == .ok)
+            #expect(try list.decoded(as: [Record].self).map(\.thumbnail_blurhash) == [nil, nil, nil])
         }
     }
 

@@ -11,6 +11,8 @@ struct StartTagLines {
     private let bytes: [UInt8]
     private let lineIndex: LineIndex
     private var cursor = 0
+    /// The last search for each name: the cursor it started from and what it found (see `next(named:)`).
+    private var searched: [String: (from: Int, found: (after: Int, line: Int)?)] = [:]
 
     /// A scanner of `bytes`, from the start.
     init(_ bytes: [UInt8]) {
@@ -22,9 +24,21 @@ struct StartTagLines {
     /// line of the element, which may be saturated); `reported` for both otherwise (an element libxml2 implied, or one
     /// the scanner cannot see).
     mutating func startTag(named name: String, reportedLine reported: Int) -> (start: Int, end: Int) {
+        guard let found = next(named: name) else { return (reported, reported) }
+        guard found.line <= reported || reported >= Self.saturatedLine else { return (reported, reported) }
+        cursor = found.after
+        return (found.line, lineIndex.line(ofOffset: end(ofTagFrom: found.after)))
+    }
+
+    /// The next `<name` start tag at or after the cursor: the offset after its name, and the line of its `<`; nil when
+    /// there is none. Each search is kept with the cursor it started from, so an element libxml2 made of text this
+    /// scanner does not read as a tag (`<img,>`) costs one search, not a search of the rest of the page each time.
+    private mutating func next(named name: String) -> (after: Int, line: Int)? {
+        if let known = searched[name], known.from == cursor { return known.found }
         let wanted = Array(name.utf8)
         var offset = cursor
-        while offset < bytes.count {
+        var found: (after: Int, line: Int)?
+        while offset < bytes.count, found == nil {
             guard bytes[offset] == UInt8(ascii: "<") else { offset += 1; continue }
             if bytes.matchesLowercased(Array("<!--".utf8), at: offset) {
                 offset = end(ofCommentAt: offset)
@@ -34,15 +48,13 @@ struct StartTagLines {
             if bytes.matchesLowercased(wanted, at: nameStart) {
                 let after = nameStart + wanted.count
                 if after >= bytes.count || [0x20, 0x09, 0x0A, 0x0D, 0x0C, UInt8(ascii: "/"), UInt8(ascii: ">")].contains(bytes[after]) {
-                    let line = lineIndex.line(ofOffset: offset)
-                    guard line <= reported || reported >= Self.saturatedLine else { return (reported, reported) }
-                    cursor = after
-                    return (line, lineIndex.line(ofOffset: end(ofTagFrom: after)))
+                    found = (after, lineIndex.line(ofOffset: offset))
                 }
             }
             offset += 1
         }
-        return (reported, reported)
+        searched[name] = (cursor, found)
+        return found
     }
 
     /// The offset of the `>` that ends the tag whose attributes start at `offset` (quoted values may hold `>`).

@@ -94,6 +94,30 @@ public enum LocalFile {
         return bytes
     }
 
+    /// The bytes of the regular file at `path`, at most `limit` of them: what a document names (`--extract`) is read
+    /// this way, so `/dev/zero`, a FIFO (opened without blocking) or a file larger than the limit is refused by name
+    /// rather than read forever.
+    ///
+    /// - Throws: `.io` about `path`: no such file, not a regular file, larger than `limit`, or the system's reason.
+    public static func readRegular(_ path: String, atMost limit: Int) throws(ImageCoreError) -> [UInt8] {
+        func failure() -> ImageCoreError { ImageCoreError(.io, subject: path, message: String(cString: strerror(errno))) }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else { throw failure() }
+        var info = stat()
+        let status = fstat(descriptor, &info)
+        close(descriptor)
+        guard status == 0 else { throw failure() }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw ImageCoreError(.io, subject: path, message: "not a regular file (a directory, device, FIFO or socket): not read")
+        }
+        guard Int(info.st_size) <= limit else {
+            throw ImageCoreError(.io, subject: path, message: "\(info.st_size) bytes, above the limit of \(limit)")
+        }
+        guard let bytes = try read(path, upTo: limit + 1) else { throw ImageCoreError(.io, subject: path, message: String(cString: strerror(ENOENT))) }
+        guard bytes.count <= limit else { throw ImageCoreError(.io, subject: path, message: "grew past the limit of \(limit) bytes while read") }
+        return bytes
+    }
+
     /// The first `limit` bytes of the file at `path` (all of it when shorter), or nil when there is no such file: a
     /// cache's way to tell a miss from a failure.
     ///

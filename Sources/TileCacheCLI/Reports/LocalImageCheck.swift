@@ -4,6 +4,9 @@ import ImageCore
 /// The check of an image a local document references by a `file:` URL: the file is read and validated by the same
 /// `ImageInspector` as a fetched image, so a missing or corrupt local image is broken and a valid one is ok.
 enum LocalImageCheck {
+    /// The largest local image read: the downloader's limit on a fetched one (`TransferOptions.maxBodyBytes`).
+    static let maxBytes = TransferOptions().maxBodyBytes
+
     /// Whether `url` is a `file:` URL.
     static func isFileURL(_ url: String) -> Bool {
         url.lowercased().hasPrefix("file:")
@@ -28,7 +31,7 @@ enum LocalImageCheck {
         }
         let outcome = await BlockingWork.run { () -> Result<(ImageCheck, Int), ImageCoreError> in
             do throws(ImageCoreError) {
-                let bytes = try LocalFile.read(path)
+                let bytes = try LocalFile.readRegular(path, atMost: maxBytes)
                 return .success((try ImageInspector().check(bytes, subject: path), bytes.count))
             } catch {
                 return .failure(error)

@@ -52,6 +52,9 @@ struct ExtractedDocuments: Encodable {
             var image = TargetImage(url: url, origin: uses[url]?.first?.description, usedIn: uses[url] ?? [])
             if !RequestURL.isHTTP(url), !LocalImageCheck.isFileURL(url) {
                 image.invalidInput = "not an http(s) or file: URL"
+            } else if LocalImageCheck.isFileURL(url), (uses[url] ?? []).contains(where: { RequestURL.isHTTP($0.document) }) {
+                // A page on the web may not make this machine read its files (and report their sizes and first bytes).
+                image.invalidInput = "a file: URL in a fetched document: local files are read for local documents only"
             }
             return image
         }
@@ -93,7 +96,9 @@ struct ExtractedDocuments: Encodable {
                 location.name = name
             } else {
                 do {
-                    bytes = try await BlockingWork.run { () throws(ImageCoreError) in try LocalFile.read(name) }
+                    bytes = try await BlockingWork.run { () throws(ImageCoreError) in
+                        try LocalFile.readRegular(name, atMost: TransferOptions().maxBodyBytes)  // as a fetched document
+                    }
                 } catch {
                     throw InputError("\(name): cannot read the document: \(error.message)")
                 }

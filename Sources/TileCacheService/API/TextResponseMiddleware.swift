@@ -25,7 +25,9 @@ struct TextResponseMiddleware<Context: RequestContext>: RouterMiddleware {
         }
         let body = try await Self.collect(response.body)
         // A route's own strong ETag is kept (a placeholder's, which the fast path answers with too); else the bytes'.
-        let tag = response.headers[.eTag].flatMap(Self.strongTag) ?? Self.tag(of: body)
+        // The compressed bodies are kept by the bytes' tag either way: a route's ETag does not pin its bytes.
+        let bodyTag = Self.tag(of: body)
+        let tag = response.headers[.eTag].flatMap(Self.strongTag) ?? bodyTag
         let etag = "\"\(tag)\""
         if response.headers[.cacheControl] == nil { response.headers[.cacheControl] = "no-cache" }
         response.headers.append(HTTPField(name: .vary, value: "Accept-Encoding"))
@@ -37,7 +39,7 @@ struct TextResponseMiddleware<Context: RequestContext>: RouterMiddleware {
             headers[.contentLength] = nil
             return Response(status: .notModified, headers: headers)
         }
-        guard let coding, let compressed = compress(body, tag: tag, coding: coding), compressed.readableBytes < body.readableBytes else {
+        guard let coding, let compressed = compress(body, tag: bodyTag, coding: coding), compressed.readableBytes < body.readableBytes else {
             response.headers[.eTag] = etag
             response.body = ResponseBody(byteBuffer: body)
             return response

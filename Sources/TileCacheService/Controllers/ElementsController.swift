@@ -44,7 +44,7 @@ struct ElementsController: Sendable {
         let query = try ListQuery(QueryItems(request.uri.query), fields: ElementRecord.fields)
         var (page, total) = query.apply(to: records)
         let onPage = page.compactMap { record in listed.first { record["number"] == .integer(Int64($0.number)) } }
-        let found = await placeholders.thumbnails(of: onPage)
+        let found = await placeholders.thumbnails(of: onPage, within: ElementPlaceholders.pageWait)
         for index in page.indices {
             guard case .integer(let number)? = page[index]["number"] else { continue }
             ElementRecord.addPlaceholder(found[Int(number)], to: &page[index])

@@ -10,9 +10,10 @@ import NIOCore
 ///
 /// Widths: `widths=64,128` (each must be one the service makes: with `--allowed-widths`, one of them; with signing and no
 /// list, one of `defaultWidths`, so the answer never signs a variant a URL could not name), else `--allowed-widths`,
-/// else `defaultWidths`; none above the image's own width (a variant is never enlarged), and the image's own width when
-/// all are above it. `preset=NAME` gives the preset's URL alone. `format=` names the variants' format; without it the
-/// browser's `Accept` chooses, as for any URL without one.
+/// else `defaultWidths`; none above the image's own width (a variant is never enlarged), and when all are, the smallest
+/// (made at the image's own size). Sizes are the processor's (`ProcessingGeometry`). `preset=NAME` gives the preset's
+/// URL alone, and is the only way with `--only-presets`. `format=` names the variants' format; without it the browser's
+/// `Accept` chooses, as for any URL without one.
 extension ImagesController {
     /// The widths offered when neither the request nor `--allowed-widths` names any.
     static let defaultWidths = [64, 128, 256, 512, 1024, 2048]
@@ -68,11 +69,17 @@ extension ImagesController {
         let (width, height) = (served.header.uprightWidth, served.header.uprightHeight)
         let routePath = "/api/v1/elements/\(element.number)/\(path)"
         var candidates: [SrcsetAnswer.Candidate] = []
+        /// The size the variant `processing` makes of this image, as the processor computes it.
+        func size(_ processing: ImageProcessing) -> (width: Int, height: Int) {
+            let geometry = ProcessingGeometry(processing, sourceWidth: width, sourceHeight: height)
+            return (geometry.width, geometry.height)
+        }
         if let preset = query["preset"] {
             let options = try variantRules.expanded(QueryItems(items: [("preset", preset)]))
-            let made = try ImageOptions(options, accept: nil)
-            let size = Self.fitted(width: width, height: height, into: made.processing.width, made.processing.height)
-            candidates = [.init(url: url(routePath, [("preset", preset)]), width: size.width, height: size.height)]
+            let made = size(try ImageOptions(options, accept: nil).processing)
+            candidates = [.init(url: url(routePath, [("preset", preset)]), width: made.width, height: made.height)]
+        } else if variantRules.onlyPresets {
+            throw ServiceError(.badRequest, reason: .optionNotAllowed, message: "this service makes only its presets: ask for …/srcset?preset=NAME")
         } else {
             let offered = variantRules.allowedWidths.map { Array($0).sorted() } ?? Self.defaultWidths
             var asked = offered
@@ -90,12 +97,13 @@ extension ImagesController {
                 }
             }
             var chosen = asked.filter { $0 <= width }
-            if chosen.isEmpty { chosen = [width] }  // every width is above the image's: the image's own
+            // Every width is above the image's: the smallest, which the service makes at the image's own size.
+            if chosen.isEmpty, let smallest = asked.first { chosen = [smallest] }
             for w in chosen {
                 var options: [(String, String)] = [("w", String(w))]
                 if let format { options.append(("format", format)) }
-                let size = Self.fitted(width: width, height: height, into: w, nil)
-                candidates.append(.init(url: url(routePath, options), width: size.width, height: size.height))
+                let made = size(ImageProcessing(width: w))
+                candidates.append(.init(url: url(routePath, options), width: made.width, height: made.height))
             }
         }
         let answer = SrcsetAnswer(src: candidates.last?.url ?? routePath, srcset: candidates.map { "\($0.url) \($0.width)w" }.joined(separator: ", "),
@@ -111,13 +119,5 @@ extension ImagesController {
         if let signer { items.append((URLSigner.parameter, signer.signature(path: path, options: items))) }
         let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-._~"))
         return path + "?" + items.map { "\($0.name)=\($0.value.addingPercentEncoding(withAllowedCharacters: allowed) ?? $0.value)" }.joined(separator: "&")
-    }
-
-    /// The size of a `width` x `height` image fitted inside the box (no enlarging), as the variant will be.
-    static func fitted(width: Int, height: Int, into boxWidth: Int?, _ boxHeight: Int?) -> (width: Int, height: Int) {
-        var scale = 1.0
-        if let boxWidth { scale = min(scale, Double(boxWidth) / Double(width)) }
-        if let boxHeight { scale = min(scale, Double(boxHeight) / Double(height)) }
-        return (max(1, Int((Double(width) * scale).rounded())), max(1, Int((Double(height) * scale).rounded())))
     }
 }

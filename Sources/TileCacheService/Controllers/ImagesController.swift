@@ -99,12 +99,14 @@ struct ImagesController: Sendable {
     /// The pipeline's request for an image route's request, once its options, signature and width are checked.
     func imageRequest(_ uri: URI, headers: HTTPFields, element: Element, kind: ImageKind) throws -> (ImageRequest, ImageOptions) {
         let given = QueryItems(uri.query)
-        // Hints fill in what the URL leaves open; not for an unsigned URL where URLs with options must be signed.
+        // Hints fill in what the URL leaves open; where URLs must be signed, only for a URL whose signature holds (even
+        // one without options: its signature is then of the path alone).
         let hinted = clientHints && (signer == nil || given[URLSigner.parameter] != nil)
+        if hinted, let signer { try signer.verify(path: uri.path, query: given) }
         let query = hinted ? ClientHints(headers).applied(to: given, rules: variantRules) : given
         let own = try ImageOptions(query, accept: headers[.accept], allowed: Self.allowedBesideOptions, negotiation: negotiation)
         // The signature before the service's other limits: an unsigned request learns nothing about them.
-        if let signer, given.items.contains(where: { ImageOptions.names.contains($0.name) || VariantRules.presetNames.contains($0.name) }) {
+        if let signer, !hinted, given.items.contains(where: { ImageOptions.names.contains($0.name) || VariantRules.presetNames.contains($0.name) }) {
             try signer.verify(path: uri.path, query: given)
         }
         let expanded = try variantRules.expanded(query)

@@ -57,18 +57,23 @@ struct ClientHints: Sendable, Hashable {
         let ratio = dpr.map { min(3, max(1, $0)) }
         var items = query.items
         var deviceWidth: Int?
+        // The URL's own values only as `ImageOptions` accepts them (it refuses the rest after this): dpr 1...3, sides
+        // up to the largest.
+        let ownDPR = query["dpr"].flatMap(Double.init).flatMap { (1...3).contains($0) ? $0 : nil }
+        let ownWidth = query["w"].flatMap { Int($0) }.flatMap { (1...ImageProcessing.maxSide).contains($0) ? $0 : nil }
         if query["w"] == nil, query["h"] == nil {
             if let width {
                 deviceWidth = width
             } else if let viewportWidth {
-                deviceWidth = Int((Double(viewportWidth) * (query["dpr"].flatMap(Double.init) ?? ratio ?? 1)).rounded())
+                deviceWidth = Int((Double(min(viewportWidth, ImageProcessing.maxSide)) * (ownDPR ?? ratio ?? 1)).rounded())
             }
             guard let deviceWidth else { return query }
             // The width given in device pixels: the URL's own dpr (if any) would multiply it again.
             items.removeAll { $0.name == "dpr" }
             items.append(("w", String(snapped(deviceWidth, rules))))
         } else if query["dpr"] == nil, let ratio, ratio != 1 {
-            let w = query["w"].flatMap { Int($0) }
+            let w = ownWidth
+            if query["w"] != nil, w == nil { return query }  // a bad w: ImageOptions names it
             if rules.allowedWidths != nil, let w {
                 // The hinted width raised to an allowed one: given as w alone.
                 items.removeAll { $0.name == "w" }
@@ -87,13 +92,15 @@ struct ClientHints: Sendable, Hashable {
     }
 
     /// An imgproxy URL's processing with the hints applied as imgproxy applies them: the hinted DPR where the URL gives
-    /// none (at most 8, imgproxy's bound, and within the largest side), and where it gives no width or height, the
+    /// none (1 to 8, imgproxy's bound, in hundredths, and within the largest side), and where it gives no width or height, the
     /// hinted width in CSS pixels (`Sec-CH-Width` divided by the DPR; no viewport: imgproxy reads none).
     func applied(to processing: ImageProcessing) -> ImageProcessing {
         var hinted = processing
         if hinted.dpr == 1, let dpr {
+            // At least 1 and in hundredths: every DPR a hint may give is one of 700 variants, not one per value sent.
             let side = max(hinted.width ?? 0, hinted.height ?? 0)
-            hinted.dpr = min(dpr, 8, side > 0 ? Double(ImageProcessing.maxSide) / Double(side) : 8)
+            let bounded = min(dpr, 8, side > 0 ? Double(ImageProcessing.maxSide) / Double(side) : 8)
+            hinted.dpr = max(1, (bounded * 100).rounded(.down) / 100)
         }
         if hinted.width == nil, hinted.height == nil, let width {
             hinted.width = max(1, Int((Double(min(width, ImageProcessing.maxSide)) / hinted.dpr).rounded()))
