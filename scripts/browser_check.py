@@ -130,6 +130,17 @@ try:
 
     # 0. On a connection where the thumbnails have not arrived (DevTools holds every thumbnail request back), every
     # tile shows its placeholder: the element API's thumbnail_lqip over thumbnail_color, painted behind the image.
+    # The service makes the placeholders as it loads the thumbnails; a cold list waits 3 s at most for them and sends
+    # null for the rest. Wait (polled, with a deadline) until the element API has all 118, then load the page.
+    deadline = time.time() + 90
+    while True:
+        records = [record for path in ("/api/v1/elements", "/api/v1/elements_remaining")
+                   for record in json.load(urllib.request.urlopen(service + path))]
+        if len(records) == 118 and all(record.get("thumbnail_lqip") for record in records):
+            break
+        if time.time() > deadline:
+            raise SystemExit("browser check FAILED: the element API did not carry all 118 thumbnails' placeholders within 90 s")
+        time.sleep(0.5)
     page.call("Fetch.enable", patterns=[{"urlPattern": "*/thumbnail"}])
     page.call("Page.navigate", url=service + "/#/table")
     page.wait_for("document.querySelectorAll('.table .tile').length === 118", "118 tiles rendered while thumbnails are held back")

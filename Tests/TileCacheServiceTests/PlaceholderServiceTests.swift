@@ -79,11 +79,14 @@ struct PlaceholderServiceTests {
     func slowHost() async throws {
         struct Record: Decodable { var number: Int, thumbnail_blurhash: String? }
         var slow = OriginServer.Configuration()
-        slow.latency = .seconds(30)
+        slow.latency = .seconds(8)  // past the 3-s wait, and no longer: the loads still going hold the harness's stop
         try await withService(try await .start(origin: slow)) { client, _ in
             let list = try await client.execute(uri: "/api/v1/elements?limit=3", method: .get)
             #expect(list.status == .ok)
             #expect(try list.decoded(as: [Record].self).map(\.thumbnail_blurhash) == [nil, nil, nil])
+            let one = try await client.execute(uri: "/api/v1/elements/Fe", method: .get)
+            let record = try one.decoded(as: Record.self)
+            #expect(one.status == .ok && record.thumbnail_blurhash == nil)
         }
     }
 

@@ -57,7 +57,8 @@ struct ElementsController: Sendable {
     private func one(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         let element = try elements.element(context.parameters.get("id") ?? "")
         var record = ElementRecord.make(element, baseURL: baseURL(request), hasImage: hasImage(element))
-        ElementRecord.addPlaceholder(await placeholders.thumbnail(of: element), to: &record)
+        let found = await placeholders.thumbnails(of: [element], within: ElementPlaceholders.pageWait)
+        ElementRecord.addPlaceholder(found[element.number], to: &record)
         return try JSONResponse.make(record)
     }
 
