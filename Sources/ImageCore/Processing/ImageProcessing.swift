@@ -283,14 +283,15 @@ public struct ImageProcessing: Sendable, Hashable {
 
     /// The processing that makes the placeholder (`ImagePlaceholder`) of what `processing` makes: the same image, as
     /// `.placeholder`, without what only an encoding uses (quality, `maxBytes`); where no size is asked for, the image
-    /// fitted into 100x100 first (what the placeholder is computed from anyway), so a large source is decoded shrunk.
+    /// fitted into `ImagePlaceholder.side` first (what the placeholder is computed from anyway), so a large source is
+    /// decoded shrunk.
     public static func placeholder(of processing: ImageProcessing) -> ImageProcessing {
         var placeholder = processing
         placeholder.format = .placeholder
         placeholder.quality = nil
         placeholder.maxBytes = nil
         if processing.width == nil, processing.height == nil {
-            (placeholder.width, placeholder.height, placeholder.fit) = (ThumbHash.maxSide, ThumbHash.maxSide, .inside)
+            (placeholder.width, placeholder.height, placeholder.fit) = (ImagePlaceholder.side, ImagePlaceholder.side, .inside)
         }
         return placeholder
     }

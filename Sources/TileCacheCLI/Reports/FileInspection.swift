@@ -260,7 +260,7 @@ public enum FileInspection {
     }
 
     /// Validates one file; with `placeholder`, a valid image's placeholder is made as the service makes it (upright,
-    /// in sRGB, fitted into 100 pixels), and a failure to make it fails the file.
+    /// in sRGB, fitted into 32 pixels), and a failure to make it fails the file.
     public static func inspect(_ path: String, inspector: ImageInspector, fullDecode: Bool = false,
                                placeholder: Bool = false) -> FileInspectionResult {
         var result = FileInspectionResult(path: path, valid: false, warnings: [])

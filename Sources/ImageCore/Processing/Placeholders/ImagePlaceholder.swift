@@ -4,8 +4,9 @@ public import Foundation
 /// as thumbnails are made) and kept in every tier with it, as a variant (`ImageProcessing.OutputFormat.placeholder`):
 /// a BlurHash, a ThumbHash, the average and the dominant colour, and a tiny image as a data URI (LQIP).
 ///
-/// Everything is computed from the image fitted into `ThumbHash.maxSide` (100) pixels a side (a tiny image enlarged to
-/// `minimumSide`); the LQIP from it fitted into `lqipSide`.
+/// Everything is computed from the image fitted into `side` (32) pixels a side (a tiny image enlarged to
+/// `minimumSide`); the LQIP from it fitted into `lqipSide`. 32 pixels hold every detail the hashes keep (ThumbHash at
+/// most 7 components a side, BlurHash 9), and cost a tenth of the 100 ThumbHash accepts.
 public struct ImagePlaceholder: Sendable, Hashable, Codable {
     /// Wolt's BlurHash, with `BlurHash.components` for the aspect ratio; transparency flattened over white.
     public var blurhash: String
@@ -73,15 +74,18 @@ public struct ImagePlaceholder: Sendable, Hashable, Codable {
     /// The raw ThumbHash bytes.
     public var thumbhashBytes: [UInt8] { Data(base64Encoded: thumbhash).map(Array.init) ?? [] }
 
-    /// The size the hashes are computed at: the image fitted into `ThumbHash.maxSide`; an image smaller than
+    /// The side the hashes and colours are computed at.
+    public static let side = 32
+
+    /// The size the hashes are computed at: the image fitted into `side`; an image smaller than
     /// `minimumSide` on a side is enlarged (uniformly, within `maxSide`) to it first, because both hashes' cosines
     /// alias on a few pixels: the reference encoders draw a 1x1 white image as a pattern of light and dark.
     static func encodedSize(width: Int, height: Int) -> (Int, Int) {
-        guard min(width, height) < minimumSide, max(width, height) < ThumbHash.maxSide else {
-            return fitted(width: width, height: height, into: ThumbHash.maxSide)
+        guard min(width, height) < minimumSide, max(width, height) < side else {
+            return fitted(width: width, height: height, into: side)
         }
-        let scale = min(Double(minimumSide) / Double(min(width, height)), Double(ThumbHash.maxSide) / Double(max(width, height)))
-        return (min(ThumbHash.maxSide, Int((Double(width) * scale).rounded())), min(ThumbHash.maxSide, Int((Double(height) * scale).rounded())))
+        let scale = min(Double(minimumSide) / Double(min(width, height)), Double(side) / Double(max(width, height)))
+        return (min(side, Int((Double(width) * scale).rounded())), min(side, Int((Double(height) * scale).rounded())))
     }
 
     /// The smallest side the hashes are computed on, when the aspect ratio allows (see `encodedSize`).
