@@ -28,6 +28,8 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
+# A command in a namespace. Backgrounded servers are started with `ip netns exec` itself, not this function: `$!`
+# of a backgrounded function is a subshell, and killing it left the server running (seen: every run left three).
 in_ns() { local ns=$1; shift; ip netns exec "$ns" "$@"; }
 
 for ns in "$svc" "$pub" "$prv"; do ip netns add "$ns"; in_ns "$ns" ip link set lo up; done
@@ -54,13 +56,13 @@ cp "$work/private/periodictable/Tiles/001/s7.JPG" "$work/private/latest/meta-dat
 kill $seed; wait $seed 2>/dev/null || true
 (cd "$work/private" && exec ip netns exec "$prv" python3 -m http.server 80 --bind :: > /dev/null 2> "$work/private.log") & pids+=($!)
 
-in_ns "$pub" "$tilecache" origin --host 93.184.216.34 --port 80 \
+ip netns exec "$pub" "$tilecache" origin --host 93.184.216.34 --port 80 \
     --fault "/Tiles/002/=redirect:http://10.77.0.2/periodictable/Tiles/001/s7.JPG" \
     --fault "/Tiles/003/=redirect:http://169.254.169.254/latest/meta-data/photo.jpg" \
     --fault "/Tiles/004/=redirect:http://images.public.test/periodictable/Tiles/005/s7.JPG" > "$work/public.out" 2>&1 & pids+=($!)
 start_serve() {  # PORT [OPTIONS...]: a service in the service namespace
     local port=$1; shift
-    in_ns "$svc" "$tilecache" serve --port "$port" --cache-dir "$work/cache-$port" --db "$work/favorites-$port.sqlite" \
+    ip netns exec "$svc" "$tilecache" serve --port "$port" --cache-dir "$work/cache-$port" --db "$work/favorites-$port.sqlite" \
         --allowed-sources '*' "$@" > "$work/serve-$port.out" 2> "$work/serve-$port.err" & pids+=($!)
 }
 start_serve 8080
