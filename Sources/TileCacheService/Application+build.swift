@@ -115,7 +115,7 @@ struct FrontDoor {
         let placeholders = ElementPlaceholders(pipeline: dependencies.pipeline, builder: configuration.builder, logger: dependencies.logger)
         routes.addRoutes(ElementsController(catalogue: dependencies.catalogue, elements: elements, photos: dependencies.photos,
                                             publicURL: configuration.publicURL, trustsProxies: !configuration.trustedProxies.isEmpty,
-                                            placeholders: placeholders).routes)
+                                            placeholders: configuration.elementPlaceholders ? placeholders : nil).routes)
         routes.addRoutes(images.routes)
         routes.addRoutes(FavoritesController(store: dependencies.favorites, catalogue: dependencies.catalogue).routes)
         routes.addRoutes(OperationsController(pipeline: dependencies.pipeline, metrics: dependencies.metrics, favorites: dependencies.favorites).routes)
@@ -200,8 +200,10 @@ struct PrefetchService: Service {
         let alternatives = Dictionary(uniqueKeysWithValues: images.filter { !$0.alternativeURLs.isEmpty }.map { ($0.url, $0.alternativeURLs) })
         let run = await cancelWhenGracefulShutdown { await dependencies.pipeline.prefetch(images.map(\.url), alternatives: alternatives) }
         // The thumbnails' placeholders too: the element API's records carry them, and the first list would make them.
-        let placeholders = ElementPlaceholders(pipeline: dependencies.pipeline, builder: dependencies.configuration.builder, logger: logger)
-        _ = await cancelWhenGracefulShutdown { await placeholders.thumbnails(of: dependencies.catalogue.elements) }
+        if dependencies.configuration.elementPlaceholders {
+            let placeholders = ElementPlaceholders(pipeline: dependencies.pipeline, builder: dependencies.configuration.builder, logger: logger)
+            _ = await cancelWhenGracefulShutdown { await placeholders.thumbnails(of: dependencies.catalogue.elements) }
+        }
         // What the prefetch learnt of photos decides `has_image` as the image routes' own loads do.
         let photos = Dictionary(uniqueKeysWithValues: images.filter { $0.kind == .full }.map { ($0.url, $0.element) })
         for result in run.results {

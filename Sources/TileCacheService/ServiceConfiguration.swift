@@ -58,6 +58,9 @@ public struct ServiceConfiguration: Sendable {
     /// request's client hints (`ClientHints`), within the allow-lists; image answers and the web page send `Accept-CH`
     /// and image answers vary by the hints. Off by default.
     public var clientHints = false
+    /// Whether the element API's records carry their thumbnail's placeholder (`thumbnail_blurhash`, ...; default on).
+    /// Off, a list loads no image and the records have the keys they had before placeholders.
+    public var elementPlaceholders = true
     /// thumbor's `SECURITY_KEY` (its bytes, as thumbor takes it): thumbor URLs signed with it are served.
     public var thumborKey: [UInt8]?
     /// thumbor's `ALLOW_UNSAFE_URL`: `/unsafe/...` thumbor URLs are served (default false).

@@ -83,7 +83,7 @@ struct PlaceholderServiceTests {
         struct Record: Decodable { var number: Int, thumbnail_blurhash: String? }
         var slow = OriginServer.Configuration()
         slow.latency = .seconds(8)  // past the 3-s wait, and no longer: the loads still going hold the harness's stop
-        try await withService(try await .start(origin: slow)) { client, _ in
+        try await withService(try await .start(origin: slow) { $0.elementPlaceholders = true }) { client, _ in
             let list = try await client.execute(uri: "/api/v1/elements?limit=3", method: .get)
             #expect(list.status == .ok)
             #expect(try list.decoded(as: [Record].self).map(\.thumbnail_blurhash) == [nil, nil, nil])
@@ -101,7 +101,7 @@ struct PlaceholderServiceTests {
             var number: Int
             var thumbnail_blurhash: String?, thumbnail_thumbhash: String?, thumbnail_color: String?, thumbnail_lqip: String?
         }
-        try await withService(try await .start()) { client, _ in
+        try await withService(try await .start { $0.elementPlaceholders = true }) { client, _ in
             let list = try await client.execute(uri: "/api/v1/elements?limit=5&sortBy=name", method: .get)
             #expect(try list.decoded(as: [SeedElement].self).count == 5)
             let records = try list.decoded(as: [Record].self)
@@ -118,6 +118,12 @@ struct PlaceholderServiceTests {
             let searched = try await client.execute(uri: "/api/v1/elements?search=\(blurhash.prefix(6).addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")",
                                                     method: .get).decoded(as: [Record].self)
             #expect(searched.isEmpty)
+        }
+        // --no-element-placeholders: the records as before, no key added.
+        try await withService(try await .start()) { client, _ in
+            let raw = try await client.execute(uri: "/api/v1/elements/Fe", method: .get)
+            let keys = try #require(try JSONSerialization.jsonObject(with: Data(raw.bytes)) as? [String: Any]).keys
+            #expect(!keys.contains { $0.hasPrefix("thumbnail_") && $0 != "thumbnail_url" })
         }
     }
 }

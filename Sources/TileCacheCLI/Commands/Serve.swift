@@ -93,6 +93,9 @@ extension TileCacheCommand {
         @Flag(help: "Read client hints (Sec-CH-DPR, Sec-CH-Width, Sec-CH-Viewport-Width) where an image URL leaves the width or dpr open, within the allow-lists; answer Accept-CH and vary by them (default: $IMGPROXY_ENABLE_CLIENT_HINTS, else off).")
         var clientHints = false
 
+        @Flag(inversion: .prefixedNo, help: "Give each element record its thumbnail's placeholder (thumbnail_blurhash, thumbnail_thumbhash, thumbnail_color, thumbnail_lqip); --no-element-placeholders: a list loads no image.")
+        var elementPlaceholders = true
+
         @Option(help: ArgumentHelp("Serve thumbor URLs signed with this key, thumbor's SECURITY_KEY, as text (default: $SECURITY_KEY; none: only unsafe thumbor URLs, with --allow-unsafe-url).",
                                    valueName: "key"))
         var thumborKey: String?
@@ -304,6 +307,7 @@ extension TileCacheCommand {
             configuration.autoWebP = autoWebp
             configuration.autoAVIF = autoAvif
             configuration.clientHints = clientHints
+            configuration.elementPlaceholders = elementPlaceholders
             configuration.thumborKey = thumborKey.map { Array($0.utf8) }
             configuration.allowsUnsafeThumborURLs = allowUnsafeUrl
             configuration.pipeline.maxConcurrentProcessing = resizeConcurrency

@@ -21,7 +21,7 @@ struct ElementsController: Sendable {
     let trustsProxies: Bool
     /// The thumbnails' placeholders, added to each record of the answer (after the list query: they are neither
     /// searched, filtered nor sorted by).
-    let placeholders: ElementPlaceholders
+    let placeholders: ElementPlaceholders?
 
     /// The seed API's first list holds elements 1 to 100; `elements_remaining` holds the rest.
     static let firstListRange = 1...100
@@ -43,6 +43,11 @@ struct ElementsController: Sendable {
         let records = listed.map { ElementRecord.make($0, baseURL: base, hasImage: hasImage($0)) }
         let query = try ListQuery(QueryItems(request.uri.query), fields: ElementRecord.fields)
         var (page, total) = query.apply(to: records)
+        guard let placeholders else {
+            var response = try JSONResponse.make(page)
+            response.headers[ListQuery.totalCountHeader] = String(total)
+            return response
+        }
         let onPage = page.compactMap { record in listed.first { record["number"] == .integer(Int64($0.number)) } }
         let found = await placeholders.thumbnails(of: onPage, within: ElementPlaceholders.pageWait)
         for index in page.indices {
@@ -57,8 +62,10 @@ struct ElementsController: Sendable {
     private func one(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         let element = try elements.element(context.parameters.get("id") ?? "")
         var record = ElementRecord.make(element, baseURL: baseURL(request), hasImage: hasImage(element))
-        let found = await placeholders.thumbnails(of: [element], within: ElementPlaceholders.pageWait)
-        ElementRecord.addPlaceholder(found[element.number], to: &record)
+        if let placeholders {
+            let found = await placeholders.thumbnails(of: [element], within: ElementPlaceholders.pageWait)
+            ElementRecord.addPlaceholder(found[element.number], to: &record)
+        }
         return try JSONResponse.make(record)
     }
 

@@ -23,6 +23,9 @@ public struct ServiceHarness: Sendable {
         let directory = try makeTemporaryDirectory()
         var configuration = ServiceConfiguration()
         configuration.port = 0
+        // The element API's placeholders load every listed thumbnail: most tests list elements for other reasons, and
+        // would make 100 placeholders each (the suite's CPU). PlaceholderServiceTests turn them on.
+        configuration.elementPlaceholders = false
         configuration.builder = origin.urlBuilder
         configuration.pipeline.diskDirectory = directory + "/cache"
         configuration.pipeline.downloader.retryPolicy.baseDelay = .milliseconds(10)
@@ -89,29 +92,4 @@ extension TestResponse {
 public enum FavoritesBackend: String, CaseIterable, Sendable, CustomStringConvertible {
     case sqlite, postgres
     public var description: String { rawValue }
-}
-
-/// Waits (polled, with a deadline) until the element API's records carry every thumbnail's placeholder: a cold list
-/// sends `null` for placeholders not made within 3 s, so a test that compares two answers of a list waits for the list
-/// to settle first.
-public func waitForElementPlaceholders(_ client: any TestClientProtocol, deadline: Duration = .seconds(120)) async throws {
-    struct Record: Decodable { var thumbnail_blurhash: String? }
-    let clock = ContinuousClock()
-    let end = clock.now + deadline
-    while true {
-        var settled = true
-        for path in ["/api/v1/elements", "/api/v1/elements_remaining"] {
-            let records = try await client.execute(uri: path, method: .get).decoded(as: [Record].self)
-            settled = settled && records.allSatisfy { $0.thumbnail_blurhash != nil }
-        }
-        if settled { return }
-        guard clock.now < end else { throw PlaceholdersNotSettled(deadline: deadline) }
-        try await Task.sleep(for: .milliseconds(200))
-    }
-}
-
-/// `waitForElementPlaceholders` ran out of time.
-public struct PlaceholdersNotSettled: Error, CustomStringConvertible {
-    public var deadline: Duration
-    public var description: String { "the element API did not carry every thumbnail's placeholder within \(deadline)" }
 }
