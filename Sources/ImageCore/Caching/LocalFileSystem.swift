@@ -103,17 +103,16 @@ public enum LocalFile {
         func failure() -> ImageCoreError { ImageCoreError(.io, subject: path, message: String(cString: strerror(errno))) }
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else { throw failure() }
+        defer { close(descriptor) }
         var info = stat()
-        let status = fstat(descriptor, &info)
-        close(descriptor)
-        guard status == 0 else { throw failure() }
+        guard fstat(descriptor, &info) == 0 else { throw failure() }
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw ImageCoreError(.io, subject: path, message: "not a regular file (a directory, device, FIFO or socket): not read")
         }
         guard Int(info.st_size) <= limit else {
             throw ImageCoreError(.io, subject: path, message: "\(info.st_size) bytes, above the limit of \(limit)")
         }
-        guard let bytes = try read(path, upTo: limit + 1) else { throw ImageCoreError(.io, subject: path, message: String(cString: strerror(ENOENT))) }
+        let bytes = try readAll(descriptor, path: path, size: Int(info.st_size), upTo: limit + 1)
         guard bytes.count <= limit else { throw ImageCoreError(.io, subject: path, message: "grew past the limit of \(limit) bytes while read") }
         return bytes
     }
@@ -135,8 +134,13 @@ public enum LocalFile {
         guard info.st_mode & S_IFMT != S_IFDIR else {
             throw ImageCoreError(.io, subject: path, message: String(cString: strerror(EISDIR)))
         }
+        return try readAll(descriptor, path: path, size: Int(info.st_size), upTo: limit)
+    }
+
+    /// The first `limit` bytes of the open file `descriptor` (all of it when shorter), whose size is `size`.
+    private static func readAll(_ descriptor: Int32, path: String, size: Int, upTo limit: Int) throws(ImageCoreError) -> [UInt8] {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(max(0, min(limit, Int(info.st_size))))
+        bytes.reserveCapacity(max(0, min(limit, size)))
         var chunk = [UInt8](repeating: 0, count: min(64 * 1024, max(1, limit)))
         while bytes.count < limit {
             let wanted = min(chunk.count, limit - bytes.count)
@@ -144,7 +148,7 @@ public enum LocalFile {
             if count == 0 { return bytes }
             if count < 0 {
                 if errno == EINTR { continue }
-                throw failure()
+                throw ImageCoreError(.io, subject: path, message: String(cString: strerror(errno)))
             }
             bytes += chunk[..<count]
         }

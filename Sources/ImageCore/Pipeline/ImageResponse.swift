@@ -93,6 +93,13 @@ public struct ImageResponse: Sendable {
     public var transferTimings: TransferTimings?
     /// Bytes received from the network for this request (0 for cache hits and 304s).
     public var bytesDownloaded: Int
+
+    /// The placeholder a placeholder request's response holds, read from its bytes; nil for an image, and for bytes
+    /// that do not read as one.
+    public var placeholder: ImagePlaceholder? {
+        guard header.format == .placeholder, let bytes else { return nil }
+        return ImagePlaceholder(json: Array(bytes.readableBytesView))
+    }
 }
 
 /// What the memory tier holds for a key: pixels or encoded bytes (see `MemoryContent`), with the header and

@@ -43,16 +43,16 @@ struct ElementsController: Sendable {
         let records = listed.map { ElementRecord.make($0, baseURL: base, hasImage: hasImage($0)) }
         let query = try ListQuery(QueryItems(request.uri.query), fields: ElementRecord.fields)
         var (page, total) = query.apply(to: records)
-        guard let placeholders else {
-            var response = try JSONResponse.make(page)
-            response.headers[ListQuery.totalCountHeader] = String(total)
-            return response
-        }
-        let onPage = page.compactMap { record in listed.first { record["number"] == .integer(Int64($0.number)) } }
-        let found = await placeholders.thumbnails(of: onPage, within: ElementPlaceholders.pageWait)
-        for index in page.indices {
-            guard case .integer(let number)? = page[index]["number"] else { continue }
-            ElementRecord.addPlaceholder(found[Int(number)], to: &page[index])
+        if let placeholders {
+            let numbers = page.map { record -> Int? in
+                guard case .integer(let number)? = record["number"] else { return nil }
+                return Int(number)
+            }
+            let found = await placeholders.thumbnails(of: numbers.compactMap { $0.flatMap(catalogue.element(number:)) },
+                                                      within: ElementPlaceholders.pageWait)
+            for (index, number) in zip(page.indices, numbers) {
+                ElementRecord.addPlaceholder(number.flatMap { found[$0] }, to: &page[index])
+            }
         }
         var response = try JSONResponse.make(page)
         response.headers[ListQuery.totalCountHeader] = String(total)

@@ -56,13 +56,12 @@ extension ImagesController {
             return ImageAnswer(status: .notModified, headers: headers)
         }
         if let form = options.placeholder {
-            let json = served.bytes.map { Array($0.readableBytesView) } ?? []
             switch form {
             case .placeholder:
                 headers[.contentType] = "application/json; charset=utf-8"
-                return ImageAnswer(status: .ok, headers: headers, body: ByteBuffer(bytes: json))
+                return ImageAnswer(status: .ok, headers: headers, body: served.bytes ?? ByteBuffer())
             case .blurhash, .thumbhash:
-                let placeholder = ImagePlaceholder(json: json)
+                let placeholder = served.placeholder
                 headers[.contentType] = "text/plain; charset=utf-8"
                 return ImageAnswer(status: .ok, headers: headers,
                                    body: ByteBuffer(string: (form == .blurhash ? placeholder?.blurhash : placeholder?.thumbhash) ?? ""))
@@ -70,6 +69,14 @@ extension ImagesController {
         }
         headers[.contentType] = served.contentType
         return ImageAnswer(status: .ok, headers: headers, body: served.bytes ?? ByteBuffer())
+    }
+
+    /// The placeholder `response` (a placeholder request's) holds; a 500 when it does not read as one.
+    static func placeholder(in response: ImageResponse) throws(ServiceError) -> ImagePlaceholder {
+        guard let placeholder = response.placeholder else {
+            throw ServiceError(.internalServerError, reason: .resizeFailed, message: "the image's placeholder could not be read")
+        }
+        return placeholder
     }
 
     /// The ETag of a placeholder in `form`: the placeholder's, and the form (each form is its own representation).

@@ -62,10 +62,7 @@ extension ImagesController {
         }
         let original = ImageRequest(url: builder.url(for: element, kind: kind), alternatives: kind == .full ? builder.otherPhotoURLs(for: element) : [])
         let served = try await load(original, photoOf: kind == .full ? element : nil)
-        let placeholderResponse = try await load(original.placeholder, photoOf: nil)
-        guard let placeholder = placeholderResponse.bytes.flatMap({ ImagePlaceholder(json: Array($0.readableBytesView)) }) else {
-            throw ServiceError(.internalServerError, reason: .resizeFailed, message: "the image's placeholder could not be read")
-        }
+        let placeholder = try Self.placeholder(in: try await load(original.placeholder, photoOf: nil))
         let (width, height) = (served.header.uprightWidth, served.header.uprightHeight)
         let routePath = "/api/v1/elements/\(element.number)/\(path)"
         var candidates: [SrcsetAnswer.Candidate] = []

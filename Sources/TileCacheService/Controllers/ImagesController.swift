@@ -219,13 +219,10 @@ struct ImagesController: Sendable {
             (format, contentType, width, height) = (header.format.rawValue, served.contentType, header.width, header.height)
             (orientation, uprightWidth, uprightHeight) = (header.orientation ?? 1, header.uprightWidth, header.uprightHeight)
             (bytes, etag) = (header.byteCount, served.validators.etag)
-            guard let made = placeholder.bytes.flatMap({ ImagePlaceholder(json: Array($0.readableBytesView)) }) else {
-                throw ServiceError(.internalServerError, reason: .resizeFailed, message: "the image's placeholder could not be read")
-            }
+            let made = try ImagesController.placeholder(in: placeholder)
             (blurhash, thumbhash, averageColor, dominantColor, lqip) = (made.blurhash, made.thumbhash, made.averageColor, made.dominantColor, made.lqip)
-            let channels = made.averageColor.dropFirst().utf8.count == 6 ? UInt32(made.averageColor.dropFirst(), radix: 16) ?? 0 : 0
-            average = RGBA(R: Int(channels >> 16 & 255), G: Int(channels >> 8 & 255), B: Int(channels & 255),
-                           A: Int((made.averageAlpha * 255).rounded()))
+            let color = ImageProcessing.Color(name: made.averageColor) ?? .transparent
+            average = RGBA(R: Int(color.red), G: Int(color.green), B: Int(color.blue), A: Int((made.averageAlpha * 255).rounded()))
         }
     }
 

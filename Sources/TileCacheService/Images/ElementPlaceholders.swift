@@ -67,8 +67,7 @@ struct ElementPlaceholders: Sendable {
     func thumbnail(of element: Element) async -> ImagePlaceholder? {
         let request = ImageRequest(url: builder.url(for: element, kind: .thumbnail)).placeholder
         do {
-            let served = try await ImagesController.image(for: request, from: pipeline, logger: logger)
-            return served.bytes.flatMap { ImagePlaceholder(json: Array($0.readableBytesView)) }
+            return try await ImagesController.image(for: request, from: pipeline, logger: logger).placeholder
         } catch {
             return nil
         }

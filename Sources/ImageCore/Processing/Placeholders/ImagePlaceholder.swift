@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// What a front end shows before an image arrives, computed once from the image's decoded pixels (upright and in sRGB,
 /// as thumbnails are made) and kept in every tier with it, as a variant (`ImageProcessing.OutputFormat.placeholder`):
