@@ -66,6 +66,12 @@ public struct ImageCoreError: Error, Sendable, Equatable, CustomStringConvertibl
     public var received: ReceivedBody?
     /// Set by the transfer engine for transport failures worth another attempt (a body cut off by the peer).
     var isTransientTransport = false
+    /// For `.httpStatus`: how long upstream said its answer may be kept, in seconds (`Cache-Control` s-maxage or
+    /// max-age, else `Expires` less `Date`); 0 when it forbade keeping it (no-store, no-cache); nil when it said
+    /// nothing. What a 404 or 410 is remembered for (`NegativeCache`).
+    public var upstreamMaxAge: Int?
+    /// Whether this answer was not asked of upstream but remembered from an earlier one (`NegativeCache`).
+    public var isRemembered = false
 
     /// A response whose body failed validation, as far as it could be read.
     public struct ReceivedBody: Sendable, Hashable {

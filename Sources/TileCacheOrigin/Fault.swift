@@ -2,6 +2,8 @@
 public enum Fault: Sendable, Hashable {
     /// Always answer with this status and a short text body (404, 410, 500, ...).
     case status(Int)
+    /// Always answer with this status, a short text body and this `Cache-Control` (a 404 a cache may keep, or not).
+    case statusWithCacheControl(Int, String)
     /// Answer the first `count` requests for a path with `status`, then serve normally (503 then success).
     case failFirst(count: Int, status: Int)
     /// Answer the first `count` requests with 429 and `Retry-After: seconds`, then serve normally.
@@ -33,7 +35,7 @@ public enum Fault: Sendable, Hashable {
     /// Redirect (302) through this many hops before the real image.
     case redirectChain(hops: Int)
 
-    /// Parses the command-line form: `404`, `fail-first:2:503`, `429:1:2`, `content-type:text/plain`, `html`,
+    /// Parses the command-line form: `404`, `status-cache-control:404:max-age=5`, `fail-first:2:503`, `429:1:2`, `content-type:text/plain`, `html`,
     /// `truncate:0.5`, `reset`, `redirect:/path`, `drip:2000`, `huge`, `chunked`, `hang`, `delay-ms:200`,
     /// `body:FORM` (a `BodyForm` name, e.g. `body:png`), `oversize:BYTES`, `oversize-chunked:BYTES`, `redirect-chain:3`.
     public init?(argument: String) {
@@ -43,6 +45,9 @@ public enum Fault: Sendable, Hashable {
             guard let count = Int(parts[1]), let seconds = Int(parts[2]) else { return nil }
             self = .tooManyRequests(count: count, retryAfterSeconds: seconds)
         case let code? where Int(code) != nil && parts.count == 1: self = .status(Int(code)!)
+        case "status-cache-control":
+            guard parts.count == 3, let status = Int(parts[1]), (100...599).contains(status) else { return nil }
+            self = .statusWithCacheControl(status, parts[2])
         case "fail-first":
             guard parts.count == 3, let count = Int(parts[1]), let status = Int(parts[2]) else { return nil }
             self = .failFirst(count: count, status: status)

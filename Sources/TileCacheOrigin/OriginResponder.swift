@@ -62,6 +62,10 @@ struct OriginResponder: Sendable {
         case .status(let status)?:
             try await send(status: status, body: Array("error \(status)\n".utf8), type: "text/plain", to: outbound, head: isHead)
             return keepAlive
+        case .statusWithCacheControl(let status, let cacheControl)?:
+            try await send(status: status, body: Array("error \(status)\n".utf8), type: "text/plain",
+                           extra: ["Cache-Control: \(cacheControl)"], to: outbound, head: isHead)
+            return keepAlive
         case .failFirst(let count, let status)? where attempt <= count:
             try await send(status: status, body: Array("error \(status)\n".utf8), type: "text/plain", to: outbound, head: isHead)
             return keepAlive

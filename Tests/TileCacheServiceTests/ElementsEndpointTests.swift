@@ -157,11 +157,11 @@ struct ElementsEndpointTests {
         }
     }
 
-    @Test("no photo for 90 and up, and upstream 404s, are 404 JSON errors; has_image follows what is served")
+    @Test("no photo for 90 and up, and upstream 404s, are 404 JSON errors; has_image follows what is served; a 404 is remembered")
     func notFound() async throws {
         var origin = OriginServer.Configuration()
         origin.faults = [FaultRule(pathContains: "/iron.jpg", fault: .status(404))]
-        let harness = try await ServiceHarness.start(origin: origin)
+        let harness = try await ServiceHarness.start(origin: origin) { $0.pipeline.negativeLifetime = TestTime.scaled(.seconds(3)) }
         try await withService(harness) { client, _ in
             let thorium = try await client.execute(uri: "/api/v1/elements/90/image", method: .get)
             #expect(thorium.status == .notFound && thorium.errorReason == "no-photo")
@@ -171,8 +171,15 @@ struct ElementsEndpointTests {
             #expect(iron.status == .notFound && iron.errorReason == "upstream-not-found")
             #expect(!String(buffer: iron.body).contains("127.0.0.1"))  // no upstream details in the body
             #expect(try await client.execute(uri: "/api/v1/elements/26", method: .get).decoded(as: ServiceJSON.Element.self).hasImage == false)
+            // Upstream has the photo now: the 404 is remembered for its lifetime (3 s here), not asked again meanwhile.
             harness.origin.setFaults([])
-            #expect(try await client.execute(uri: "/api/v1/elements/Fe/image", method: .get).status == .ok)
+            let asked = harness.origin.statistics.requestsByPath.filter { $0.key.hasSuffix("/iron.jpg") }.values.reduce(0, +)
+            let remembered = try await client.execute(uri: "/api/v1/elements/Fe/image", method: .get)
+            #expect(remembered.status == .notFound && remembered.errorReason == "upstream-not-found")
+            #expect(harness.origin.statistics.requestsByPath.filter { $0.key.hasSuffix("/iron.jpg") }.values.reduce(0, +) == asked)
+            try await waitUntil("the photo is asked again once the 404 expires") {
+                try await client.execute(uri: "/api/v1/elements/Fe/image", method: .get).status == .ok
+            }
             #expect(try await client.execute(uri: "/api/v1/elements/26", method: .get).decoded(as: ServiceJSON.Element.self).hasImage == true)
         }
     }

@@ -108,9 +108,27 @@ final class DiskCacheIndex: Sendable {
             try db.cachedStatement(sql: "DELETE FROM writer WHERE pid = ? AND opens <= 0").execute(arguments: [pid])
         }
 
-        /// Removes every row.
+        /// Removes every row, and every answer that an image is missing.
         func deleteAll() throws {
-            try db.execute(sql: "DELETE FROM entry")
+            try db.execute(sql: "DELETE FROM entry; DELETE FROM missing")
+        }
+
+        /// Remembers that the image under `key` is missing upstream, replacing what was remembered; drops up to 64
+        /// expired answers on the way, so the table holds about the answers of the last lifetime.
+        func rememberMissing(_ key: String, _ known: KnownMissing) throws {
+            try db.cachedStatement(sql: """
+                INSERT INTO missing (key, status, message, storedAt, until) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (key) DO UPDATE SET status = excluded.status, message = excluded.message,
+                                                storedAt = excluded.storedAt, until = excluded.until
+                """).execute(arguments: [key, known.status, known.message, known.storedAt.timeIntervalSince1970,
+                                         known.until.timeIntervalSince1970])
+            try db.cachedStatement(sql: "DELETE FROM missing WHERE key IN (SELECT key FROM missing WHERE until < ? ORDER BY until LIMIT 64)")
+                .execute(arguments: [known.storedAt.timeIntervalSince1970])
+        }
+
+        /// Forgets what is remembered of `key`.
+        func forgetMissing(_ key: String) throws {
+            try db.cachedStatement(sql: "DELETE FROM missing WHERE key = ?").execute(arguments: [key])
         }
 
         fileprivate static func fetchRow(_ db: Database, _ sql: String) throws -> GRDB.Row? {
@@ -217,6 +235,14 @@ final class DiskCacheIndex: Sendable {
                 }
                 // Processes that have the cache open for writing (see `registerWriter`).
                 try db.execute(sql: "CREATE TABLE IF NOT EXISTS writer (pid INTEGER PRIMARY KEY, opens INTEGER NOT NULL)")
+                // Answers that an image is missing upstream (`NegativeCache`), by cache key, until they expire. Like
+                // `writer`, a table an older tilecache of the same schema version leaves alone.
+                try db.execute(sql: """
+                    CREATE TABLE IF NOT EXISTS missing (key TEXT PRIMARY KEY NOT NULL, status INTEGER NOT NULL,
+                                                        message TEXT NOT NULL, storedAt REAL NOT NULL,
+                                                        until REAL NOT NULL) WITHOUT ROWID;
+                    CREATE INDEX IF NOT EXISTS missing_until ON missing (until);
+                    """)
                 return .commit
             }
         }
@@ -244,6 +270,18 @@ final class DiskCacheIndex: Sendable {
     /// Whether `name` has a row.
     func contains(_ name: String) throws -> Bool {
         try database.inDatabase { db in try Transaction(db: db).contains(name) }
+    }
+
+    /// The answer remembered that the image under `key` is missing, when it has not expired by `now`.
+    func knownMissing(_ key: String, now: Date) throws -> KnownMissing? {
+        try database.inDatabase { db in
+            let row = try GRDB.Row.fetchOne(db.cachedStatement(sql: "SELECT status, message, storedAt, until FROM missing WHERE key = ? AND until > ?"),
+                                            arguments: [key, now.timeIntervalSince1970])
+            return row.map { row in
+                KnownMissing(status: row["status"], message: row["message"], storedAt: Date(timeIntervalSince1970: row["storedAt"]),
+                             until: Date(timeIntervalSince1970: row["until"]))
+            }
+        }
     }
 
     /// Every row's name.

@@ -83,9 +83,11 @@ public final class Downloader: Sendable {
                 let response = try await transfer(request, deadline: deadline)
                 if (200..<300).contains(response.status) || response.status == 304 { return response }
                 retryAfter = RetryPolicy.parseRetryAfter(response.headers["Retry-After"])
-                error = ImageCoreError(.httpStatus, subject: request.url,
-                                       message: "HTTP \(response.status)\(Self.statusText(response.status))",
-                                       httpStatus: response.status)
+                var answer = ImageCoreError(.httpStatus, subject: request.url,
+                                            message: "HTTP \(response.status)\(Self.statusText(response.status))",
+                                            httpStatus: response.status)
+                answer.upstreamMaxAge = NegativeCache.upstreamMaxAge(of: response.headers)
+                error = answer
             } catch let failure {
                 error = failure
             }

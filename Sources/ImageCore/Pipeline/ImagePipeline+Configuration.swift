@@ -16,6 +16,10 @@ extension ImagePipeline {
         public var diskSizeLimit = DiskCache.defaultSizeLimit
         /// How long a disk entry is fresh when the server sent no max-age (default 7 days).
         public var defaultFreshness: Duration = .seconds(7 * 24 * 3600)
+        /// How long an answer that an image is missing (404 or 410) is remembered when upstream's headers say
+        /// nothing: not asked again meanwhile, in this process or (through the disk cache) another (default 60 s; zero
+        /// asks every time). Upstream's `Cache-Control` or `Expires` sets it otherwise, at most a day (`NegativeCache`).
+        public var negativeLifetime: Duration = .seconds(60)
         /// Serve a stale disk entry when revalidating it fails for a transient reason (default true).
         public var serveStaleOnError = true
         /// Transfers in flight (`maxConcurrentTransfers`, which also sets the engine's connection limits), retries

@@ -73,7 +73,9 @@ public final class ImagePipeline: Sendable {
         self.downloader = downloader
         tiers = [diskCache].compactMap { $0 } + configuration.extraTiers.map { $0.make(downloader.engine, logger) }
         aliases = AliasBook(disk: diskCache, logger: logger)
-        originals = OriginalLoader(configuration: configuration, tiers: tiers, downloader: downloader, aliases: aliases, logger: logger)
+        let negatives = NegativeCache(disk: diskCache, defaultLifetime: configuration.negativeLifetime, logger: logger)
+        originals = OriginalLoader(configuration: configuration, tiers: tiers, downloader: downloader, aliases: aliases,
+                                   negatives: negatives, logger: logger)
         let limiter = configuration.maxQueuedProcessing.map {
             WorkLimiter(concurrency: max(1, configuration.maxConcurrentProcessing), queue: max(0, $0))
         }

@@ -14,6 +14,8 @@ struct OriginalLoader: Sendable {
     let tiers: [any DataTier]
     let downloader: Downloader
     let aliases: AliasBook
+    /// Answers that an image is missing upstream, not asked again while remembered.
+    let negatives: NegativeCache
     let logger: Logger
 
     /// The original `request` names: bytes from a tier or the network (other spellings tried), decoded when
@@ -135,7 +137,11 @@ struct OriginalLoader: Sendable {
             response = try await downloader.fetch(conditional, deadline: deadline)
         } catch {
             guard configuration.serveStaleOnError, error.isTransient || error.reason == .dns else {
-                if error.isNotFound { for tier in tiers { await tier.remove(ImageKey(url: url, addresses: policy.addresses)) } }
+                if error.isNotFound {
+                    let key = ImageKey(url: url, addresses: policy.addresses)
+                    for tier in tiers { await tier.remove(key) }
+                    await negatives.remember(error, for: key, persist: policy.writesTiers)
+                }
                 throw error
             }
             var served = stored
@@ -159,12 +165,22 @@ struct OriginalLoader: Sendable {
         guard policy.mayDownload else {
             throw ImageCoreError(.notCached, subject: url, message: "not in the caches, and the request allows no download")
         }
+        let key = ImageKey(url: url, addresses: policy.addresses)
+        if policy.readsTiers, let known = await negatives.answer(for: key) { throw known.error(for: url, now: Date()) }
         var request = TransferRequest(url: url, options: configuration.downloader.transferOptions)
         request.addresses = policy.addresses
-        let response = try await downloader.fetch(request, deadline: deadline)
+        let response: TransferResponse
+        do {
+            response = try await downloader.fetch(request, deadline: deadline)
+        } catch {
+            if error.isNotFound { await negatives.remember(error, for: key, persist: policy.writesTiers) }
+            throw error
+        }
         guard response.status != 304 else {
             throw ImageCoreError(.httpStatus, subject: url, message: "unexpected 304 to an unconditional request", httpStatus: 304)
         }
+        // A reload asked upstream whatever was remembered: what it finds replaces the answer that the image is missing.
+        if !policy.readsTiers { await negatives.forget(key, persist: policy.writesTiers) }
         return try await accept(response, url: url, policy: policy)
     }
 

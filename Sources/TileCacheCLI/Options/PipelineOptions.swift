@@ -52,6 +52,10 @@ struct PipelineOptions: ParsableArguments {
     @Option(help: "Retries after a transient failure (timeouts, connection failures, 5xx, 408, 429).")
     var retries = 2
 
+    @Option(name: .customLong("negative-ttl"), help: ArgumentHelp("How long an answer that an image is missing (404, 410) is remembered when upstream's headers say nothing: not asked again meanwhile, by this run or the next one using the cache; upstream's Cache-Control or Expires decides otherwise, at most a day; 0 asks every time; a reload (validate) always asks.",
+                               valueName: "seconds"))
+    var negativeTTL = 60
+
     @Option(help: "Largest body accepted, e.g. 50MiB (default: 20MiB).", transform: { try ByteSize(parsing: $0) })
     var maxBytes = ByteSize(bytes: 20 * 1024 * 1024)
 
@@ -65,6 +69,7 @@ struct PipelineOptions: ParsableArguments {
         guard (1...256).contains(concurrency) else { throw ValidationError("--concurrency must be 1...256, got \(concurrency)") }
         guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be more than 0 and at most 3600 seconds") }
         guard (0...10).contains(retries) else { throw ValidationError("--retries must be 0...10, got \(retries)") }
+        guard (0...86_400).contains(negativeTTL) else { throw ValidationError("--negative-ttl must be 0...86400 seconds, got \(negativeTTL)") }
         guard maxBytes.bytes > 0 else { throw ValidationError("--max-bytes must be positive") }
         guard maxPixels > 0 else { throw ValidationError("--max-pixels must be positive, got \(maxPixels)") }
     }
@@ -86,6 +91,7 @@ struct PipelineOptions: ParsableArguments {
         configuration.diskSizeLimit = diskBytes.bytes
         configuration.downloader.maxConcurrentTransfers = concurrency
         configuration.downloader.retryPolicy = RetryPolicy(maxAttempts: retries + 1)
+        configuration.negativeLifetime = .seconds(negativeTTL)
         configuration.downloader.transferOptions.totalTimeout = .milliseconds(Int(timeout * 1000))
         configuration.downloader.transferOptions.maxBodyBytes = maxBytes.bytes
         configuration.inspector = ImageInspector(maxPixels: maxPixels)

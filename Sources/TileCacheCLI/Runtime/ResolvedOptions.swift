@@ -36,6 +36,7 @@ extension PipelineOptions {
             "concurrency": "\(downloader.maxConcurrentTransfers)",
             "timeout": String(describing: downloader.transferOptions.totalTimeout.inSeconds),
             "retries": "\(downloader.retryPolicy.maxAttempts - 1)",
+            "negative-ttl": "\(configuration.negativeLifetime.components.seconds)",
             "max-bytes": ByteSize.format(downloader.transferOptions.maxBodyBytes),
             "max-pixels": "\(configuration.inspector.maxPixels)",
             "shared-store": configuration.sharedStore?.storeURL ?? "none",
