@@ -14,9 +14,11 @@ if grep -n "\.unsafeFlags(" Package.swift; then
 fi
 work=$(mktemp -d /tmp/tilecache-example.XXXXXX)
 trap 'kill "${origin_pid:-}" 2>/dev/null || true; rm -rf "$work"' EXIT
-swift build --package-path Examples/PrefetchURLs --scratch-path .build > "$work/build.log" 2>&1 \
+# The flags of the build that made the binary (`make test` exports them), so that nothing already built is built again.
+read -r -a flags <<< "${TILECACHE_DEBUG_FLAGS:-}"
+swift build --package-path Examples/PrefetchURLs --scratch-path .build "${flags[@]}" > "$work/build.log" 2>&1 \
     || { cat "$work/build.log" >&2; echo "example-check FAILED: Examples/PrefetchURLs does not build" >&2; exit 1; }
-example="$(swift build --package-path Examples/PrefetchURLs --scratch-path .build --show-bin-path)/PrefetchURLs"
+example="$(swift build --package-path Examples/PrefetchURLs --scratch-path .build "${flags[@]}" --show-bin-path)/PrefetchURLs"
 . scripts/origin.sh
 start_origin "$tilecache" "$work"
 printf '%s\n' "# three tiles and a photo the host does not have" "$tiles/Tiles/001/s7.JPG" "$tiles/Tiles/026/s7.JPG" \

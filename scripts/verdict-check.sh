@@ -29,7 +29,7 @@ if [ -z "$corpus" ]; then
     corpus="$work/corpus"
     echo "verdict-check: inspect at -j 1 and -j 16, $rounds rounds"
     if ! TILECACHE_VERDICT_CORPUS_DIR="$corpus" TILECACHE_VERDICT_ROUNDS="$rounds" \
-            swift test --filter InspectDeterminismTests > "$work/test.log" 2>&1; then
+            swift test ${TILECACHE_DEBUG_FLAGS:-} --filter InspectDeterminismTests > "$work/test.log" 2>&1; then
         grep -E "✘|error" "$work/test.log" >&2 || tail -20 "$work/test.log" >&2
         echo "verdict-check FAILED: tilecache inspect gave different JSON at -j 1 and -j 16" >&2
         exit 1
