@@ -138,6 +138,10 @@ def write(results):
         ratio = per_image(largest, kind) / per_image(smallest, kind)
         verdicts.append(f"{title}: {ratio:.2f}× ({'met' if ratio <= 1.5 else 'missed'})")
     cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "unknown CPU")
+    if os.environ.get("BENCH_SUMMARY_DIR"):  # make bench-compare's summary rows
+        with open(os.path.join(os.environ["BENCH_SUMMARY_DIR"], "disk-scale.json"), "w") as file:
+            json.dump({"smallest": smallest, "largest": largest,
+                       "ratios": {title: per_image(largest, kind) / per_image(smallest, kind) for kind, title in kinds[:3]}}, file)
     section = f"""{BEGIN}
 ## Disk cache at scale
 

@@ -12,6 +12,7 @@ against Pillow's LANCZOS of the full-size photo in sRGB (the reference thumbnail
 thumbnail on one thread (decode, resize and encode; median of ROUNDS alternating rounds). The AVIF - JPEG time is what
 the AVIF encoder costs.
 """
+import json
 import os
 import shutil
 import statistics
@@ -65,6 +66,7 @@ def main():
              "Pillow": lambda path, width, fmt: pillow(path, width, fmt, work)}
     lines = []
     say = lines.append
+    summary = {"bytes": {}, "ssim": {}, "psnr": {}, "ms": {}}  # make bench-compare's summary rows
     try:
         import PIL
         from PIL import features
@@ -103,6 +105,9 @@ def main():
                         scores[name].append((psnr(image, compared), ssim(image, compared)))
                 cells = [f"{statistics.mean(p for p, _ in scores[name]):.2f} / {statistics.mean(s for _, s in scores[name]):.4f}"
                          for name in tools]
+                summary["bytes"].setdefault(str(width), {})[fmt] = totals
+                summary["psnr"].setdefault(str(width), {})[fmt] = {name: statistics.mean(p for p, _ in scores[name]) for name in tools}
+                summary["ssim"].setdefault(str(width), {})[fmt] = {name: statistics.mean(s for _, s in scores[name]) for name in tools}
                 say(f"| {width} | {fmt.upper()} | " + " | ".join(f"{totals[name]:,}" for name in tools) + " | " + " | ".join(cells) + " |")
         say("")
         say("PSNR and SSIM are the means over the photos.")
@@ -141,11 +146,15 @@ def main():
                         timings[name, fmt].append((time.perf_counter() - started) * 1000 / len(photos))
             for name in names:
                 med = {fmt: statistics.median(timings[name, fmt]) for fmt in FORMATS}
+                summary["ms"].setdefault(str(width), {})[name] = med
                 say(f"| {width} | {name} | {startups[name]:.1f} | {med['jpeg']:.1f} | {med['webp']:.1f} | {med['avif']:.1f} | {med['avif'] - med['jpeg']:.1f} |")
         say("")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     write_report(out_md, lines)
+    if os.environ.get("BENCH_SUMMARY_DIR"):
+        with open(os.path.join(os.environ["BENCH_SUMMARY_DIR"], "encoders.json"), "w") as file:
+            json.dump(summary, file)
 
 
 if __name__ == "__main__":

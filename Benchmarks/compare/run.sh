@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROUNDS=${ROUNDS:-5}
-packages=(curl aria2 nginx-light wrk libjpeg-turbo-progs netpbm imagemagick time libvips-tools)
+packages=(curl aria2 nginx-light wrk libjpeg-turbo-progs netpbm imagemagick time libvips-tools nghttp2-client openssl)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -17,9 +17,15 @@ if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive "${apt_get[@]}" install -y -qq "${missing[@]}" >/dev/null
 fi
 venv=.build/compare-venv
-if [ ! -x "$venv/bin/thumbor" ] || ! "$venv/bin/python" -c "import numpy" 2>/dev/null; then
+if [ ! -x "$venv/bin/thumbor" ] || ! "$venv/bin/python" -c "import numpy, blurhash, thumbhash" 2>/dev/null; then
     python3 -m venv "$venv"
-    "$venv/bin/pip" install -q Pillow aiohttp thumbor numpy
+    "$venv/bin/pip" install -q Pillow aiohttp thumbor numpy "blurhash==1.1.5" "thumbhash-rs==0.1.0"
+fi
+# Open sources: the URL builders and thumbor pinned as `make bench-open-sources` and the open-sources check have them.
+sources_venv=.build/sources-venv
+if [ ! -x "$sources_venv/bin/thumbor" ]; then
+    python3 -m venv "$sources_venv"
+    "$sources_venv/bin/pip" install -q "thumbor==7.8.0" "libthumbor==2.0.2" "imgproxy==1.0.0" "pyimgproxy==0.4"
 fi
 swift build -c release --static-swift-stdlib --product tilecache
 (cd Benchmarks && swift build -c release --product CacheComparison && swift build -c release --product DecodeThroughput \
@@ -27,13 +33,20 @@ swift build -c release --static-swift-stdlib --product tilecache
 work=$(mktemp -d /tmp/tilecache-compare.XXXXXX)
 chmod 755 "$work"  # nginx workers run as www-data and must read the static files
 trap 'rm -rf "$work"' EXIT
+bin="$(swift build -c release --show-bin-path)/tilecache"
+# The comparisons with reports of their own run first and leave their summary rows in $work for compare.py.
+export BENCH_SUMMARY_DIR="$work"
 # The disk cache at 1,000, 10,000 and 100,000 entries (docs/benchmarks-disk-scale.md, embedded by compare.py).
-python3 Benchmarks/compare/disk_scale.py "$(swift build -c release --show-bin-path)/tilecache" "$work/disk-scale"
-"$venv/bin/python" Benchmarks/compare/compare.py "$(swift build -c release --show-bin-path)/tilecache" \
-    "$(cd Benchmarks && swift build -c release --show-bin-path)/CacheComparison" "$work" "$ROUNDS"
+python3 Benchmarks/compare/disk_scale.py "$bin" "$work/disk-scale"
 # Thumbnails: quality (PSNR/SSIM against Pillow's LANCZOS), speed and size beside vipsthumbnail and Pillow.
-"$venv/bin/python" Benchmarks/compare/thumbnails.py "$(swift build -c release --show-bin-path)/tilecache" \
-    Tests/TestSupport/photos docs/benchmarks-thumbnails.md docs/images/thumbnails "$ROUNDS"
+"$venv/bin/python" Benchmarks/compare/thumbnails.py "$bin" Tests/TestSupport/photos docs/benchmarks-thumbnails.md docs/images/thumbnails "$ROUNDS"
 # AVIF and WebP beside JPEG: bytes, quality and time against libvips and Pillow (docs/benchmarks-encoders.md).
-"$venv/bin/python" Benchmarks/compare/encoders.py "$(swift build -c release --show-bin-path)/tilecache" \
-    Tests/TestSupport/photos docs/benchmarks-encoders.md "$ROUNDS"
+"$venv/bin/python" Benchmarks/compare/encoders.py "$bin" Tests/TestSupport/photos docs/benchmarks-encoders.md "$ROUNDS"
+# Placeholders per second against the reference BlurHash and ThumbHash encoders (PyPI).
+"$venv/bin/python" Benchmarks/compare/placeholders.py "$bin" Tests/TestSupport/photos "$work/placeholders.json" "$ROUNDS"
+# Open sources: imgproxy URLs against thumbor, cold and warm, and the resize against vipsthumbnail.
+mkdir -p "$work/open-sources"
+"$sources_venv/bin/python" Benchmarks/compare/open_sources.py "$bin" "$sources_venv/bin/thumbor" "$work/open-sources" "$ROUNDS" \
+    docs/benchmarks-open-sources.md
+# Everything else, and docs/benchmarks.md with every row.
+"$venv/bin/python" Benchmarks/compare/compare.py "$bin" "$(cd Benchmarks && swift build -c release --show-bin-path)/CacheComparison" "$work" "$ROUNDS"
