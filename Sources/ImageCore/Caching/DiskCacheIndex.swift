@@ -115,7 +115,7 @@ final class DiskCacheIndex: Sendable {
 
         /// Remembers that the image under `key` is missing upstream, replacing what was remembered; drops up to 64
         /// expired answers on the way, so the table holds about the answers of the last lifetime.
-        func rememberMissing(_ key: String, _ known: KnownMissing) throws {
+        func rememberKnownMissing(_ key: String, _ known: KnownMissing) throws {
             try db.cachedStatement(sql: """
                 INSERT INTO missing (key, status, message, storedAt, until) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT (key) DO UPDATE SET status = excluded.status, message = excluded.message,
@@ -127,7 +127,7 @@ final class DiskCacheIndex: Sendable {
         }
 
         /// Forgets what is remembered of `key`.
-        func forgetMissing(_ key: String) throws {
+        func forgetKnownMissing(_ key: String) throws {
             try db.cachedStatement(sql: "DELETE FROM missing WHERE key = ?").execute(arguments: [key])
         }
 

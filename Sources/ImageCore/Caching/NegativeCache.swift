@@ -84,7 +84,7 @@ final class NegativeCache: Sendable {
         _ = memory.set(known, forKey: key.cacheKey, cost: 1)
         guard persist, let disk else { return }
         do {
-            try await disk.rememberMissing(known, for: key.cacheKey)
+            try await disk.rememberKnownMissing(known, for: key.cacheKey)
         } catch {
             logger.warning("could not remember a missing image in the disk cache", metadata: ["url": "\(key.url)", "reason": "\(error.message)"])
         }
@@ -95,7 +95,7 @@ final class NegativeCache: Sendable {
         guard isEnabled else { return }
         _ = memory.removeValue(forKey: key.cacheKey)
         guard persist, let disk else { return }
-        await disk.forgetMissing(key.cacheKey)
+        await disk.forgetKnownMissing(key.cacheKey)
     }
 
     /// How long upstream's headers let its answer be kept, in seconds: `Cache-Control`'s s-maxage, else max-age (0

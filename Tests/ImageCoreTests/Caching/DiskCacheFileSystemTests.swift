@@ -49,6 +49,10 @@ struct DiskCacheFileSystemTests {
             #expect(cache.statistics.refusedWrites >= 1)
             #expect(tempFiles(directory).isEmpty)
             for stored in entries.prefix(kept) { #expect(await cache.entry(for: stored.url)?.bytes == stored.bytes) }
+            // An answer that an image is missing upstream goes through the same breaker: no error, no second warning.
+            let gone = KnownMissing(status: 404, message: "HTTP 404 Not Found", storedAt: Date(), until: Date().addingTimeInterval(60))
+            try await cache.rememberKnownMissing(gone, for: "http://tiles.test/gone.jpg")
+            #expect(log.warnings.count == 1)
 
             // Past the retry interval, a write is tried again; refused again, it stays quiet.
             let next = entries[kept]
