@@ -4,15 +4,12 @@
 # over the built-in origin, with generated valid and invalid inputs, and fails on any server error or any answer the
 # document does not describe (status, content type, schema). Then real clients check the content codings: curl
 # --compressed and Python's gzip and brotli decode the catalogue to the same JSON, and the served /openapi.yaml is the
-# document. Installs schemathesis into .build/api-venv.
+# document. Installs schemathesis into .build/api-venv (scripts/check-envs.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/origin.sh
+scripts/check-envs.sh api
 venv=.build/api-venv
-if [ ! -x "$venv/bin/schemathesis" ] || ! "$venv/bin/python" -c "import brotli" 2>/dev/null; then
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install -q "schemathesis==4.32.5" "brotli==1.1.0"
-fi
 tilecache=${1:-.build/debug/tilecache}
 [ -x "$tilecache" ] || { echo "api-check: no tilecache binary at $tilecache (build it first: swift build --product tilecache)" >&2; exit 1; }
 work=$(mktemp -d /tmp/tilecache-api.XXXXXX)

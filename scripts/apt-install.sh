@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages named on the command line that are missing: as root, or through passwordless sudo;
-# otherwise says what to install and fails. Used by install-deps.sh, browser-check.sh and verdict-check.sh.
+# otherwise says what to install and fails. Used by install-deps.sh, install-fleet-deps.sh and check-envs.sh.
 # Usage: scripts/apt-install.sh WHO PACKAGE... (WHO prefixes the messages, e.g. install-deps)
 set -euo pipefail
 who=$1

@@ -2,15 +2,12 @@
 # The extract check (part of `make test`): the image URLs `tilecache validate --extract --dump` finds in third-party
 # documents (Tests/TestSupport/documents, with their sources and licences in its README.md) against an independent
 # extraction by BeautifulSoup and markdown-it-py from PyPI (scripts/extract_check.py). Offline, a few seconds.
-# Installs beautifulsoup4 and markdown-it-py into .build/extract-venv.
+# Installs beautifulsoup4 and markdown-it-py into .build/extract-venv (scripts/check-envs.sh).
 #   scripts/extract-check.sh [TILECACHE_BINARY]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scripts/check-envs.sh extract
 venv=.build/extract-venv
-if ! "$venv/bin/python" -c "import bs4, markdown_it" 2>/dev/null; then
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install -q "beautifulsoup4==4.15.0" "markdown-it-py==4.3.0"
-fi
 tilecache=${1:-.build/debug/tilecache}
 [ -x "$tilecache" ] || { echo "extract-check: no tilecache binary at $tilecache" >&2; exit 1; }
 exec "$venv/bin/python" scripts/extract_check.py "$(realpath "$tilecache")"

@@ -9,16 +9,12 @@
 # quality (each quality(85) JPEG against its own server's PNG, TileCache within 0.5 dB of thumbor). Then GIF and AVIF
 # sources (other projects' test files), AVIF and WebP outputs and Accept negotiation (scripts/formats_check.py: Pillow
 # decodes every answer), and smart crops (g:sm) against libvips' own (scripts/smartcrop_check.py). Installs the
-# builders, thumbor and Pillow into .build/sources-venv, and libvips-tools (Debian).
+# builders, thumbor and Pillow into .build/sources-venv, and libvips-tools (Debian): scripts/check-envs.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/apt-install.sh open-sources-check libvips-tools  # `vips smartcrop`, the smart crop check's reference
+scripts/check-envs.sh sources
 . scripts/origin.sh
 venv=.build/sources-venv
-if [ ! -x "$venv/bin/thumbor" ] || ! "$venv/bin/python" -c "import imgproxy, pyimgproxy, libthumbor, PIL" 2>/dev/null; then
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install -q "imgproxy==1.0.0" "pyimgproxy==0.4" "libthumbor==2.0.2" "thumbor==7.8.0"
-fi
 tilecache=${1:-.build/debug/tilecache}
 [ -x "$tilecache" ] || { echo "open-sources-check: no tilecache binary at $tilecache" >&2; exit 1; }
 work=$(mktemp -d /tmp/tilecache-sources.XXXXXX)

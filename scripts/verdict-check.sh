@@ -9,19 +9,15 @@
 #  3. Pillow, libvips, djpeg and Chromium judge every file (scripts/verdict_oracles.py; their verdicts are recorded
 #     in scripts/verdict-oracles.json by file digest and tool version) and the rules listed there must hold.
 # Installs libvips-tools, libjpeg-turbo-progs and chromium (Debian) and Pillow (PyPI, into .build/verdict-venv) when
-# missing.
+# missing (scripts/check-envs.sh).
 #   scripts/verdict-check.sh TILECACHE_BINARY [ROUNDS [CORPUS_DIR]]     (`make verdicts`: 20 rounds, oracles re-recorded)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tilecache=${1:?usage: scripts/verdict-check.sh TILECACHE_BINARY [ROUNDS [CORPUS_DIR]]}
 rounds=${2:-3}
 corpus=${3:-}
-scripts/apt-install.sh verdict-check libvips-tools libjpeg-turbo-progs chromium
+scripts/check-envs.sh verdict
 venv=.build/verdict-venv
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import PIL; assert PIL.__version__ == '13.0.0'" 2>/dev/null; then
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install -q "pillow==13.0.0"  # the version scripts/verdict-oracles.json was recorded with
-fi
 work=$(mktemp -d /tmp/tilecache-verdicts.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 

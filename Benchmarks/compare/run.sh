@@ -21,12 +21,9 @@ if [ ! -x "$venv/bin/thumbor" ] || ! "$venv/bin/python" -c "import numpy, blurha
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q Pillow aiohttp thumbor numpy "blurhash==1.1.5" "thumbhash-rs==0.1.0"
 fi
-# Open sources: the URL builders and thumbor pinned as `make bench-open-sources` and the open-sources check have them.
+# Open sources: the URL builders and thumbor as the open-sources check has them.
+scripts/check-envs.sh sources
 sources_venv=.build/sources-venv
-if [ ! -x "$sources_venv/bin/thumbor" ]; then
-    python3 -m venv "$sources_venv"
-    "$sources_venv/bin/pip" install -q "thumbor==7.8.0" "libthumbor==2.0.2" "imgproxy==1.0.0" "pyimgproxy==0.4"
-fi
 swift build -c release --static-swift-stdlib --product tilecache
 (cd Benchmarks && swift build -c release --product CacheComparison && swift build -c release --product DecodeThroughput \
     && swift build -c release --product ServeFloor)
