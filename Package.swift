@@ -26,7 +26,6 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
-        .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),  // LogHandler.log(event:)
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
@@ -36,8 +35,7 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
-        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
-        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),  // TLS to PostgreSQL (sslmode)
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),  // serve --tls-cert/--tls-key
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),  // the CLI's config file
     ],
     targets: [
@@ -88,6 +86,19 @@ let package = Package(
             name: "CAVIF",
             providers: [.apt(["libavif-dev"])]
         ),
+        // SHA-256 and the HMACs of signed URLs, from OpenSSL's libcrypto (libcurl loads it already): swift-crypto
+        // would compile a second copy of BoringSSL beside swift-nio-ssl's, a third of the debug build.
+        .systemLibrary(
+            name: "CLibCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        // PostgreSQL's own client library, for favourites on PostgreSQL (libpq's sslmode, connect_timeout, keepalives).
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
         // JPEG decoding over libjpeg's own API (libjpeg-turbo): one decoder per image, every warning recorded, and
         // libjpeg's longjmp kept in C. TurboJPEG still encodes.
         .target(
@@ -104,12 +115,11 @@ let package = Package(
         .target(
             name: "ImageCore",
             dependencies: [
-                "CCurl", "CTurboJPEG", "CPNG", "CJPEGDecoder", "CImageOps", "CWebP", "CGIF", "CAVIF",
+                "CCurl", "CTurboJPEG", "CPNG", "CJPEGDecoder", "CImageOps", "CWebP", "CGIF", "CAVIF", "CLibCrypto",
                 .product(name: "NIOCore", package: "swift-nio"),  // ByteBuffer: encoded images served without copies
                 .product(name: "NIOPosix", package: "swift-nio"),  // NIOThreadPool: blocking work off the cooperative pool
                 // pthread-backed locks, which ThreadSanitizer understands (Synchronization.Mutex uses raw futexes).
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "DequeModule", package: "swift-collections"),  // the semaphore's queue
@@ -173,9 +183,7 @@ let package = Package(
         .target(
             name: "TileCacheService",
             dependencies: [
-                "ImageCore", "SharedStore", "Catalogue", "CHTTPCompression",
-                .product(name: "Crypto", package: "swift-crypto"),  // HMAC-SHA256 of signed image URLs
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                "ImageCore", "SharedStore", "Catalogue", "CHTTPCompression", "CLibPQ",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),  // HTTPServerBuilder
@@ -187,7 +195,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),  // Data(buffer:)
-                .product(name: "NIOPosix", package: "swift-nio"),  // NIOConnectionError: why PostgreSQL could not be reached
+                .product(name: "NIOPosix", package: "swift-nio"),  // NIOThreadPool: the threads libpq blocks on
                 .product(name: "NIOHTTP1", package: "swift-nio"),  // HTTP10ConnectionClose, ahead of Hummingbird's codec
                 .product(name: "Logging", package: "swift-log"),
             ],

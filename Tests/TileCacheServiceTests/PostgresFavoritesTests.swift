@@ -116,7 +116,7 @@ struct PostgresFavoritesTests {
         let logger = Logger(label: "test")
         func failure(_ url: String) async throws -> String {
             guard case .postgres(let location) = try FavoritesDatabase(url) else { return "not PostgreSQL" }
-            let repository = try PostgresFavorites(location: location, logger: logger, startPatience: .seconds(1))
+            let repository = PostgresFavorites(location: location, logger: logger, startPatience: .seconds(1))
             do throws(FavoritesStoreError) {
                 try await repository.prepare()
                 return "no error"
@@ -129,10 +129,15 @@ struct PostgresFavoritesTests {
         #expect(!wrong.contains("not-the-password"))
         let missing = try await failure("postgres://tilecache:\(PostgresServer.password)@127.0.0.1:\(server.port)/nosuchdb?sslmode=disable")
         #expect(missing.contains(#"database "nosuchdb" does not exist"#), "\(missing)")
+        // The test server has no TLS: the modes that require it refuse to go on in plain text (libpq's own check).
+        for mode in ["require", "verify-ca", "verify-full"] {
+            let plain = try await failure("postgres://tilecache:\(PostgresServer.password)@127.0.0.1:\(server.port)/tilecache?sslmode=\(mode)")
+            #expect(plain.contains("server does not support SSL"), "\(mode): \(plain)")
+        }
         let nobody = try await failure("postgres://tilecache:secret@127.0.0.1:9/tilecache?sslmode=disable")
         #expect(nobody.contains("postgres://tilecache:***@127.0.0.1:9/tilecache") && !nobody.contains("secret"), "\(nobody)")
         for (url, reason) in [("postgres://tilecache:pw@/db", "no host"), ("postgres://127.0.0.1/db", "no user name"),
-                              ("postgres://u:pw@127.0.0.1:5432", "no database name"), ("postgres://u:pw@h/db?sslmode=verify-full", "sslmode must be"),
+                              ("postgres://u:pw@127.0.0.1:5432", "no database name"), ("postgres://u:pw@h/db?sslmode=allow", "sslmode must be"),
                               ("postgres://u:pw@h/db?application_name=x", "unsupported parameter")] {
             #expect(throws: FavoritesStoreError.self) { try FavoritesDatabase(url) }
             do {

@@ -1,4 +1,3 @@
-import Crypto
 public import Foundation
 
 /// What the disk cache keeps beside an image's bytes.
@@ -156,7 +155,7 @@ enum DiskCacheFile {
 extension DiskCache {
     /// SHA-256 of `bytes` as lowercase hex.
     public static func sha256Hex(_ bytes: [UInt8]) -> String {
-        SHA256.hash(data: bytes).map { byte in
+        Hashing.sha256(bytes).map { byte in
             let digits = String(byte, radix: 16)
             return digits.count == 1 ? "0" + digits : digits
         }.joined()

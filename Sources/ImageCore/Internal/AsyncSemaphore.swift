@@ -5,7 +5,7 @@ import NIOConcurrencyHelpers
 ///
 /// Thread-safety: any task may acquire and release. A task cancelled while waiting leaves the queue and throws
 /// `CancellationError`; it never holds a permit (`Suspension` does the waiting).
-final class AsyncSemaphore: Sendable {
+package final class AsyncSemaphore: Sendable {
     private struct State: Sendable {
         var available: Int
         var waiters: Deque<(ticket: Suspension.Ticket, continuation: CheckedContinuation<Void, any Error>)> = []
@@ -13,12 +13,12 @@ final class AsyncSemaphore: Sendable {
 
     private let state: NIOLockedValueBox<State>
 
-    init(limit: Int) {
+    package init(limit: Int) {
         precondition(limit > 0, "semaphore limit must be positive")
         state = NIOLockedValueBox(State(available: limit))
     }
 
-    func acquire() async throws {
+    package func acquire() async throws {
         let taken = state.withLockedValue { state in
             guard state.available > 0 else { return false }
             state.available -= 1
@@ -44,7 +44,7 @@ final class AsyncSemaphore: Sendable {
     /// Number of callers queued for a permit (for tests: a caller is counted once it waits).
     var waiterCount: Int { state.withLockedValue { $0.waiters.count } }
 
-    func release() {
+    package func release() {
         let next = state.withLockedValue { state -> CheckedContinuation<Void, any Error>? in
             guard let first = state.waiters.popFirst() else {
                 state.available += 1

@@ -1,7 +1,7 @@
 import Foundation
-import Crypto
 import HTTPTypes
 import Hummingbird
+import ImageCore
 
 /// With `--write-token`, POST, PUT, PATCH and DELETE need `Authorization: Bearer <token>` (401 otherwise); reads stay
 /// open. The token is compared through its SHA-256 in constant time, so the time an answer takes says nothing about
@@ -9,7 +9,7 @@ import Hummingbird
 struct WriteTokenMiddleware<Context: RequestContext>: RouterMiddleware {
     private let digest: [UInt8]
 
-    init(token: String) { digest = Array(SHA256.hash(data: Array(token.utf8))) }
+    init(token: String) { digest = Hashing.sha256(Array(token.utf8)) }
 
     static var writeMethods: Set<HTTPRequest.Method> { [.post, .put, .patch, .delete] }
 
@@ -22,7 +22,7 @@ struct WriteTokenMiddleware<Context: RequestContext>: RouterMiddleware {
         guard parts.count == 2, parts[0].lowercased() == "bearer" else {
             throw Self.refusal(.badToken, "Authorization must be 'Bearer <token>'")
         }
-        let given = Array(SHA256.hash(data: Array(parts[1].trimmingCharacters(in: .whitespaces).utf8)))
+        let given = Hashing.sha256(Array(parts[1].trimmingCharacters(in: .whitespaces).utf8))
         guard ConstantTime.equal(given, digest) else {
             throw Self.refusal(.badToken, "the bearer token is not this service's write token")
         }

@@ -97,15 +97,19 @@ public enum FavoritesDatabase: Sendable, Equatable, CustomStringConvertible {
                            logger: Logger) throws(FavoritesStoreError) -> any FavoritesRepository {
         switch self {
         case .sqlite(let path): try SQLiteFavorites(path: path, catalogue: catalogue)
-        case .postgres(let location): try PostgresFavorites(location: location, logger: logger, callDeadline: callTimeout)
+        case .postgres(let location): PostgresFavorites(location: location, logger: logger, callDeadline: callTimeout)
         }
     }
 }
 
-/// A PostgreSQL server and database from `postgres://USER:PASSWORD@HOST:PORT/DB[?sslmode=disable|prefer|require]`.
+/// A PostgreSQL server and database from `postgres://USER:PASSWORD@HOST:PORT/DB[?sslmode=MODE]`.
 public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
+    /// libpq's `sslmode`s but `allow`: `require` encrypts without checking the certificate; `verify-ca` checks it
+    /// against the trusted roots (PGSSLROOTCERT, else Debian's bundle of the system's roots) and `verify-full` also
+    /// checks that it names the host.
     public enum TLSMode: String, Sendable, Equatable {
         case disable, prefer, require
+        case verifyCA = "verify-ca", verifyFull = "verify-full"
     }
 
     public var host: String
@@ -135,7 +139,7 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
             switch item.name {
             case "sslmode":
                 guard let value = item.value, let mode = TLSMode(rawValue: value) else {
-                    throw invalid("sslmode must be disable, prefer or require, not '\(item.value ?? "")'")
+                    throw invalid("sslmode must be disable, prefer, require, verify-ca or verify-full, not '\(item.value ?? "")'")
                 }
                 tls = mode
             default:

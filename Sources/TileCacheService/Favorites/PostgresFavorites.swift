@@ -1,21 +1,20 @@
 import Foundation
 import ImageCore
 public import Logging
-import NIOCore
-import NIOPosix
-import NIOSSL
-import PostgresNIO
+import ServiceLifecycle
 
-/// Favourites in PostgreSQL, shared by every instance of a fleet (PostgresNIO's `PostgresClient`: a pool that
-/// reconnects on its own).
+/// Favourites in PostgreSQL, shared by every instance of a fleet, through libpq (PostgreSQL's own client library,
+/// Debian's libpq5): a pool of up to 8 connections that connects again after an outage (`LibPQPool`).
 ///
 /// A call that writes returns only once its transaction has committed (`written`). While the server cannot be reached,
 /// a call fails after `callDeadline` (the service answers 503 with Retry-After) instead of waiting for the pool, and
-/// works again as soon as the pool has reconnected.
+/// works again as soon as a connection can be made.
 public final class PostgresFavorites: FavoritesRepository {
     public let location: String
-    private let connection: PostgresConnection.Configuration
-    private let client: PostgresClient
+    /// libpq's connection keywords: the URL's parts, `sslmode` as libpq reads it, a 2-second connect timeout, and TCP
+    /// keepalives and a user timeout so that a call on a server gone silent (no reset) fails within seconds.
+    private let parameters: [(keyword: String, value: String)]
+    private let pool: LibPQPool
     private let logger: Logger
     /// How long a call waits for a connection and its answer.
     let callDeadline: Duration
@@ -23,42 +22,31 @@ public final class PostgresFavorites: FavoritesRepository {
     let startPatience: Duration
 
     /// A repository on `location`; nothing is sent until `prepare()` or the first call.
-    ///
-    /// - Throws: `FavoritesStoreError` when TLS (`sslmode=prefer` or `require`) cannot be set up.
     public init(location: PostgresLocation, logger: Logger, callDeadline: Duration = .seconds(3),
-                startPatience: Duration = .seconds(10)) throws(FavoritesStoreError) {
+                startPatience: Duration = .seconds(10)) {
         self.location = location.description
         self.logger = logger
         self.callDeadline = callDeadline
         self.startPatience = startPatience
-        let clientTLS: PostgresClient.Configuration.TLS, connectionTLS: PostgresConnection.Configuration.TLS
-        do {
-            switch location.tls {
-            case .disable:
-                (clientTLS, connectionTLS) = (.disable, .disable)
-            case .prefer:
-                let context = try NIOSSLContext(configuration: .makeClientConfiguration())
-                (clientTLS, connectionTLS) = (.prefer(.makeClientConfiguration()), .prefer(context))
-            case .require:
-                let context = try NIOSSLContext(configuration: .makeClientConfiguration())
-                (clientTLS, connectionTLS) = (.require(.makeClientConfiguration()), .require(context))
-            }
-        } catch {
-            throw FavoritesStoreError(location: location.description, message: "cannot set up TLS (sslmode=\(location.tls.rawValue)): \(error)")
-        }
-        connection = PostgresConnection.Configuration(host: location.host, port: location.port, username: location.username,
-                                                      password: location.password, database: location.database, tls: connectionTLS)
-        var configuration = PostgresClient.Configuration(host: location.host, port: location.port, username: location.username,
-                                                         password: location.password, database: location.database, tls: clientTLS)
-        configuration.options.connectTimeout = .seconds(2)
-        configuration.options.maximumConnections = 16
-        client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        parameters = [
+            ("host", location.host), ("port", String(location.port)), ("user", location.username),
+            ("dbname", location.database), ("sslmode", location.tls.rawValue), ("connect_timeout", "2"),
+            ("application_name", "tilecache"), ("client_encoding", "UTF8"),
+            ("keepalives", "1"), ("keepalives_idle", "5"), ("keepalives_interval", "2"), ("keepalives_count", "3"),
+            ("tcp_user_timeout", "10000"),
+        ] + (location.password.map { [("password", $0)] } ?? [])
+            // The roots a certificate is checked against: libpq's default is ~/.postgresql/root.crt, which a service
+            // seldom has; the system's, as a browser or curl would use, unless PGSSLROOTCERT names others.
+            + ([.verifyCA, .verifyFull].contains(location.tls) && ProcessInfo.processInfo.environment["PGSSLROOTCERT"] == nil
+                ? [("sslrootcert", "/etc/ssl/certs/ca-certificates.crt")] : [])
+        pool = LibPQPool(parameters: parameters, limit: 8)
     }
 
-    /// Runs the connection pool until the service group shuts down gracefully (after the HTTP server has drained) or
-    /// the task is cancelled: `PostgresClient.run()`, as a service.
+    /// Waits for the service group's graceful shutdown (after the HTTP server has drained) or cancellation, then closes
+    /// the idle connections.
     public func run() async throws {
-        await client.run()
+        try? await gracefulShutdown()
+        pool.closeIdle()
     }
 
     /// Connects (retrying for up to `startPatience` while the server refuses connections: it may be starting) and
@@ -68,54 +56,44 @@ public final class PostgresFavorites: FavoritesRepository {
     ///   database, not reachable).
     public func prepare() async throws(FavoritesStoreError) {
         let deadline = ContinuousClock.now + startPatience
-        var attempt = 0
         while true {
-            attempt += 1
             do {
-                let connection = try await PostgresConnection.connect(configuration: self.connection, id: attempt, logger: logger)
-                do {
-                    try await Self.migrate(connection, logger: logger)
-                    try? await connection.close()
-                    return
-                } catch {
-                    try? await connection.close()
-                    throw FavoritesStoreError(location: location, message: "could not create the schema: \(Self.message(error))")
+                try await pool.withConnection { connection in try Self.migrate(connection) }
+                return
+            } catch let error as LibPQError {
+                if error.sqlState != nil {
+                    throw FavoritesStoreError(location: location, message: "could not create the schema: \(error.message)")
                 }
-            } catch let error as FavoritesStoreError {
-                throw error
-            } catch {
                 // Refused or timed out: the server may be starting. Anything the server said (password, database) is final.
-                let message = Self.message(error)
-                guard !Self.isServerAnswer(error), ContinuousClock.now < deadline else {
-                    throw FavoritesStoreError(location: location, message: message)
+                guard !error.isServerAnswer, ContinuousClock.now < deadline else {
+                    throw FavoritesStoreError(location: location, message: error.message)
                 }
-                logger.info("PostgreSQL not reachable yet; retrying", metadata: ["database": "\(location)", "reason": "\(message)"])
+                logger.info("PostgreSQL not reachable yet; retrying", metadata: ["database": "\(location)", "reason": "\(error.message)"])
                 try? await Task.sleep(for: .milliseconds(500))
+            } catch {
+                throw FavoritesStoreError(location: location, message: "\(error)")
             }
         }
     }
 
     /// Schema version 1: the same columns as SQLite's `favorite` table. `GENERATED ALWAYS AS IDENTITY` never hands out
     /// an id twice, deleted ones included, like SQLite's AUTOINCREMENT.
-    private static func migrate(_ connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.withTransaction(logger: logger) { connection in
-            try await connection.query("SELECT pg_advisory_xact_lock(7401016)", logger: logger)
-            try await connection.query("CREATE TABLE IF NOT EXISTS tilecache_schema (version integer NOT NULL)", logger: logger)
-            var version = 0
-            for try await (value) in try await connection.query("SELECT max(version) FROM tilecache_schema", logger: logger).decode(Int?.self) {
-                version = value ?? 0
-            }
+    private static func migrate(_ connection: LibPQConnection) throws(LibPQError) {
+        try transaction(connection) { connection throws(LibPQError) in
+            try connection.execute("SELECT pg_advisory_xact_lock(7401016)")
+            try connection.execute("CREATE TABLE IF NOT EXISTS tilecache_schema (version integer NOT NULL)")
+            let version = (try connection.execute("SELECT max(version) FROM tilecache_schema").first?.first ?? nil).flatMap { Int($0) } ?? 0
             if version < 1 {
-                try await connection.query("""
+                try connection.execute("""
                     CREATE TABLE favorite (
                         id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
                         favorited_by text NOT NULL,
                         element_number integer NOT NULL,
                         body text NOT NULL,
                         created_at text NOT NULL)
-                    """, logger: logger)
-                try await connection.query("CREATE INDEX favorite_favorited_by ON favorite (favorited_by)", logger: logger)
-                try await connection.query("INSERT INTO tilecache_schema (version) VALUES (1)", logger: logger)
+                    """)
+                try connection.execute("CREATE INDEX favorite_favorited_by ON favorite (favorited_by)")
+                try connection.execute("INSERT INTO tilecache_schema (version) VALUES (1)")
             }
         }
     }
@@ -128,27 +106,27 @@ public final class PostgresFavorites: FavoritesRepository {
         // may each see the others' rows missing, so it can be passed by at most the writes in flight).
         let rows = try await written("""
             INSERT INTO favorite (favorited_by, element_number, body, created_at)
-            SELECT \(favoritedBy), \(elementNumber), \(body), \(createdAt)
-            WHERE (SELECT count(*) < \(FavoritesQuota.count) AND coalesce(sum(octet_length(body)), 0) + octet_length(\(body)) <= \(FavoritesQuota.bytes)
-                   FROM favorite WHERE favorited_by = \(favoritedBy))
-            RETURNING \(unescaped: Self.columns)
-            """)
+            SELECT $1::text, $2::integer, $3::text, $4::text
+            WHERE (SELECT count(*) < $5::bigint AND coalesce(sum(octet_length(body)), 0) + octet_length($3::text) <= $6::bigint
+                   FROM favorite WHERE favorited_by = $1::text)
+            RETURNING \(Self.columns)
+            """, [favoritedBy, String(elementNumber), body, createdAt, String(FavoritesQuota.count), String(FavoritesQuota.bytes)])
         guard let favorite = rows.first else { throw FavoritesQuotaExceeded(favoritedBy: favoritedBy) }
         return favorite
     }
 
     public func favorite(id: Int64) async throws -> Favorite? {
-        try await rows("SELECT \(unescaped: Self.columns) FROM favorite WHERE id = \(id)").first
+        try await rows("SELECT \(Self.columns) FROM favorite WHERE id = $1::bigint", [String(id)]).first
     }
 
     public func replace(id: Int64, favoritedBy: String, elementNumber: Int, body: String) async throws -> Favorite? {
         let rows = try await written("""
-            UPDATE favorite SET favorited_by = \(favoritedBy), element_number = \(elementNumber), body = \(body)
-            WHERE id = \(id)
-              AND (SELECT count(*) < \(FavoritesQuota.count) AND coalesce(sum(octet_length(body)), 0) + octet_length(\(body)) <= \(FavoritesQuota.bytes)
-                   FROM favorite WHERE favorited_by = \(favoritedBy) AND id <> \(id))
-            RETURNING \(unescaped: Self.columns)
-            """)
+            UPDATE favorite SET favorited_by = $2::text, element_number = $3::integer, body = $4::text
+            WHERE id = $1::bigint
+              AND (SELECT count(*) < $5::bigint AND coalesce(sum(octet_length(body)), 0) + octet_length($4::text) <= $6::bigint
+                   FROM favorite WHERE favorited_by = $2::text AND id <> $1::bigint)
+            RETURNING \(Self.columns)
+            """, [String(id), favoritedBy, String(elementNumber), body, String(FavoritesQuota.count), String(FavoritesQuota.bytes)])
         if let replaced = rows.first { return replaced }
         // No row: no such favourite, or the quota.
         guard try await favorite(id: id) != nil else { return nil }
@@ -156,115 +134,102 @@ public final class PostgresFavorites: FavoritesRepository {
     }
 
     public func remove(id: Int64) async throws -> Favorite? {
-        try await written("DELETE FROM favorite WHERE id = \(id) RETURNING \(unescaped: Self.columns)").first
+        try await written("DELETE FROM favorite WHERE id = $1::bigint RETURNING \(Self.columns)", [String(id)]).first
     }
 
     public func list(favoritedBy: String?, after: Int64, limit: Int) async throws -> [Favorite] {
         if let favoritedBy {
             return try await rows("""
-                SELECT \(unescaped: Self.columns) FROM favorite WHERE favorited_by = \(favoritedBy) AND id > \(after)
-                ORDER BY id LIMIT \(limit)
-                """)
+                SELECT \(Self.columns) FROM favorite WHERE favorited_by = $1::text AND id > $2::bigint ORDER BY id LIMIT $3::bigint
+                """, [favoritedBy, String(after), String(limit)])
         }
-        return try await rows("SELECT \(unescaped: Self.columns) FROM favorite WHERE id > \(after) ORDER BY id LIMIT \(limit)")
+        return try await rows("SELECT \(Self.columns) FROM favorite WHERE id > $1::bigint ORDER BY id LIMIT $2::bigint",
+                              [String(after), String(limit)])
     }
 
     public func page(favoritedBy: String?, offset: Int, limit: Int) async throws -> (favorites: [Favorite], total: Int) {
-        let (select, count): (PostgresQuery, PostgresQuery) = if let favoritedBy {
-            ("SELECT \(unescaped: Self.columns) FROM favorite WHERE favorited_by = \(favoritedBy) ORDER BY id LIMIT \(limit) OFFSET \(offset)",
-             "SELECT count(*) FROM favorite WHERE favorited_by = \(favoritedBy)")
+        let (select, count, parameters): (String, String, [String?]) = if let favoritedBy {
+            ("SELECT \(Self.columns) FROM favorite WHERE favorited_by = $1::text ORDER BY id LIMIT $2::bigint OFFSET $3::bigint",
+             "SELECT count(*) FROM favorite WHERE favorited_by = $1::text", [favoritedBy, String(limit), String(offset)])
         } else {
-            ("SELECT \(unescaped: Self.columns) FROM favorite ORDER BY id LIMIT \(limit) OFFSET \(offset)", "SELECT count(*) FROM favorite")
+            ("SELECT \(Self.columns) FROM favorite ORDER BY id LIMIT $1::bigint OFFSET $2::bigint", "SELECT count(*) FROM favorite",
+             [String(limit), String(offset)])
         }
-        let favorites = try await rows(select)
-        let total = try await withDeadline { [client, logger] in
-            var total = 0
-            for try await value in try await client.query(count, logger: logger).decode(Int.self) { total = value }
-            return total
+        let favorites = try await rows(select, parameters)
+        let total = try await call { connection in
+            try Self.integer(connection.execute(count, favoritedBy == nil ? [] : [favoritedBy]), "count(*)")
         }
         return (favorites, total)
     }
 
     public func isHealthy() async -> Bool {
-        (try? await withDeadline { [client, logger] in
-            var answer = 0
-            for try await value in try await client.query("SELECT 1", logger: logger).decode(Int.self) { answer = value }
-            return answer
-        }) == 1
+        (try? await call { connection in try Self.integer(connection.execute("SELECT 1"), "SELECT 1") }) == 1
     }
 
     private static let columns = "id, favorited_by, element_number, body, created_at"
 
     /// Runs `query` and decodes its rows as favourites, within `callDeadline`.
-    private func rows(_ query: PostgresQuery) async throws -> [Favorite] {
-        try await withDeadline { [client, logger] in try await Self.favorites(in: client.query(query, logger: logger)) }
+    private func rows(_ query: String, _ parameters: [String?]) async throws -> [Favorite] {
+        try await call { connection in try Self.favorites(in: connection.execute(query, parameters)) }
     }
 
     /// Runs `query`, a statement that writes, in a transaction of its own, and decodes the rows it returns, within
-    /// `callDeadline`; returns once PostgreSQL has answered the `COMMIT`. A statement alone is not enough: in the
-    /// extended query protocol its rows and CommandComplete come before its implicit transaction commits (at Sync),
-    /// and a server stopped in between (`pg_ctl stop -m immediate`, a crash) evidently still sends them (most likely
-    /// flushed with the notice it sends the client as it quits). PostgresNIO ends the rows at CommandComplete, so the
-    /// service answered 201 for a favourite that was never stored (the outage test, about one run in six). A `COMMIT`
-    /// is answered only once it has committed (and, with `synchronous_commit` on, PostgreSQL's default, once its WAL is
-    /// flushed).
-    private func written(_ query: PostgresQuery) async throws -> [Favorite] {
-        try await withDeadline { [client, logger] in
-            do {
-                return try await client.withTransaction(logger: logger) { connection in
-                    try await Self.favorites(in: connection.query(query, logger: logger))
-                }
-            } catch let error as PostgresTransactionError {
-                throw error.closureError ?? error.commitError ?? error.beginError ?? error
-            }
+    /// `callDeadline`; returns once PostgreSQL has answered the `COMMIT`. The statement alone is not enough: its rows
+    /// come before its implicit transaction commits, and a server stopped in between (`pg_ctl stop -m immediate`, a
+    /// crash) may still have sent them (PostgresNIO, which this repository used before libpq, ended the rows there, and
+    /// the service answered 201 for a favourite that was never stored: the outage test, about one run in six). A
+    /// `COMMIT` is answered only once it has committed (and, with `synchronous_commit` on, PostgreSQL's default, once
+    /// its WAL is flushed).
+    private func written(_ query: String, _ parameters: [String?]) async throws -> [Favorite] {
+        let rows = try await call { connection in
+            try Self.transaction(connection) { connection throws(LibPQError) in try connection.execute(query, parameters) }
         }
+        return try Self.favorites(in: rows)
     }
 
-    /// The rows of a statement that returns `columns`, as favourites.
-    private static func favorites(in rows: PostgresRowSequence) async throws -> [Favorite] {
-        var favorites: [Favorite] = []
-        for try await (id, favoritedBy, elementNumber, body, createdAt) in rows.decode((Int64, String, Int, String, String).self) {
-            favorites.append(Favorite(id: id, favoritedBy: favoritedBy, elementNumber: elementNumber, body: body, createdAt: createdAt))
+    /// `body` between BEGIN and COMMIT on `connection`; a failure rolls back (when the connection still answers).
+    private static func transaction<T>(_ connection: LibPQConnection, _ body: (LibPQConnection) throws(LibPQError) -> T) throws(LibPQError) -> T {
+        try connection.execute("BEGIN")
+        let result: T
+        do {
+            result = try body(connection)
+        } catch {
+            _ = try? connection.execute("ROLLBACK")
+            throw error
         }
-        return favorites
+        try connection.execute("COMMIT")
+        return result
     }
 
-    /// `work`, or `PostgresFavoritesError` after `callDeadline`, whichever comes first. The work is cancelled then (a
-    /// connection lease still waiting is withdrawn) but not waited for: a query in flight on a connection whose server
-    /// died may not answer cancellation, and a task group would wait for it, so the bound would not hold.
-    private func withDeadline<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T {
+    /// `work` on a pooled connection, or `PostgresFavoritesError` after `callDeadline`, whichever comes first. The
+    /// caller stops waiting then; the work finishes on its thread (a statement in flight on a connection whose server
+    /// went silent ends with libpq's TCP timeouts), and the pool keeps its bound of connections meanwhile.
+    private func call<T: Sendable>(_ work: @escaping @Sendable (LibPQConnection) throws -> T) async throws -> T {
         let deadline = callDeadline
-        return try await Deadline.first(of: work, orThrow: { PostgresFavoritesError("no answer from PostgreSQL within \(deadline)") },
+        return try await Deadline.first(of: { [pool] in try await pool.withConnection(work) },
+                                        orThrow: { PostgresFavoritesError("no answer from PostgreSQL within \(deadline)") },
                                         at: .now + deadline)
     }
 
-    // MARK: - Errors
-
-    /// PostgreSQL's own message when it sent one (wrong password, no such database), else the connection's error.
-    static func message(_ error: any Error) -> String {
-        if let error = error as? PSQLError {
-            if let message = error.serverInfo?[.message] { return message }
-            if let underlying = error.underlying { return message(underlying) }
-            return "\(error.code)"
-        }
-        if let connection = error as? NIOConnectionError {
-            // Each address tried, with the system's reason: "127.0.0.1:5432: Connection refused".
-            if connection.connectionErrors.isEmpty, let resolution = connection.dnsAError ?? connection.dnsAAAAError {
-                return "cannot resolve \(connection.host): \(message(resolution))"  // "Name or service not known"
-            }
-            let failures = connection.connectionErrors.map { failure in
-                "\(URLAuthority.string(host: failure.target.ipAddress ?? connection.host, port: failure.target.port ?? connection.port)): \(message(failure.error))"
-            }
-            return failures.isEmpty ? "cannot connect to \(URLAuthority.string(host: connection.host, port: connection.port))" : failures.joined(separator: "; ")
-        }
-        if let system = error as? IOError { return String(cString: strerror(system.errnoCode)) }
-        if let unknown = error as? SocketAddressError.UnknownHost { return unknown.errorDescription }
-        return "\(error)"
+    /// The rows of a statement that returns `columns`, as favourites.
+    private static func favorites(in rows: [[String?]]) throws -> [Favorite] {
+        try rows.map { row throws in try favorite(row) }
     }
 
-    /// Whether the server answered (with an error): then retrying will not help.
-    static func isServerAnswer(_ error: any Error) -> Bool {
-        (error as? PSQLError)?.serverInfo != nil
+    private static func favorite(_ row: [String?]) throws -> Favorite {
+        guard row.count == 5, let id = row[0].flatMap({ Int64($0) }), let favoritedBy = row[1],
+              let elementNumber = row[2].flatMap({ Int($0) }), let body = row[3], let createdAt = row[4] else {
+            throw PostgresFavoritesError("PostgreSQL returned a favourite row that is not (id, favorited_by, element_number, body, created_at)")
+        }
+        return Favorite(id: id, favoritedBy: favoritedBy, elementNumber: elementNumber, body: body, createdAt: createdAt)
+    }
+
+    /// The one integer a statement such as `SELECT count(*)` returns.
+    private static func integer(_ rows: [[String?]], _ what: String) throws -> Int {
+        guard let text = rows.first?.first ?? nil, let value = Int(text) else {
+            throw PostgresFavoritesError("PostgreSQL's answer to \(what) is not an integer")
+        }
+        return value
     }
 }
 

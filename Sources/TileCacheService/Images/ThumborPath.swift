@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import HTTPTypes
 import ImageCore
@@ -191,7 +190,7 @@ struct ThumborPath: Sendable {
 
     /// thumbor's signature of `signedPath`: URL-safe base64, with padding, of HMAC-SHA1(key, path).
     static func signature(_ signedPath: Substring, key: [UInt8]) -> String {
-        URLSigner.base64URL(HMAC<Insecure.SHA1>.authenticationCode(for: Array(signedPath.utf8), using: SymmetricKey(data: key)), padded: true)
+        URLSigner.base64URL(Hashing.hmacSHA1(key: key, message: Array(signedPath.utf8)), padded: true)
     }
 
     /// Checks the URL as thumbor does: `unsafe` only when allowed, a signature only when it matches (both 400).

@@ -1,6 +1,6 @@
-import Crypto
 import Foundation
 import HTTPTypes
+import ImageCore
 
 /// imgproxy's defence against variant floods: with a key, every image URL with processing options carries
 /// `sig`, the URL-safe base64 (no padding) of HMAC-SHA256(key, salt + path + "?" + the options sorted by name as
@@ -15,7 +15,7 @@ public struct URLSigner: Sendable {
     /// The environment variables `--signing-key` and `--signing-salt` fall back to.
     public static let keyVariable = "TILECACHE_SIGNING_KEY", saltVariable = "TILECACHE_SIGNING_SALT"
 
-    private let key: SymmetricKey
+    private let key: [UInt8]
     private let salt: [UInt8]
     /// Bytes of the HMAC an imgproxy path signature keeps (imgproxy's `IMGPROXY_SIGNATURE_SIZE`, 1...32; default 32).
     public var pathSignatureSize = 32
@@ -26,7 +26,7 @@ public struct URLSigner: Sendable {
             throw URLSignerError("the signing key must be a non-empty even number of hex digits")
         }
         guard let salt = Self.bytes(hex: saltHex) else { throw URLSignerError("the signing salt must be an even number of hex digits") }
-        self.key = SymmetricKey(data: key)
+        self.key = key
         self.salt = salt
     }
 
@@ -38,7 +38,7 @@ public struct URLSigner: Sendable {
 
     /// The signature of `path` with `options`, as a front end computes it.
     public func signature(path: String, options: [(name: String, value: String)]) -> String {
-        Self.base64URL(HMAC<SHA256>.authenticationCode(for: salt + Self.message(path: path, options: options), using: key))
+        Self.base64URL(Hashing.hmacSHA256(key: key, message: salt + Self.message(path: path, options: options)))
     }
 
     /// Checks the `sig` of a request for a variant (constant-time comparison): 403 when it is missing or wrong.
@@ -50,7 +50,7 @@ public struct URLSigner: Sendable {
         // A preset's name is signed like an option: it chooses the variant as they do.
         let options = query.items.filter { ImageOptions.names.contains($0.name) || VariantRules.presetNames.contains($0.name) }
         guard let signature = Self.base64URLDecoded(text),
-              HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: salt + Self.message(path: path, options: options), using: key)
+              ConstantTime.equal(signature, Hashing.hmacSHA256(key: key, message: salt + Self.message(path: path, options: options)))
         else {
             throw ServiceError(.forbidden, reason: .badSignature, message: "the signature does not match the path and options")
         }
@@ -59,12 +59,12 @@ public struct URLSigner: Sendable {
     /// imgproxy's path signature of `signedPath` (from its `/`, after the signature segment): URL-safe base64, no
     /// padding, of HMAC-SHA256(key, salt + path), its first `pathSignatureSize` bytes.
     public func pathSignature(_ signedPath: String) -> String {
-        Self.base64URL(Array(HMAC<SHA256>.authenticationCode(for: salt + Array(signedPath.utf8), using: key)).prefix(pathSignatureSize))
+        Self.base64URL(Hashing.hmacSHA256(key: key, message: salt + Array(signedPath.utf8)).prefix(pathSignatureSize))
     }
 
     /// Checks an imgproxy URL's signature segment (constant-time comparison): 403 "Invalid signature" as imgproxy answers.
     func verify(pathSignature signature: Substring, signedPath: String) throws(ServiceError) {
-        let expected = Array(HMAC<SHA256>.authenticationCode(for: salt + Array(signedPath.utf8), using: key)).prefix(pathSignatureSize)
+        let expected = Hashing.hmacSHA256(key: key, message: salt + Array(signedPath.utf8)).prefix(pathSignatureSize)
         guard let given = Self.base64URLDecoded(String(signature)), ConstantTime.equal(given, expected) else {
             throw ServiceError(.forbidden, reason: .badSignature, message: "Invalid signature")
         }

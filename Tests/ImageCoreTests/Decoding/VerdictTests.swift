@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import ImageCore
 import NIOConcurrencyHelpers
@@ -146,7 +145,7 @@ struct VerdictTests {
         let url = try #require(try TestImages.photoFiles().first { $0.lastPathComponent == name })
         let validated = try ImageInspector().validate(try TestImages.bytes(url), subject: name)
         #expect(validated.image.width == width && validated.image.height == height && validated.image.pixelFormat == .rgb)
-        let digest = SHA256.hash(data: validated.image.pixels).map { String(format: "%02x", $0) }.joined()
+        let digest = DiskCache.sha256Hex(validated.image.pixels)
         #expect(digest == sha256)
     }
 

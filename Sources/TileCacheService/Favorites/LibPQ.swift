@@ -1,0 +1,169 @@
+import CLibPQ
+import Foundation
+import ImageCore
+import NIOConcurrencyHelpers
+import NIOPosix
+
+/// One connection of libpq, PostgreSQL's own client library (Debian's libpq5), whose calls block.
+///
+/// `@unchecked Sendable`: a `PGconn` must not be used by two threads at once, and it never is: `LibPQPool` hands a
+/// connection to one call at a time (taken from and put back in its idle list under its lock), and the connection
+/// `PostgresFavorites.prepare` makes is used by that call alone, one statement after another.
+final class LibPQConnection: @unchecked Sendable {
+    private let handle: OpaquePointer
+
+    /// Connects (blocking: up to libpq's `connect_timeout` per address) with libpq's connection keywords.
+    ///
+    /// - Throws: `LibPQError` with libpq's message (the server's, such as a wrong password, or the socket's).
+    init(parameters: [(keyword: String, value: String)]) throws(LibPQError) {
+        let keywords = parameters.map { strdup($0.keyword) } + [nil]
+        let values = parameters.map { strdup($0.value) } + [nil]
+        defer { (keywords + values).forEach { free($0) } }
+        let connection = keywords.map { UnsafePointer($0) }.withUnsafeBufferPointer { keywords in
+            values.map { UnsafePointer($0) }.withUnsafeBufferPointer { values in
+                PQconnectdbParams(keywords.baseAddress, values.baseAddress, 0)
+            }
+        }
+        // NULL only when libpq cannot allocate the connection object.
+        guard let connection else { throw LibPQError(message: "libpq could not allocate a connection", sqlState: nil) }
+        guard PQstatus(connection) == CONNECTION_OK else {
+            let error = LibPQError(connection: connection)
+            PQfinish(connection)
+            throw error
+        }
+        handle = connection
+    }
+
+    deinit { PQfinish(handle) }
+
+    /// Whether the connection can serve another call: connected, and no transaction left open.
+    var isReusable: Bool {
+        PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE
+    }
+
+    /// Runs one statement with its parameters (text, `$1`...; nil is NULL) and returns its rows as text (nil for NULL).
+    ///
+    /// - Throws: `LibPQError`: the server's error (with its SQLSTATE), or the connection's when it broke.
+    @discardableResult
+    func execute(_ statement: String, _ parameters: [String?] = []) throws(LibPQError) -> [[String?]] {
+        let values = parameters.map { $0.map { strdup($0) } ?? nil }
+        defer { values.forEach { free($0) } }
+        let result = values.map { UnsafePointer($0) }.withUnsafeBufferPointer { values in
+            PQexecParams(handle, statement, Int32(values.count), nil, values.baseAddress, nil, nil, 0)
+        }
+        // NULL: out of memory, or the command could not be sent at all (the connection is gone).
+        guard let result else { throw LibPQError(connection: handle) }
+        defer { PQclear(result) }
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK:
+            return []
+        case PGRES_TUPLES_OK:
+            let (rows, columns) = (PQntuples(result), PQnfields(result))
+            return (0..<rows).map { row in
+                (0..<columns).map { column in
+                    PQgetisnull(result, row, column) == 1 ? nil : String(cString: PQgetvalue(result, row, column))
+                }
+            }
+        default:
+            throw LibPQError(result: result, connection: handle)
+        }
+    }
+}
+
+/// What libpq or the server said went wrong.
+struct LibPQError: Error, CustomStringConvertible {
+    /// libpq's message on one line (the server's own when it answered: "password authentication failed for user ...").
+    var message: String
+    /// The server's SQLSTATE (`28P01` a wrong password, `3D000` no such database), nil when the server did not answer.
+    var sqlState: String?
+
+    init(message: String, sqlState: String?) {
+        self.message = message
+        self.sqlState = sqlState
+    }
+
+    /// The error of a failed connection or of a statement that could not be sent.
+    init(connection: OpaquePointer) {
+        self.init(message: Self.oneLine(PQerrorMessage(connection)), sqlState: nil)
+    }
+
+    /// The error a statement's result carries.
+    init(result: OpaquePointer, connection: OpaquePointer) {
+        let field = { (code: UInt8) in PQresultErrorField(result, Int32(code)).map { String(cString: $0) } }
+        let primary = field(UInt8(ascii: "M")) ?? Self.oneLine(PQresultErrorMessage(result))
+        self.init(message: primary.isEmpty ? Self.oneLine(PQerrorMessage(connection)) : primary, sqlState: field(UInt8(ascii: "C")))
+    }
+
+    var description: String { message }
+
+    /// Whether the server answered the connection with an error of its own (a wrong password, no such database), which
+    /// retrying will not change, rather than not answering; a server still starting up (or shutting down) is retried.
+    var isServerAnswer: Bool {
+        sqlState != nil
+            || (message.contains("FATAL:") && !message.contains("starting up") && !message.contains("shutting down"))
+    }
+
+    /// libpq's multi-line message (`connection to server at ... failed: Connection refused\n\tIs the server
+    /// running...`) on one line, its runs of spaces as one.
+    private static func oneLine(_ text: UnsafePointer<CChar>?) -> String {
+        guard let text else { return "libpq gave no message" }
+        let lines = String(cString: text).split(whereSeparator: \.isNewline)
+            .map { $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ").trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }
+        return lines.isEmpty ? "libpq gave no message" : lines.joined(separator: "; ")
+    }
+}
+
+/// libpq connections for `PostgresFavorites`: at most `limit` calls at once, each on a connection of its own and a
+/// thread of the pool's (libpq blocks; Swift's cooperative threads and NIO's shared pool must not wait on a socket).
+/// A connection goes back to the idle list after a call unless it broke or was left in a transaction; the next call
+/// then connects again, which is how the pool reconnects after an outage.
+final class LibPQPool: Sendable {
+    private let parameters: [(keyword: String, value: String)]
+    private let permits: AsyncSemaphore
+    private let idle = NIOLockedValueBox<[LibPQConnection]>([])
+    private let threads: NIOThreadPool
+
+    init(parameters: [(keyword: String, value: String)], limit: Int) {
+        self.parameters = parameters
+        permits = AsyncSemaphore(limit: limit)
+        threads = NIOThreadPool(numberOfThreads: limit)
+        threads.start()
+    }
+
+    deinit {
+        // Nothing is in flight: every call's work item holds the pool.
+        threads.shutdownGracefully { _ in }
+    }
+
+    /// `body`'s result, run on a pooled connection on one of the pool's threads. A caller that stops waiting (its
+    /// deadline) does not stop the body: it finishes on its thread, and only then are its connection and permit given
+    /// back, so the pool never runs more than `limit` calls.
+    func withConnection<T: Sendable>(_ body: @escaping @Sendable (LibPQConnection) throws -> T) async throws -> T {
+        try await permits.acquire()
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, any Error>, Never>) in
+            threads.submit { [self] _ in
+                let result: Result<T, any Error>
+                do {
+                    let connection = try idle.withLockedValue { $0.popLast() } ?? LibPQConnection(parameters: parameters)
+                    result = Result(catching: { try body(connection) })
+                    if connection.isReusable { idle.withLockedValue { $0.append(connection) } }
+                } catch {
+                    result = .failure(error)
+                }
+                permits.release()
+                continuation.resume(returning: result)
+            }
+        }
+        return try result.get()
+    }
+
+    /// Closes the idle connections (a graceful stop); calls after it connect again.
+    func closeIdle() {
+        let closing = idle.withLockedValue { connections in
+            defer { connections.removeAll() }
+            return connections
+        }
+        _ = closing  // closed (PQfinish) as the last reference goes, outside the lock
+    }
+}
