@@ -72,47 +72,64 @@ final class LibPQConnection: @unchecked Sendable {
 
 /// What libpq or the server said went wrong.
 struct LibPQError: Error, CustomStringConvertible {
-    /// libpq's message on one line (the server's own when it answered: "password authentication failed for user ...").
+    /// The reason on one line: the server's own words when it answered ("password authentication failed for user
+    /// ..."), else each address tried with the system's reason ("127.0.0.1:5432: Connection refused").
     var message: String
-    /// The server's SQLSTATE (`28P01` a wrong password, `3D000` no such database), nil when the server did not answer.
+    /// The server's SQLSTATE of a statement's error (`42P01`...), nil for a connection's.
     var sqlState: String?
+    /// Whether the server answered the connection with an error of its own (a wrong password, no such database), which
+    /// retrying will not change; false when it could not be reached, or was starting up or shutting down.
+    var isServerAnswer: Bool
 
-    init(message: String, sqlState: String?) {
+    init(message: String, sqlState: String?, isServerAnswer: Bool = false) {
         self.message = message
         self.sqlState = sqlState
+        self.isServerAnswer = isServerAnswer || sqlState != nil
     }
 
     /// The error of a failed connection or of a statement that could not be sent.
     init(connection: OpaquePointer) {
-        self.init(message: Self.oneLine(PQerrorMessage(connection)), sqlState: nil)
+        let (message, fatal) = Self.connectionMessage(PQerrorMessage(connection))
+        self.init(message: message, sqlState: nil,
+                  isServerAnswer: fatal && !message.contains("starting up") && !message.contains("shutting down"))
     }
 
     /// The error a statement's result carries.
     init(result: OpaquePointer, connection: OpaquePointer) {
         let field = { (code: UInt8) in PQresultErrorField(result, Int32(code)).map { String(cString: $0) } }
-        let primary = field(UInt8(ascii: "M")) ?? Self.oneLine(PQresultErrorMessage(result))
-        self.init(message: primary.isEmpty ? Self.oneLine(PQerrorMessage(connection)) : primary, sqlState: field(UInt8(ascii: "C")))
+        if let primary = field(UInt8(ascii: "M")), !primary.isEmpty {
+            self.init(message: primary, sqlState: field(UInt8(ascii: "C")))
+        } else {
+            self.init(connection: connection)
+        }
     }
 
     var description: String { message }
 
-    /// Whether the server answered the connection with an error of its own (a wrong password, no such database), which
-    /// retrying will not change, rather than not answering; a server still starting up (or shutting down) is retried.
-    var isServerAnswer: Bool {
-        sqlState != nil
-            || (message.contains("FATAL:") && !message.contains("starting up") && !message.contains("shutting down"))
-    }
-
-    /// libpq's multi-line message (`connection to server at ... failed: Connection refused\n\tIs the server
-    /// running...`) on one line, its runs of spaces as one.
-    private static func oneLine(_ text: UnsafePointer<CChar>?) -> String {
-        guard let text else { return "libpq gave no message" }
-        let lines = String(cString: text).split(whereSeparator: \.isNewline)
-            .map { $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ").trimmingCharacters(in: .whitespaces) }
-            .filter { !$0.isEmpty }
-        return lines.isEmpty ? "libpq gave no message" : lines.joined(separator: "; ")
+    /// libpq's message about a connection on one line, and whether the server sent it (`FATAL:`). libpq writes one line
+    /// per address tried, `connection to server at "HOST" (ADDRESS), port PORT failed: REASON`, each maybe followed by
+    /// a hint (`Is the server running on that host...`); each becomes `ADDRESS:PORT: REASON`, without the hints.
+    private static func connectionMessage(_ text: UnsafePointer<CChar>?) -> (message: String, fatal: Bool) {
+        guard let text else { return ("libpq gave no message", false) }
+        // ADDRESS only when HOST is a name.
+        let failedConnection = #/connection to server at "([^"]*)"(?: \(([^)]*)\))?, port (\d+) failed: (.*)/#
+        var fatal = false
+        let lines = String(cString: text).split(whereSeparator: \.isNewline).compactMap { line -> String? in
+            var line = line.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ").trimmingCharacters(in: .whitespaces)
+            guard !line.isEmpty, !line.hasPrefix("Is the server running") else { return nil }
+            if let match = line.wholeMatch(of: failedConnection), let port = Int(match.output.3) {
+                line = URLAuthority.string(host: String(match.output.2 ?? match.output.1), port: port) + ": " + match.output.4
+            }
+            if line.contains("FATAL: ") {
+                fatal = true
+                line = line.replacingOccurrences(of: "FATAL: ", with: "")
+            }
+            return line
+        }
+        return (lines.isEmpty ? "libpq gave no message" : lines.joined(separator: "; "), fatal)
     }
 }
+
 
 /// libpq connections for `PostgresFavorites`: at most `limit` calls at once, each on a connection of its own and a
 /// thread of the pool's (libpq blocks; Swift's cooperative threads and NIO's shared pool must not wait on a socket).

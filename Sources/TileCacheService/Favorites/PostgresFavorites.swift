@@ -11,9 +11,6 @@ import ServiceLifecycle
 /// works again as soon as a connection can be made.
 public final class PostgresFavorites: FavoritesRepository {
     public let location: String
-    /// libpq's connection keywords: the URL's parts, `sslmode` as libpq reads it, a 2-second connect timeout, and TCP
-    /// keepalives and a user timeout so that a call on a server gone silent (no reset) fails within seconds.
-    private let parameters: [(keyword: String, value: String)]
     private let pool: LibPQPool
     private let logger: Logger
     /// How long a call waits for a connection and its answer.
@@ -28,7 +25,9 @@ public final class PostgresFavorites: FavoritesRepository {
         self.logger = logger
         self.callDeadline = callDeadline
         self.startPatience = startPatience
-        parameters = [
+        // libpq's connection keywords: the URL's parts, `sslmode` as libpq reads it, a 2-second connect timeout, and TCP
+        // keepalives and a user timeout so that a call on a server gone silent (no reset) fails within seconds.
+        let parameters: [(keyword: String, value: String)] = [
             ("host", location.host), ("port", String(location.port)), ("user", location.username),
             ("dbname", location.database), ("sslmode", location.tls.rawValue), ("connect_timeout", "2"),
             ("application_name", "tilecache"), ("client_encoding", "UTF8"),
