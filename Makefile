@@ -109,7 +109,8 @@ test: test-deps
 ## The release build as users get it (`make demo`, `make install`), checked: it builds the release binary and runs the
 ## demo with it, since the optimizer can fail where a debug build does not (a Swift 6.3 crash in SIL copy propagation
 ## was found that way), then the install check (`make install` into a temporary prefix, run from there with the build
-## folder and the toolchain hidden). 488 s on a fresh 2-core machine (2026-11-25). CI (.ci/run) runs it after `make test`.
+## folder and the toolchain hidden). 488 s on a fresh 2-core machine (2026-11-25); the release build alone took 601 s on
+## the slowest host kind seen (2026-11-28, docs/benchmarks.md). CI (.ci/run) runs it after `make test`.
 release-check: deps
 	$(RELEASE_BUILD)
 	.build/release/tilecache demo --latency-ms 0 --format json > /dev/null
