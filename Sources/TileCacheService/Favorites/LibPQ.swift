@@ -6,9 +6,8 @@ import NIOPosix
 
 /// One connection of libpq, PostgreSQL's own client library (Debian's libpq5), whose calls block.
 ///
-/// `@unchecked Sendable`: a `PGconn` must not be used by two threads at once, and it never is: `LibPQPool` hands a
-/// connection to one call at a time (taken from and put back in its idle list under its lock), and the connection
-/// `PostgresFavorites.prepare` makes is used by that call alone, one statement after another.
+/// `@unchecked Sendable`: a `PGconn` must not be used by two threads at once, and it never is: `LibPQPool` makes
+/// every connection and hands each to one call at a time (taken from and put back in its idle list under its lock).
 final class LibPQConnection: @unchecked Sendable {
     private let handle: OpaquePointer
 
@@ -19,6 +18,10 @@ final class LibPQConnection: @unchecked Sendable {
         let keywords = parameters.map { strdup($0.keyword) } + [nil]
         let values = parameters.map { strdup($0.value) } + [nil]
         defer { (keywords + values).forEach { free($0) } }
+        // A NULL in the middle would end the list early: libpq would connect without the keywords after it (sslmode).
+        guard !keywords.dropLast().contains(nil), !values.dropLast().contains(nil) else {
+            throw LibPQError(message: "out of memory for libpq's connection keywords", sqlState: nil)
+        }
         let connection = keywords.map { UnsafePointer($0) }.withUnsafeBufferPointer { keywords in
             values.map { UnsafePointer($0) }.withUnsafeBufferPointer { values in
                 PQconnectdbParams(keywords.baseAddress, values.baseAddress, 0)
@@ -48,6 +51,10 @@ final class LibPQConnection: @unchecked Sendable {
     func execute(_ statement: String, _ parameters: [String?] = []) throws(LibPQError) -> [[String?]] {
         let values = parameters.map { $0.map { strdup($0) } ?? nil }
         defer { values.forEach { free($0) } }
+        // A value strdup could not copy would be sent as NULL.
+        guard zip(parameters, values).allSatisfy({ $0.0 == nil || $0.1 != nil }) else {
+            throw LibPQError(message: "out of memory for the statement's parameters", sqlState: nil)
+        }
         let result = values.map { UnsafePointer($0) }.withUnsafeBufferPointer { values in
             PQexecParams(handle, statement, Int32(values.count), nil, values.baseAddress, nil, nil, 0)
         }
@@ -129,7 +136,6 @@ struct LibPQError: Error, CustomStringConvertible {
         return (lines.isEmpty ? "libpq gave no message" : lines.joined(separator: "; "), fatal)
     }
 }
-
 
 /// libpq connections for `PostgresFavorites`: at most `limit` calls at once, each on a connection of its own and a
 /// thread of the pool's (libpq blocks; Swift's cooperative threads and NIO's shared pool must not wait on a socket).
