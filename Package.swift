@@ -93,6 +93,8 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        // glibc's mallopt, which Swift's Glibc module leaves out (`serve` fixes the mmap threshold: ServiceMemory).
+        .systemLibrary(name: "CMalloc"),
         // PostgreSQL's own client library, for favourites on PostgreSQL (libpq's sslmode, connect_timeout, keepalives).
         .systemLibrary(
             name: "CLibPQ",
@@ -183,7 +185,7 @@ let package = Package(
         .target(
             name: "TileCacheService",
             dependencies: [
-                "ImageCore", "SharedStore", "Catalogue", "CHTTPCompression", "CLibPQ",
+                "ImageCore", "SharedStore", "Catalogue", "CHTTPCompression", "CLibPQ", "CMalloc",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),  // HTTPServerBuilder
