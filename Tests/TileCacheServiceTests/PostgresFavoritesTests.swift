@@ -110,6 +110,28 @@ struct PostgresFavoritesTests {
         await server.stop()
     }
 
+    @Test("after the server restarts, the first call succeeds: an idle connection the server closed is not used")
+    func idleConnectionsAfterRestart() async throws {
+        let server = try await PostgresServer.start()
+        guard case .postgres(let location) = try FavoritesDatabase(server.url()) else { Issue.record("not PostgreSQL"); return }
+        let repository = PostgresFavorites(location: location, logger: Logger(label: "test"))
+        try await repository.prepare()
+        // Four connections made and left idle in the pool.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for writer in 0..<4 {
+                group.addTask { _ = try await repository.add(favoritedBy: "w\(writer)", elementNumber: 1, body: "{}") }
+            }
+            try await group.waitForAll()
+        }
+        try await server.crash()
+        try await server.restart()
+        for writer in 0..<4 {
+            #expect(try await repository.list(favoritedBy: "w\(writer)", after: 0, limit: 10).count == 1)
+        }
+        #expect(await repository.isHealthy())
+        await server.stop()
+    }
+
     @Test("at start: a wrong password, a missing database, a port with no server and a malformed URL are errors naming the masked URL")
     func startErrors() async throws {
         let server = try await PostgresServer.shared()

@@ -44,6 +44,18 @@ final class LibPQConnection: @unchecked Sendable {
         PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE
     }
 
+    /// Whether an idle connection is still good, checked before it is used. The server sends an idle connection
+    /// nothing unasked (the service never LISTENs), so anything waiting on its socket is the server's goodbye: a FATAL
+    /// notice as it shut down, or the end of the stream. Without this check, the first call on each idle connection
+    /// after a restart failed (a 503).
+    var isStillOpen: Bool {
+        let socket = PQsocket(handle)
+        guard socket >= 0, PQstatus(handle) == CONNECTION_OK else { return false }
+        var event = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        // 0: nothing waiting. 1: something (or the end, or an error) waiting. -1: poll failed; the connection is not trusted.
+        return poll(&event, 1, 0) == 0
+    }
+
     /// Runs one statement with its parameters (text, `$1`...; nil is NULL) and returns its rows as text (nil for NULL).
     ///
     /// - Throws: `LibPQError`: the server's error (with its SQLSTATE), or the connection's when it broke.
@@ -168,7 +180,7 @@ final class LibPQPool: Sendable {
             threads.submit { [self] _ in
                 let result: Result<T, any Error>
                 do {
-                    let connection = try idle.withLockedValue { $0.popLast() } ?? LibPQConnection(parameters: parameters)
+                    let connection = try takeIdle() ?? LibPQConnection(parameters: parameters)
                     result = Result(catching: { try body(connection) })
                     if connection.isReusable { idle.withLockedValue { $0.append(connection) } }
                 } catch {
@@ -179,6 +191,14 @@ final class LibPQPool: Sendable {
             }
         }
         return try result.get()
+    }
+
+    /// The most recently used idle connection that is still open; those found closed are dropped.
+    private func takeIdle() -> LibPQConnection? {
+        while let connection = idle.withLockedValue({ $0.popLast() }) {
+            if connection.isStillOpen { return connection }
+        }
+        return nil
     }
 
     /// Closes the idle connections (a graceful stop); calls after it connect again.
