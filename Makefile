@@ -76,7 +76,7 @@ DEBUG_BIN = .build/debug/tilecache
 ## index of the Swift modules only, at the path it gives them itself, so the Swift compiler is given that path and the
 ## rest of the indexing is turned off. Every debug build here passes the same flags, so none undoes another's work
 ## (scripts/example-check.sh and scripts/verdict-check.sh read them from the environment).
-DEBUG_INDEX = $(CURDIR)/.build/$(shell uname -m)-unknown-linux-gnu/debug/index/store
+DEBUG_INDEX := $(CURDIR)/.build/$(shell uname -m)-unknown-linux-gnu/debug/index/store
 DEBUG_FLAGS = -debug-info-format none --disable-index-store -Xswiftc -index-store-path -Xswiftc $(DEBUG_INDEX)
 export TILECACHE_DEBUG_FLAGS = $(DEBUG_FLAGS)
 

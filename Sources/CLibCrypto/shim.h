@@ -1,6 +1,5 @@
-// OpenSSL's libcrypto from Debian's libssl-dev (libcurl already loads it): one-shot SHA-1, SHA-256 and HMAC, and
-// CRYPTO_memcmp, the constant-time comparison. Each reports failure by its return value (NULL, 0).
-#include <openssl/crypto.h>
+// OpenSSL's libcrypto from Debian's libssl-dev (libcurl already loads it): one-shot SHA-256 and HMAC (with EVP_sha256
+// and EVP_sha1), for `Hashing`. Each reports failure by its return value (NULL).
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/sha.h>
