@@ -297,25 +297,46 @@ int tio_icc_describes_srgb(const uint8_t *profile, size_t profile_size) {
     return result;
 }
 
-tio_icc_result tio_icc_to_srgb(const uint8_t *profile, size_t profile_size, tio_pixels pixels,
-                               const uint8_t *in, uint8_t *out, size_t pixel_count, char *message, size_t message_size) {
-    icc_errors errors = {message, message_size};
+struct tio_icc_transform {
+    cmsContext context;
+    cmsHTRANSFORM transform;
+    /// The context's user data: the caller's message buffer while the transform is made, none afterwards.
+    icc_errors errors;
+};
+
+void tio_icc_transform_free(tio_icc_transform *transform) {
+    if (!transform) return;
+    if (transform->transform) cmsDeleteTransform(transform->transform);
+    if (transform->context) cmsDeleteContext(transform->context);
+    free(transform);
+}
+
+tio_icc_result tio_icc_transform_make(const uint8_t *profile, size_t profile_size, tio_pixels pixels,
+                                      tio_icc_transform **made, char *message, size_t message_size) {
+    *made = NULL;
     if (message_size > 0) message[0] = 0;
     int cmyk = pixels == TIO_PIXELS_CMYK || pixels == TIO_PIXELS_CMYK_INVERTED;
-    if (pixel_count > UINT32_MAX) {
-        snprintf(message, message_size, "too many pixels (%zu)", pixel_count);
+    if (profile_size > UINT32_MAX) {
+        snprintf(message, message_size, "the profile is too large (%zu bytes)", profile_size);
         return TIO_ICC_UNUSABLE;
     }
-    cmsContext context = cmsCreateContext(NULL, &errors);
-    if (!context) {
+    tio_icc_transform *made_here = calloc(1, sizeof *made_here);
+    if (!made_here) {
+        snprintf(message, message_size, "out of memory");
+        return TIO_ICC_UNUSABLE;
+    }
+    made_here->errors = (icc_errors){message, message_size};
+    made_here->context = cmsCreateContext(NULL, &made_here->errors);
+    if (!made_here->context) {
         snprintf(message, message_size, "Little CMS could not create a context (out of memory)");
+        free(made_here);
         return TIO_ICC_UNUSABLE;
     }
+    cmsContext context = made_here->context;
     cmsSetLogErrorHandlerTHR(context, on_lcms_error);
     tio_icc_result result = TIO_ICC_UNUSABLE;
     cmsHPROFILE source = cmsOpenProfileFromMemTHR(context, profile, (cmsUInt32Number)profile_size);
     cmsHPROFILE srgb = cmsCreate_sRGBProfileTHR(context);
-    cmsHTRANSFORM transform = NULL;
     if (!source || !srgb) {
         if (message_size > 0 && !message[0]) snprintf(message, message_size, "the profile cannot be read");
         goto done;
@@ -332,20 +353,38 @@ tio_icc_result tio_icc_to_srgb(const uint8_t *profile, size_t profile_size, tio_
     cmsUInt32Number input = pixels == TIO_PIXELS_RGB ? TYPE_RGB_8 : pixels == TIO_PIXELS_RGBA ? TYPE_RGBA_8
                           : pixels == TIO_PIXELS_CMYK ? TYPE_CMYK_8 : TYPE_CMYK_8_REV;
     cmsUInt32Number output = pixels == TIO_PIXELS_RGBA ? TYPE_RGBA_8 : TYPE_RGB_8;
-    transform = cmsCreateTransformTHR(context, source, input, srgb, output, INTENT_RELATIVE_COLORIMETRIC,
-                                      pixels == TIO_PIXELS_RGBA ? cmsFLAGS_COPY_ALPHA : 0);
-    if (!transform) {
+    // No one-pixel cache: Little CMS's condition for one transform used by several threads at once.
+    made_here->transform = cmsCreateTransformTHR(context, source, input, srgb, output, INTENT_RELATIVE_COLORIMETRIC,
+                                                 cmsFLAGS_NOCACHE | (pixels == TIO_PIXELS_RGBA ? cmsFLAGS_COPY_ALPHA : 0));
+    if (!made_here->transform) {
         if (message_size > 0 && !message[0]) snprintf(message, message_size, "no transform from the profile to sRGB");
         goto done;
     }
-    cmsDoTransform(transform, in, out, (cmsUInt32Number)pixel_count);
     result = TIO_ICC_CONVERTED;
 done:
-    if (transform) cmsDeleteTransform(transform);
     if (source) cmsCloseProfile(source);
     if (srgb) cmsCloseProfile(srgb);
-    cmsDeleteContext(context);
+    // The caller's buffer is not the transform's: nothing is written to it once this returns.
+    made_here->errors = (icc_errors){NULL, 0};
+    if (result == TIO_ICC_CONVERTED) {
+        *made = made_here;
+    } else {
+        tio_icc_transform_free(made_here);
+    }
     return result;
+}
+
+void tio_icc_transform_apply(const tio_icc_transform *transform, const uint8_t *in, uint8_t *out, size_t pixel_count,
+                             tio_pixels pixels) {
+    size_t in_size = pixels == TIO_PIXELS_RGB ? 3 : 4, out_size = pixels == TIO_PIXELS_RGBA ? 4 : 3;
+    // Little CMS counts pixels in 32 bits: larger images go in parts.
+    while (pixel_count > 0) {
+        cmsUInt32Number part = pixel_count > UINT32_MAX ? UINT32_MAX : (cmsUInt32Number)pixel_count;
+        cmsDoTransform(transform->transform, in, out, part);
+        in += (size_t)part * in_size;
+        out += (size_t)part * out_size;
+        pixel_count -= part;
+    }
 }
 
 int tio_inflate(const uint8_t *in, size_t in_size, uint8_t *out, size_t *out_size) {

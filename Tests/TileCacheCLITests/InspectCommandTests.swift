@@ -207,6 +207,30 @@ struct InspectCommandTests {
         }
     }
 
+    @Test("--placeholders judges every file as inspect alone does (one decode is both): validity, reason, message, size and warnings, strict and --lenient")
+    func placeholdersJudgeAsInspect() async throws {
+        struct Row: Decodable, Equatable {
+            var path: String, valid: Bool, format: String?, width: Int?, height: Int?, reason: String?, message: String?, warnings: [String]?
+        }
+        try await withTemporaryDirectory { directory in
+            try makeFiles(in: directory)
+            // A real photo with an Adobe RGB profile, cut short (lenient: valid with a warning; strict: truncated), and
+            // the photo with bytes after its end (a warning).
+            let rocket = try TestImages.bytes(try #require(try TestImages.photoFiles().first { $0.lastPathComponent == "rocket.jpg" }))
+            try Data(rocket.prefix(rocket.count * 2 / 3)).write(to: URL(fileURLWithPath: directory + "/e.jpg"))
+            try Data(rocket + [UInt8](repeating: 0x41, count: 100)).write(to: URL(fileURLWithPath: directory + "/f.jpg"))
+            for lenient in [false, true] {
+                let options = ["--format", "json"] + (lenient ? ["--lenient"] : [])
+                let alone = await tilecache(["inspect", directory] + options)
+                let with = await tilecache(["inspect", directory, "--placeholders"] + options)
+                #expect(alone.code == with.code, "\(with.err)")
+                let expected = try JSONDecoder().decode([Row].self, from: Data(alone.out.utf8))
+                #expect(expected.count == 6 && expected.contains { $0.path.hasSuffix("e.jpg") && $0.valid == lenient })
+                #expect(try JSONDecoder().decode([Row].self, from: Data(with.out.utf8)) == expected)
+            }
+        }
+    }
+
     @Test("--help shows an example and exits 0")
     func help() async {
         let run = await tilecache("inspect", "--help")

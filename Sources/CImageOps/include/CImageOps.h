@@ -1,7 +1,7 @@
 // Pixel operations of the thumbnailer, in C for speed in every build (a debug build of Swift loops is 20-50x slower,
 // and the test suite resizes real photos): a separable Lanczos-3 resample, alpha premultiplication, the eight EXIF
-// orientations, and ICC profiles to sRGB through Little CMS. Pure functions over caller-owned buffers: no allocation escapes, no global state, no longjmp;
-// callable from any thread.
+// orientations, and ICC profiles to sRGB through Little CMS. Functions over caller-owned buffers: no global state, no
+// longjmp; callable from any thread. The one allocation that escapes is an ICC transform, which its maker frees.
 #ifndef TILECACHE_CIMAGEOPS_H
 #define TILECACHE_CIMAGEOPS_H
 #include <stddef.h>
@@ -29,17 +29,17 @@ void tio_unpremultiply(uint8_t *pixels, size_t pixel_count, int channels);
 /// Returns 0, or -1 for an orientation outside 1-8 or a size <= 0.
 int tio_orient(const uint8_t *in, int width, int height, int channels, int orientation, uint8_t *out);
 
-/// What tio_icc_to_srgb did.
+/// What tio_icc_transform_make found.
 typedef enum {
-    /// `out` holds the pixels converted to sRGB.
+    /// A transform to sRGB was made.
     TIO_ICC_CONVERTED = 0,
-    /// The profile describes sRGB already (its description says so): `out` is untouched, the pixels are sRGB.
+    /// The profile describes sRGB already (its description says so): the pixels are sRGB as they are.
     TIO_ICC_ALREADY_SRGB = 1,
     /// The profile could not be used (unreadable, or for another colour space than the pixels): `message` says why.
     TIO_ICC_UNUSABLE = -1,
 } tio_icc_result;
 
-/// The pixels tio_icc_to_srgb converts.
+/// The pixels an ICC transform converts.
 typedef enum {
     /// RGB, 3 bytes a pixel, to RGB.
     TIO_PIXELS_RGB = 0,
@@ -51,11 +51,24 @@ typedef enum {
     TIO_PIXELS_CMYK_INVERTED = 3,
 } tio_pixels;
 
-/// Converts `pixel_count` pixels from the colour space an ICC profile describes to sRGB with Little CMS (relative
-/// colorimetric intent, as libvips' thumbnailer), writing RGB (RGBA for TIO_PIXELS_RGBA) to `out`. `message` (of
-/// `message_size` bytes) receives the reason for TIO_ICC_UNUSABLE.
-tio_icc_result tio_icc_to_srgb(const uint8_t *profile, size_t profile_size, tio_pixels pixels,
-                               const uint8_t *in, uint8_t *out, size_t pixel_count, char *message, size_t message_size);
+/// A conversion from the colour space an ICC profile describes to sRGB (Little CMS, relative colorimetric intent, as
+/// libvips' thumbnailer), made once and applied to any number of images, by any number of threads at once (no
+/// one-pixel cache; a Little CMS context of its own). Made by tio_icc_transform_make, freed by tio_icc_transform_free.
+typedef struct tio_icc_transform tio_icc_transform;
+
+/// Makes the conversion from `profile` to sRGB for pixels laid out as `pixels`: TIO_ICC_CONVERTED with `*transform`
+/// set; TIO_ICC_ALREADY_SRGB, or TIO_ICC_UNUSABLE with the reason in `message` (of `message_size` bytes), with
+/// `*transform` NULL. Making one takes milliseconds (Little CMS samples the profile's curves): keep it for the next image.
+tio_icc_result tio_icc_transform_make(const uint8_t *profile, size_t profile_size, tio_pixels pixels,
+                                      tio_icc_transform **transform, char *message, size_t message_size);
+
+/// Converts `pixel_count` pixels laid out as `pixels` (the layout the transform was made for) from `in` to `out`:
+/// RGB, or RGBA for TIO_PIXELS_RGBA (alpha copied).
+void tio_icc_transform_apply(const tio_icc_transform *transform, const uint8_t *in, uint8_t *out, size_t pixel_count,
+                             tio_pixels pixels);
+
+/// Frees a transform (NULL is ignored).
+void tio_icc_transform_free(tio_icc_transform *transform);
 
 /// Inflates the zlib stream `in` (a PNG iCCP chunk's profile) into `out`, at most `*out_size` bytes; on return
 /// `*out_size` is the inflated size. Returns 0, or -1 when the stream is damaged or larger than `out`.

@@ -26,11 +26,14 @@ public enum ImageProcessor {
         public var image: DecodedImage
         /// Format, full stored size and orientation of the source.
         public var header: ImageHeader
+        /// What the decode found and forgave (the inspector's warnings for these bytes).
+        public var warnings: [String]
 
         /// A source from pixels decoded at full size and the header that describes them.
-        public init(image: DecodedImage, header: ImageHeader) {
+        public init(image: DecodedImage, header: ImageHeader, warnings: [String] = []) {
             self.image = image
             self.header = header
+            self.warnings = warnings
         }
     }
 
@@ -44,11 +47,15 @@ public enum ImageProcessor {
     }
 
     /// The pixels of `bytes`, decoded for `processing`: a JPEG at the smallest DCT scale that leaves the reduce a
-    /// factor of three or more, a PNG in full.
+    /// factor of three or more, a PNG in full; the warnings the decode forgave in the source. A JPEG is judged leniently
+    /// (its bytes were validated before they were stored) unless `checking`: then the decode is the inspector's
+    /// `check` of the bytes too, at its strictness, with the same errors and warnings (`inspect --placeholders` decodes
+    /// each file once).
     ///
     /// - Throws: the inspector's errors for bytes that do not decode.
     public static func decode(_ bytes: [UInt8], for processing: ImageProcessing, subject: String,
-                              inspector: ImageInspector = ImageInspector(strictness: .lenient)) throws(ImageCoreError) -> Source {
+                              inspector: ImageInspector = ImageInspector(strictness: .lenient),
+                              checking: Bool = false) throws(ImageCoreError) -> Source {
         guard ImageFormat.sniff(bytes) == .jpeg else {
             let validated = try inspector.validate(bytes, subject: subject)
             var image = validated.image
@@ -59,16 +66,17 @@ public enum ImageProcessor {
                                                                  profile: profile) {
                 image = DecodedImage(width: image.width, height: image.height, pixelFormat: image.pixelFormat, pixels: pixels)
             }
-            return Source(image: image, header: validated.header)
+            return Source(image: image, header: validated.header, warnings: validated.warnings)
         }
         return try bytes.withRawBytes { raw throws(ImageCoreError) in
-            let decoded = try JPEGCodec.decode(raw, strict: false, subject: subject, scaleNumerator: { width, height, orientation in
+            let decoded = try JPEGCodec.decode(raw, strict: checking && inspector.strictness == .strict, subject: subject, scaleNumerator: { width, height, orientation in
                 shrinkOnLoad(processing, width: width, height: height, orientation: orientation)
             }, colorManaged: true) { width, height throws(ImageCoreError) in
                 try inspector.checkDimensions(width, height, subject: subject)  // before any allocation
             }
             return Source(image: decoded.image, header: ImageHeader(
-                format: .jpeg, width: decoded.fullWidth, height: decoded.fullHeight, byteCount: bytes.count, orientation: decoded.orientation))
+                format: .jpeg, width: decoded.fullWidth, height: decoded.fullHeight, byteCount: bytes.count, orientation: decoded.orientation),
+                warnings: decoded.warnings)
         }
     }
 

@@ -275,14 +275,23 @@ public enum FileInspection {
         result.bytes = bytes.count
         result.format = ImageFormat.sniff(bytes)?.rawValue
         do {
-            let checked = fullDecode
-                ? try inspector.validate(bytes, subject: path).asCheck
-                : try inspector.check(bytes, subject: path)
-            result.describe(checked.header)
-            result.warnings = checked.warnings
-            if placeholder {
-                let made = try ImageProcessor.process(bytes, .placeholder(of: .none), subject: path, inspector: inspector)
-                result.placeholder = ImagePlaceholder(json: made.bytes)
+            if placeholder, !fullDecode {
+                // One decode, at the placeholder's DCT scale, is both the check and the placeholder's pixels.
+                let source = try ImageProcessor.decode(bytes, for: .placeholder(of: .none), subject: path, inspector: inspector,
+                                                       checking: true)
+                result.describe(source.header)
+                result.warnings = source.warnings
+                result.placeholder = ImagePlaceholder(json: try ImageProcessor.process(source, .placeholder(of: .none), subject: path).bytes)
+            } else {
+                let checked = fullDecode
+                    ? try inspector.validate(bytes, subject: path).asCheck
+                    : try inspector.check(bytes, subject: path)
+                result.describe(checked.header)
+                result.warnings = checked.warnings
+                if placeholder {
+                    let made = try ImageProcessor.process(bytes, .placeholder(of: .none), subject: path, inspector: inspector)
+                    result.placeholder = ImagePlaceholder(json: made.bytes)
+                }
             }
             result.valid = true
         } catch {

@@ -168,6 +168,22 @@ struct ColorProfileTests {
         #expect(ImageProcessorTests.psnr(out, reference) >= 45)
     }
 
+    @Test("one Adobe RGB transform, made once and kept, converts alike in many threads at once")
+    func keptTransformShared() async throws {
+        let rocket = try Self.photo("rocket.jpg")
+        let processing = ImageProcessing(width: 96, format: .png)
+        let first = try ImageProcessor.process(rocket, processing, subject: "rocket").bytes
+        let outputs = try await withThrowingTaskGroup(of: [UInt8].self) { group in
+            for _ in 0..<16 {
+                group.addTask { try await BlockingWork.run { () throws(ImageCoreError) in try ImageProcessor.process(rocket, processing, subject: "rocket").bytes } }
+            }
+            return try await group.reduce(into: [[UInt8]]()) { $0.append($1) }
+        }
+        #expect(outputs.count == 16 && outputs.allSatisfy { $0 == first })
+        // The kept transform's pixels are the converted ones (within Delta E 2 of Adobe RGB's published matrices).
+        try adobeRGBPatches()
+    }
+
     @Test("a CMYK JPEG with a CMYK profile (Adobe's inverted samples) comes out in the profile's colours, as Pillow's ImageCms says")
     func cmykWithProfile() throws {
         guard let data = FileManager.default.contents(atPath: Self.swop) else {
