@@ -1,5 +1,6 @@
 #include "CJPEGDecoder.h"
 #include <setjmp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@ struct tcj_decoder {
     struct jpeg_progress_mgr progress;
     struct jpeg_source_mgr source;
     size_t consumed;       // bytes of `data` handed to libjpeg so far
+    size_t chunk;          // bytes handed at a time: TCJ_CHUNK_BYTES, or all of them for trusted bytes
     jmp_buf jump;
     int created;           // jpeg_create_decompress succeeded
     stage stage;
@@ -117,7 +119,7 @@ static boolean source_fill(j_decompress_ptr info) {
         return TRUE;
     }
     size_t count = decoder->size - decoder->consumed;
-    if (count > TCJ_CHUNK_BYTES) count = TCJ_CHUNK_BYTES;
+    if (count > decoder->chunk) count = decoder->chunk;
     decoder->source.next_input_byte = decoder->data + decoder->consumed;
     decoder->source.bytes_in_buffer = count;
     decoder->consumed += count;
@@ -137,11 +139,16 @@ static void source_skip(j_decompress_ptr info, long count) {
 
 static void source_term(j_decompress_ptr info) { (void)info; }
 
+void tcj_decoder_trust(tcj_decoder *decoder) {
+    if (decoder->consumed == 0) decoder->chunk = SIZE_MAX;
+}
+
 tcj_decoder *tcj_decoder_create(const uint8_t *data, size_t size) {
     tcj_decoder *decoder = calloc(1, sizeof(tcj_decoder));
     if (!decoder) return NULL;
     decoder->data = data;
     decoder->size = size;
+    decoder->chunk = TCJ_CHUNK_BYTES;
     decoder->stage = STAGE_CREATED;
     decoder->info.err = jpeg_std_error(&decoder->errors);
     decoder->errors.error_exit = on_error;

@@ -35,14 +35,17 @@ enum JPEGCodec {
     /// scan at the DCT scale n/8 that `scaleNumerator` picks from the full size and the EXIF orientation (8: full
     /// size; clamped to 1...8). Gray JPEGs decode to one byte per pixel, everything else to RGB (CMYK and YCCK
     /// converted). `colorManaged` converts the pixels from an embedded ICC profile to sRGB (thumbnails); without it
-    /// the pixels are libjpeg's, exactly as djpeg writes them (validation, the decoded memory tier).
+    /// the pixels are libjpeg's, exactly as djpeg writes them (validation, the decoded memory tier). `trusted` bytes
+    /// (validated before: a variant's source) decode on libjpeg-turbo's fast Huffman path, the same pixels without the
+    /// warnings for damaged codes (`tcj_decoder_trust`); a decode that judges the bytes is never trusted.
     static func decode(
         _ bytes: UnsafeRawBufferPointer, strict: Bool, subject: String,
         scaleNumerator: (_ width: Int, _ height: Int, _ orientation: Int?) -> Int = { _, _, _ in 8 },
-        colorManaged: Bool = false,
+        colorManaged: Bool = false, trusted: Bool = false,
         checkDimensions: (Int, Int) throws(ImageCoreError) -> Void
     ) throws(ImageCoreError) -> Decoded {
         let decoder = try Decoder(bytes, subject: subject)
+        if trusted { decoder.trust() }
         let header = try decoder.readHeader(strict: strict, subject: subject)
         let fullWidth = Int(header.width), fullHeight = Int(header.height)
         try checkDimensions(fullWidth, fullHeight)
@@ -210,6 +213,9 @@ extension JPEGCodec {
         }
 
         deinit { tcj_decoder_destroy(handle) }
+
+        /// Hands libjpeg every byte at once (`tcj_decoder_trust`): before the header only.
+        func trust() { tcj_decoder_trust(handle) }
 
         var diagnostics: tcj_diagnostics { tcj_decoder_diagnostics(handle).pointee }
 

@@ -48,7 +48,8 @@ public enum ImageProcessor {
 
     /// The pixels of `bytes`, decoded for `processing`: a JPEG at the smallest DCT scale that leaves the reduce a
     /// factor of three or more, a PNG in full; the warnings the decode forgave in the source. A JPEG is judged leniently
-    /// (its bytes were validated before they were stored) unless `checking`: then the decode is the inspector's
+    /// and decoded on libjpeg-turbo's fast Huffman path (its bytes were validated before they were stored; the pixels
+    /// are the same either way) unless `checking`: then the decode is the inspector's
     /// `check` of the bytes too, at its strictness, with the same errors and warnings (`inspect --placeholders` decodes
     /// each file once).
     ///
@@ -71,7 +72,7 @@ public enum ImageProcessor {
         return try bytes.withRawBytes { raw throws(ImageCoreError) in
             let decoded = try JPEGCodec.decode(raw, strict: checking && inspector.strictness == .strict, subject: subject, scaleNumerator: { width, height, orientation in
                 shrinkOnLoad(processing, width: width, height: height, orientation: orientation)
-            }, colorManaged: true) { width, height throws(ImageCoreError) in
+            }, colorManaged: true, trusted: !checking) { width, height throws(ImageCoreError) in
                 try inspector.checkDimensions(width, height, subject: subject)  // before any allocation
             }
             return Source(image: decoded.image, header: ImageHeader(

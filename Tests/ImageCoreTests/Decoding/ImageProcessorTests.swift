@@ -63,6 +63,18 @@ struct ImageProcessorTests {
         #expect(score >= minimum, "\(name) at \(width): \(score) dB")
     }
 
+    @Test("a variant's decode (libjpeg-turbo's fast Huffman path, for stored bytes) gives the pixels the checking decode gives, at every DCT scale",
+          arguments: [8, 128, 512])
+    func trustedDecodeSamePixels(_ width: Int) throws {
+        let lenient = ImageInspector(strictness: .lenient)
+        for url in try TestImages.photoFiles() {
+            let bytes = try TestImages.bytes(url), processing = ImageProcessing(width: width, format: .png)
+            let trusted = try ImageProcessor.decode(bytes, for: processing, subject: url.lastPathComponent)
+            let checked = try ImageProcessor.decode(bytes, for: processing, subject: url.lastPathComponent, inspector: lenient, checking: true)
+            #expect(trusted.image.width == checked.image.width && trusted.image.pixels == checked.image.pixels, "\(url.lastPathComponent) at \(width)")
+        }
+    }
+
     @Test("sample positions are centred: a symmetric picture stays symmetric at every scale")
     func centred() throws {
         // A white square centred on black, 99x99: every output must be its own mirror image.
