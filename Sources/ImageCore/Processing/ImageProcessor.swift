@@ -81,13 +81,19 @@ public enum ImageProcessor {
         }
     }
 
-    /// Whether a variant of `bytes` is made from a decode of its own rather than from the pixels decoded to validate
-    /// them: every JPEG, decoded at its shrink-on-load DCT scale (`decode(_:for:subject:inspector:)`) as it is when the
-    /// variant is made later from cached bytes, so a variant's bytes depend only on its source's bytes and the options
-    /// (its ETag names exactly those: a cold miss once gave 1,397 bytes and a warm one 1,398 under one ETag); and an
-    /// image with an ICC profile to convert (`needsOwnDecode`).
-    public static func makesVariantFromOwnDecode(_ bytes: [UInt8]) -> Bool {
-        ImageFormat.sniff(bytes) == .jpeg || needsOwnDecode(bytes)
+    /// Whether a variant of `bytes` (whose header is `header`) made as `processing` asks is made from a decode of its
+    /// own rather than from the pixels decoded to validate them (full size, as djpeg decodes): a JPEG shrunk on load,
+    /// decoded at its DCT scale (`decode(_:for:subject:inspector:checking:)`) as it is when the variant is made later
+    /// from cached bytes, so a variant's bytes depend only on its source's bytes and the options (its ETag names exactly
+    /// those: a cold miss once gave 1,397 bytes and a warm one 1,398 under one ETag); and an image with an ICC profile
+    /// to convert (`needsOwnDecode`). A JPEG decoded at full size for the variant has the validation's pixels, so a cold
+    /// miss decodes it once (ImageProcessorTests compares the variants made both ways).
+    public static func makesVariantFromOwnDecode(_ bytes: [UInt8], header: ImageHeader, for processing: ImageProcessing) -> Bool {
+        if ImageFormat.sniff(bytes) == .jpeg,
+           shrinkOnLoad(processing, width: header.width, height: header.height, orientation: header.orientation) != 8 {
+            return true
+        }
+        return needsOwnDecode(bytes)
     }
 
     /// Whether pixels decoded for validation cannot stand in for `bytes` when making a variant: a JPEG or PNG with an

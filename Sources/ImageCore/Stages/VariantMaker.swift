@@ -117,15 +117,17 @@ struct VariantMaker: Sendable {
                 try await BlockingWork.run { [inspector = configuration.inspector, processing = request.processing] () throws(ImageCoreError) in
                     // The bytes decoded at the DCT scale that leaves the reduce a factor of three (ImageProcessor.shrinkOnLoad),
                     // however the source was loaded, so the variant is the same bytes cold or warm; the pixels the load had
-                    // (a download is decoded to validate it) only for a PNG without a profile to convert, whose decode is
-                    // the same either way, or a source without bytes.
+                    // (a download is decoded to validate it) where that decode is the same (a JPEG not shrunk on load, a
+                    // PNG, with no profile to convert), or for a source without bytes.
                     let bytes = source.bytes.map { Array($0.readableBytesView) }
-                    if let image = source.image, !(bytes.map(ImageProcessor.makesVariantFromOwnDecode) ?? false) {
+                    if let image = source.image {
                         // The orientation from the bytes when they are at hand: a disk entry written before orientation
                         // was recorded does not have it.
                         var header = source.header
                         if header.format == .jpeg, let bytes, let read = try? inspector.inspectHeader(bytes, subject: servedBy) { header = read }
-                        return try ImageProcessor.process(ImageProcessor.Source(image: image, header: header), processing, subject: servedBy)
+                        if !(bytes.map { ImageProcessor.makesVariantFromOwnDecode($0, header: header, for: processing) } ?? false) {
+                            return try ImageProcessor.process(ImageProcessor.Source(image: image, header: header), processing, subject: servedBy)
+                        }
                     }
                     // Without pixels (or with pixels that are not sRGB) a source has its bytes (a load, or the encoded
                     // memory tier).

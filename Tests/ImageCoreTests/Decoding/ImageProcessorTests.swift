@@ -75,6 +75,27 @@ struct ImageProcessorTests {
         }
     }
 
+    @Test("a JPEG variant not shrunk on load is made from the validation's pixels (a cold miss decodes once): the same bytes as from its own decode")
+    func variantFromValidationPixels() throws {
+        let inspector = ImageInspector(strictness: .lenient)
+        var reused = 0
+        for url in try TestImages.photoFiles() {
+            let bytes = try TestImages.bytes(url), name = url.lastPathComponent
+            let header = try inspector.inspectHeader(bytes, subject: name)
+            let validated = try inspector.validate(bytes, subject: name)
+            // 64 px is a reduce of 8 or more for every photo: always its own decode, shrunk on load.
+            #expect(ImageProcessor.makesVariantFromOwnDecode(bytes, header: header, for: ImageProcessing(width: 64)))
+            for processing in [ImageProcessing(width: 256, format: .jpeg), ImageProcessing(width: 400, format: .webp), ImageProcessing(width: 300, height: 300, fit: .cover, format: .png)]
+            where !ImageProcessor.makesVariantFromOwnDecode(bytes, header: header, for: processing) {
+                reused += 1
+                let fromPixels = try ImageProcessor.process(ImageProcessor.Source(image: validated.image, header: header), processing, subject: name)
+                let fromBytes = try ImageProcessor.process(bytes, processing, subject: name)
+                #expect(fromPixels.bytes == fromBytes.bytes, "\(name) \(processing)")
+            }
+        }
+        #expect(reused >= 8)  // every photo but the Adobe RGB one, at most sizes
+    }
+
     @Test("sample positions are centred: a symmetric picture stays symmetric at every scale")
     func centred() throws {
         // A white square centred on black, 99x99: every output must be its own mirror image.
