@@ -1,7 +1,7 @@
 // Pixel operations of the thumbnailer, in C for speed in every build (a debug build of Swift loops is 20-50x slower,
 // and the test suite resizes real photos): a separable Lanczos-3 resample, alpha premultiplication, the eight EXIF
 // orientations, and ICC profiles to sRGB through Little CMS. Functions over caller-owned buffers: no global state, no
-// longjmp; callable from any thread. The one allocation that escapes is an ICC transform, which its maker frees.
+// longjmp; callable from any thread. The one allocation that escapes is an ICC transform (tio_icc_transform_free).
 #ifndef TILECACHE_CIMAGEOPS_H
 #define TILECACHE_CIMAGEOPS_H
 #include <stddef.h>
