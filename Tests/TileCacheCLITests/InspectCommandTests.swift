@@ -215,17 +215,23 @@ struct InspectCommandTests {
         try await withTemporaryDirectory { directory in
             try makeFiles(in: directory)
             // A real photo with an Adobe RGB profile, cut short (lenient: valid with a warning; strict: truncated), and
-            // the photo with bytes after its end (a warning).
+            // the photo with bytes after its end; the synthesized JPEG with a profile that cannot be used, and with an
+            // ICC chunk numbered 2 of 1 (libjpeg warns of a bad ICC marker when a colour-managed decode reads it).
             let rocket = try TestImages.bytes(try #require(try TestImages.photoFiles().first { $0.lastPathComponent == "rocket.jpg" }))
             try Data(rocket.prefix(rocket.count * 2 / 3)).write(to: URL(fileURLWithPath: directory + "/e.jpg"))
             try Data(rocket + [UInt8](repeating: 0x41, count: 100)).write(to: URL(fileURLWithPath: directory + "/f.jpg"))
+            let plain = [UInt8](try Data(contentsOf: URL(fileURLWithPath: directory + "/a.jpg")))
+            try Data(TestImages.withICC(plain, profile: [UInt8](repeating: 7, count: 300))).write(to: URL(fileURLWithPath: directory + "/g.jpg"))
+            let badChunk = Array("ICC_PROFILE".utf8) + [0, 2, 1] + [UInt8](repeating: 7, count: 40)
+            try Data([0xFF, 0xD8, 0xFF, 0xE2, 0, UInt8(badChunk.count + 2)] + badChunk + plain.dropFirst(2))
+                .write(to: URL(fileURLWithPath: directory + "/h.jpg"))
             for lenient in [false, true] {
                 let options = ["--format", "json"] + (lenient ? ["--lenient"] : [])
                 let alone = await tilecache(["inspect", directory] + options)
                 let with = await tilecache(["inspect", directory, "--placeholders"] + options)
                 #expect(alone.code == with.code, "\(with.err)")
                 let expected = try JSONDecoder().decode([Row].self, from: Data(alone.out.utf8))
-                #expect(expected.count == 6 && expected.contains { $0.path.hasSuffix("e.jpg") && $0.valid == lenient })
+                #expect(expected.count == 8 && expected.contains { $0.path.hasSuffix("e.jpg") && $0.valid == lenient })
                 #expect(try JSONDecoder().decode([Row].self, from: Data(with.out.utf8)) == expected)
             }
         }

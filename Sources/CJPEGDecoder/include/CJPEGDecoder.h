@@ -97,7 +97,8 @@ typedef struct tcj_decoder tcj_decoder;
 /// Returns NULL only when out of memory. Nothing is read yet.
 tcj_decoder *tcj_decoder_create(const uint8_t *data, size_t size);
 
-/// For bytes validated before (a variant made from a stored original): hands libjpeg all the bytes at once, so that
+/// For a decode that is no verdict (a variant of an original validated when stored, `tilecache thumbnail`'s lenient
+/// decode, whose warnings are dropped): hands libjpeg all the bytes at once, so that
 /// libjpeg-turbo decodes Huffman codes on its fast path (thumbnails of the test photos at 128 px: 6-8% less time). The
 /// pixels of sound data are the same; an invalid code decodes as zero there without the warning the slow path gives,
 /// so a decode that judges the bytes must not be trusted. Only before the header is read (ignored afterwards).

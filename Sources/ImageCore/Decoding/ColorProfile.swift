@@ -18,23 +18,16 @@ enum ColorProfile {
     /// `pixels` (laid out as `layout` says) converted from `profile`'s colour space to sRGB: RGB, or RGBA for RGBA.
     static func toSRGB(_ pixels: [UInt8], layout: tio_pixels, profile: [UInt8]) -> Outcome {
         let conversion = Conversion.to(layout, from: profile)
-        guard let transform = conversion.transform else {
+        guard let converted = conversion.apply(pixels, layout: layout) else {
             return conversion.unusable.map { .unusable($0) } ?? .alreadySRGB
         }
-        let count = pixels.count / (layout == TIO_PIXELS_RGB ? 3 : 4)
-        var out = [UInt8](repeating: 0, count: count * (layout == TIO_PIXELS_RGBA ? 4 : 3))
-        pixels.withUnsafeBufferPointer { input in
-            out.withUnsafeMutableBufferPointer { output in
-                tio_icc_transform_apply(transform, input.baseAddress, output.baseAddress, count, layout)
-            }
-        }
-        return .converted(out)
+        return .converted(converted)
     }
 
     /// What converting from one profile for one pixel layout takes: a Little CMS transform, or the reason there is
     /// none. Making a transform samples the profile's curves (about 7 ms for Adobe RGB on the Intel Xeon host, several
     /// times the conversion of a thumbnail's pixels), and photos share a few profiles (a camera's Adobe RGB, a phone's
-    /// Display P3): the last 32 made are kept (`conversions`), by the profile's bytes and the layout.
+    /// Display P3): the 32 used most recently are kept (`conversions`), by the profile's bytes and the layout.
     ///
     /// `@unchecked Sendable`: the transform is made without Little CMS's one-pixel cache, the condition its
     /// documentation gives for one transform applied by several threads at once, and is never changed after it is
@@ -57,12 +50,30 @@ enum ColorProfile {
 
         deinit { tio_icc_transform_free(transform) }
 
+        /// `pixels` converted (the layout this conversion was made for), or nil when there is no transform. A method,
+        /// so that the conversion outlives the C call that uses its transform (the cache may drop it meanwhile).
+        func apply(_ pixels: [UInt8], layout: tio_pixels) -> [UInt8]? {
+            guard let transform else { return nil }
+            let count = pixels.count / (layout == TIO_PIXELS_RGB ? 3 : 4)
+            var out = [UInt8](repeating: 0, count: count * (layout == TIO_PIXELS_RGBA ? 4 : 3))
+            pixels.withUnsafeBufferPointer { input in
+                out.withUnsafeMutableBufferPointer { output in
+                    withExtendedLifetime(self) {
+                        tio_icc_transform_apply(transform, input.baseAddress, output.baseAddress, count, layout)
+                    }
+                }
+            }
+            return out
+        }
+
         private struct Key: Hashable, Sendable {
             let profile: [UInt8]
             let layout: UInt32
         }
 
-        /// Profiles are a few hundred bytes to a few kilobytes; a larger one takes its share of the 1 MiB.
+        /// The 32 used most recently. The cost is the profile's bytes (a few hundred to a few thousand; one over 1 MiB
+        /// is made for each image, never kept); the transforms themselves, tens to hundreds of kilobytes each (a CMYK
+        /// profile's lookup table), are bounded by the count.
         private static let conversions = MemoryCache<Key, Conversion>(countLimit: 32, costLimit: 1 << 20)
 
         /// The conversion from `profile` for `layout`: the one kept, or a new one (then kept).

@@ -35,15 +35,19 @@ enum JPEGCodec {
     /// scan at the DCT scale n/8 that `scaleNumerator` picks from the full size and the EXIF orientation (8: full
     /// size; clamped to 1...8). Gray JPEGs decode to one byte per pixel, everything else to RGB (CMYK and YCCK
     /// converted). `colorManaged` converts the pixels from an embedded ICC profile to sRGB (thumbnails); without it
-    /// the pixels are libjpeg's, exactly as djpeg writes them (validation, the decoded memory tier). `trusted` bytes
-    /// (validated before: a variant's source) decode on libjpeg-turbo's fast Huffman path, the same pixels without the
-    /// warnings for damaged codes (`tcj_decoder_trust`); a decode that judges the bytes is never trusted.
+    /// the pixels are libjpeg's, exactly as djpeg writes them (validation, the decoded memory tier). A decode that is
+    /// not a verdict (`trusted`: a variant, a thumbnail) runs on libjpeg-turbo's fast Huffman path, the same pixels
+    /// without the warnings for damaged codes (`tcj_decoder_trust`). A colour-managed decode that is a `check` too
+    /// (`ImageInspector.check`'s verdict and warnings, `inspect --placeholders`) reads the profile with a decoder of its
+    /// own, so that what the profile's chunks hold (a damaged chunk sequence, a profile that cannot be used) adds no
+    /// warning the check would not give.
     static func decode(
         _ bytes: UnsafeRawBufferPointer, strict: Bool, subject: String,
         scaleNumerator: (_ width: Int, _ height: Int, _ orientation: Int?) -> Int = { _, _, _ in 8 },
-        colorManaged: Bool = false, trusted: Bool = false,
+        colorManaged: Bool = false, trusted: Bool = false, checking: Bool = false,
         checkDimensions: (Int, Int) throws(ImageCoreError) -> Void
     ) throws(ImageCoreError) -> Decoded {
+        precondition(!(trusted && checking), "a check is never trusted")
         let decoder = try Decoder(bytes, subject: subject)
         if trusted { decoder.trust() }
         let header = try decoder.readHeader(strict: strict, subject: subject)
@@ -59,7 +63,16 @@ enum JPEGCodec {
         let numerator = min(8, max(1, scaleNumerator(fullWidth, fullHeight, orientation)))
         let (width, height) = try decoder.outputSize(scaleNumerator: numerator, subject: subject)
         let channels = Int(format.rawValue)
-        let profile = format == TCJ_PIXELS_GRAY || !colorManaged ? nil : try decoder.iccProfile(subject: subject)
+        let profile: [UInt8]?
+        if format == TCJ_PIXELS_GRAY || !colorManaged {
+            profile = nil
+        } else if checking {
+            let reader = try Decoder(bytes, subject: subject)
+            _ = try reader.readHeader(strict: false, subject: subject)
+            profile = try reader.iccProfile(subject: subject)
+        } else {
+            profile = try decoder.iccProfile(subject: subject)
+        }
         var pixels = try decoder.decode(scaleNumerator: numerator, format: format, count: width * height * channels, subject: subject)
         var warnings = try judge(decoder.diagnostics, strict: strict, subject: subject) + exifWarnings
         let inverted = header.adobe_marker != 0
@@ -68,7 +81,7 @@ enum JPEGCodec {
             switch ColorProfile.toSRGB(pixels, layout: layout, profile: profile) {
             case .converted(let rgb): pixels = rgb
             case .alreadySRGB: break
-            case .unusable(let why): warnings.append("ICC profile ignored (the pixels are taken as sRGB): \(why)")
+            case .unusable(let why): if !checking { warnings.append("ICC profile ignored (the pixels are taken as sRGB): \(why)") }
             }
         }
         if pixels.count == width * height * 4 { pixels = cmykToRGB(pixels, pixelCount: width * height, inverted: inverted) }

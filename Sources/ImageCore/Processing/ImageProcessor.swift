@@ -26,7 +26,8 @@ public enum ImageProcessor {
         public var image: DecodedImage
         /// Format, full stored size and orientation of the source.
         public var header: ImageHeader
-        /// What the decode found and forgave (the inspector's warnings for these bytes).
+        /// What the decode found and forgave (with `decode(_:for:subject:inspector:checking:)`'s `checking`, the
+        /// inspector's warnings for these bytes).
         public var warnings: [String]
 
         /// A source from pixels decoded at full size and the header that describes them.
@@ -47,11 +48,11 @@ public enum ImageProcessor {
     }
 
     /// The pixels of `bytes`, decoded for `processing`: a JPEG at the smallest DCT scale that leaves the reduce a
-    /// factor of three or more, a PNG in full; the warnings the decode forgave in the source. A JPEG is judged leniently
-    /// and decoded on libjpeg-turbo's fast Huffman path (its bytes were validated before they were stored; the pixels
-    /// are the same either way) unless `checking`: then the decode is the inspector's
-    /// `check` of the bytes too, at its strictness, with the same errors and warnings (`inspect --placeholders` decodes
-    /// each file once).
+    /// factor of three or more, a PNG in full; the warnings the decode forgave in the source. Unless `checking`, the
+    /// decode is for pixels, not a verdict (a variant of bytes validated when stored, a thumbnail): a JPEG is judged
+    /// leniently and decoded on libjpeg-turbo's fast Huffman path (the same pixels). With `checking` it is the
+    /// inspector's `check` of the bytes too, at its strictness, with the same errors and warnings (`inspect
+    /// --placeholders` decodes each file once).
     ///
     /// - Throws: the inspector's errors for bytes that do not decode.
     public static func decode(_ bytes: [UInt8], for processing: ImageProcessing, subject: String,
@@ -72,7 +73,7 @@ public enum ImageProcessor {
         return try bytes.withRawBytes { raw throws(ImageCoreError) in
             let decoded = try JPEGCodec.decode(raw, strict: checking && inspector.strictness == .strict, subject: subject, scaleNumerator: { width, height, orientation in
                 shrinkOnLoad(processing, width: width, height: height, orientation: orientation)
-            }, colorManaged: true, trusted: !checking) { width, height throws(ImageCoreError) in
+            }, colorManaged: true, trusted: !checking, checking: checking) { width, height throws(ImageCoreError) in
                 try inspector.checkDimensions(width, height, subject: subject)  // before any allocation
             }
             return Source(image: decoded.image, header: ImageHeader(

@@ -122,10 +122,10 @@ struct VariantMaker: Sendable {
                     let bytes = source.bytes.map { Array($0.readableBytesView) }
                     if let image = source.image {
                         // The orientation from the bytes when they are at hand: a disk entry written before orientation
-                        // was recorded does not have it.
-                        var header = source.header
-                        if header.format == .jpeg, let bytes, let read = try? inspector.inspectHeader(bytes, subject: servedBy) { header = read }
-                        if !(bytes.map { ImageProcessor.makesVariantFromOwnDecode($0, header: header, for: processing) } ?? false) {
+                        // was recorded does not have it. A JPEG whose header does not read here makes its own decode.
+                        var header: ImageHeader? = source.header
+                        if source.header.format == .jpeg, let bytes { header = try? inspector.inspectHeader(bytes, subject: servedBy) }
+                        if let header, !(bytes.map { ImageProcessor.makesVariantFromOwnDecode($0, header: header, for: processing) } ?? false) {
                             return try ImageProcessor.process(ImageProcessor.Source(image: image, header: header), processing, subject: servedBy)
                         }
                     }

@@ -168,7 +168,7 @@ struct ColorProfileTests {
         #expect(ImageProcessorTests.psnr(out, reference) >= 45)
     }
 
-    @Test("one Adobe RGB transform, made once and kept, converts alike in many threads at once")
+    @Test("one Adobe RGB transform, shared by many threads at once, converts alike in each")
     func keptTransformShared() async throws {
         let rocket = try Self.photo("rocket.jpg")
         let processing = ImageProcessing(width: 96, format: .png)
