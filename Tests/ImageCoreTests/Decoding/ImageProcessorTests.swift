@@ -64,14 +64,12 @@ struct ImageProcessorTests {
         #expect(score >= minimum, "\(name) at \(width): \(score) dB")
     }
 
-    /// Every test photo, and every damaged or quirky copy of each that `JPEGQuirk` makes (cut short, flipped scan
-    /// bytes, junk between segments, ...), named.
+    /// Every test photo, and every damaged or quirky copy `JPEGQuirk` makes (cut short, flipped scan bytes, junk
+    /// between segments, ...) of the smallest (grace_hopper.jpg, 512x600: the suite runs a debug build), named.
     static func photosAndQuirks() throws -> [(name: String, bytes: [UInt8])] {
-        try TestImages.photoFiles().flatMap { url in
-            let bytes = try TestImages.bytes(url)
-            return [(url.lastPathComponent, bytes)]
-                + JPEGQuirk.all.compactMap { quirk in quirk.apply(to: bytes).map { ("\(url.lastPathComponent) \(quirk.name)", $0) } }
-        }
+        let photos = try TestImages.photoFiles().map { ($0.lastPathComponent, try TestImages.bytes($0)) }
+        let smallest = try #require(photos.first { $0.0 == "grace_hopper.jpg" })
+        return photos + JPEGQuirk.all.compactMap { quirk in quirk.apply(to: smallest.1).map { ("\(smallest.0) \(quirk.name)", $0) } }
     }
 
     @Test("a decode that is no verdict (libjpeg-turbo's fast Huffman path) gives the pixels the checking decode gives, damaged files too, at DCT scales 1/8 to 1",
@@ -87,7 +85,7 @@ struct ImageProcessorTests {
             compared += 1
             #expect(trusted.image.width == checked.image.width && trusted.image.pixels == checked.image.pixels, "\(name) at \(width)")
         }
-        #expect(compared >= 40)
+        #expect(compared >= 15)
     }
 
     @Test("a JPEG variant not shrunk on load is made from the validation's pixels (a cold miss decodes once): the same bytes as from its own decode, damaged files too")
@@ -107,7 +105,7 @@ struct ImageProcessorTests {
                 #expect(fromPixels.bytes == fromBytes.bytes, "\(name) \(processing)")
             }
         }
-        #expect(reused >= 40)  // the photos but the Adobe RGB one, and their damaged copies, at most sizes
+        #expect(reused >= 30)  // the photos but the Adobe RGB one, and the damaged copies, at most sizes
     }
 
     @Test("sample positions are centred: a symmetric picture stays symmetric at every scale")
