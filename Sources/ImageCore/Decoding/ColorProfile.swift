@@ -33,7 +33,7 @@ enum ColorProfile {
     /// documentation gives for one transform applied by several threads at once, and is never changed after it is
     /// made; it is freed when the last reference goes.
     final class Conversion: @unchecked Sendable {
-        let transform: OpaquePointer?
+        private let transform: OpaquePointer?
         /// Why the profile cannot be used (nil when it converts, or is sRGB's already).
         let unusable: String?
 

@@ -67,9 +67,7 @@ enum JPEGCodec {
         if format == TCJ_PIXELS_GRAY || !colorManaged {
             profile = nil
         } else if checking {
-            let reader = try Decoder(bytes, subject: subject)
-            _ = try reader.readHeader(strict: false, subject: subject)
-            profile = try reader.iccProfile(subject: subject)
+            profile = try iccProfileAlone(bytes, subject: subject).profile
         } else {
             profile = try decoder.iccProfile(subject: subject)
         }
@@ -92,9 +90,18 @@ enum JPEGCodec {
     /// Whether a colour-managed decode of these bytes differs from a plain one: a JPEG whose embedded ICC profile reads
     /// and is not sRGB's (or is a CMYK profile). False for anything that does not read (the decode will say why).
     static func needsColorConversion(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard let decoder = try? Decoder(bytes, subject: ""), let header = try? decoder.readHeader(strict: false, subject: ""),
-              header.color_space != TCJ_COLOR_GRAY, let profile = try? decoder.iccProfile(subject: "") else { return false }
+        guard let read = try? iccProfileAlone(bytes, subject: ""), read.header.color_space != TCJ_COLOR_GRAY,
+              let profile = read.profile else { return false }
         return ColorProfile.needsConversion(profile)
+    }
+
+    /// The header and the embedded ICC profile (nil when there is none), read by a decoder of their own: what reading
+    /// them finds (a damaged chunk sequence) is no other decode's warning.
+    private static func iccProfileAlone(_ bytes: UnsafeRawBufferPointer, subject: String) throws(ImageCoreError)
+        -> (header: tcj_header, profile: [UInt8]?) {
+        let decoder = try Decoder(bytes, subject: subject)
+        let header = try decoder.readHeader(strict: false, subject: subject)
+        return (header, try decoder.iccProfile(subject: subject))
     }
 
     /// The validation rule (docs/architecture.md, "Validation rule"): a fatal libjpeg error always fails; in strict
