@@ -80,10 +80,7 @@ public struct ImageInspector: Sendable {
 
     private func decode(_ bytes: [UInt8], subject: String, contentType: String?, scaledDown: Bool) throws(ImageCoreError) -> ValidatedImage {
         let format = try sniffDecodable(bytes, subject: subject)
-        var warnings: [String] = []
-        if let contentType, ImageFormat(contentType: contentType) != format {
-            warnings.append("content-type mismatch: served as '\(contentType)' but the bytes are \(format.rawValue.uppercased())")
-        }
+        var warnings = Self.contentTypeWarnings(format, servedAs: contentType)
         let strict = strictness == .strict
         // The full dimensions come back beside the pixels: a scaled-down JPEG decode is smaller than its header says.
         let decoded: (image: DecodedImage, warnings: [String], width: Int, height: Int, orientation: Int?) = try bytes.withRawBytes { raw throws(ImageCoreError) in
@@ -120,6 +117,13 @@ public struct ImageInspector: Sendable {
         let header = ImageHeader(format: format, width: decoded.width, height: decoded.height, byteCount: bytes.count,
                                  orientation: decoded.orientation)
         return ValidatedImage(header: header, image: decoded.image, warnings: warnings)
+    }
+
+    /// The warning for bytes of `format` served as `contentType` when the two disagree (Content-Type is evidence, not
+    /// truth), else none.
+    static func contentTypeWarnings(_ format: ImageFormat, servedAs contentType: String?) -> [String] {
+        guard let contentType, ImageFormat(contentType: contentType) != format else { return [] }
+        return ["content-type mismatch: served as '\(contentType)' but the bytes are \(format.rawValue.uppercased())"]
     }
 
     private func sniffDecodable(_ bytes: [UInt8], subject: String) throws(ImageCoreError) -> ImageFormat {

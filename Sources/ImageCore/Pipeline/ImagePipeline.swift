@@ -250,7 +250,10 @@ public final class ImagePipeline: Sendable {
     /// variants) share.
     private func source(for request: ImageRequest, deadline: ContinuousClock.Instant?) async throws(ImageCoreError) -> Loaded {
         let source = request.original
-        let policy = policy(for: source)
+        var sourcePolicy = policy(for: source)
+        // No one asks for the original's pixels: a download is validated by the decode this variant needs.
+        if !sourcePolicy.decodes { sourcePolicy.variant = request.processing }
+        let policy = sourcePolicy
         if let hit = await fromMemory(source, policy: policy) { return hit }
         do {
             let (loaded, joined) = try await loads.run(source.coalescingKey) { [self] in

@@ -21,6 +21,9 @@ struct LoadPolicy: Sendable {
     var keepsNothing: Bool
     /// Which addresses a download may connect to.
     var addresses: AddressRule
+    /// The processing of the variant this load is the source of, when no one wants the original's pixels: a JPEG
+    /// download is then validated by the decode that variant needs (`VariantPixels`) instead of a full one.
+    var variant: ImageProcessing?
 
     init(_ request: ImageRequest, configuration: ImagePipeline.Configuration, hasTiers: Bool) {
         let options = request.options

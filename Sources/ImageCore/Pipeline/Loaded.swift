@@ -12,6 +12,9 @@ struct Loaded: Sendable {
     var validators: ImageValidators
     /// Pixels, when the load had them at hand (downloaded and validated, or decoded from disk).
     var image: DecodedImage?
+    /// The pixels a download was validated by when it was decoded for a variant (`LoadPolicy.variant`) instead of in
+    /// full: not the original's pixels, never kept in memory.
+    var variantPixels: VariantPixels?
     var outcome: ImageOutcome
     var processed = false
     var warnings: [String]
@@ -29,10 +32,23 @@ struct LoadedBytes: Sendable {
     var metadata: DiskCacheMetadata
     var outcome: ImageOutcome
     var validated: ValidatedImage?
+    /// The pixels the bytes were validated by instead, when decoded for a variant (`LoadPolicy.variant`).
+    var variantPixels: VariantPixels?
     var warnings: [String] = []
     /// The other URL that served the image, when the one asked for has none.
     var servedBy: String?
     var httpStatus: Int?
     var timings: TransferTimings?
     var bytesDownloaded = 0
+}
+
+/// A JPEG download decoded for a variant rather than in full, a decode that was also its validation (the inspector's
+/// `check`, at its strictness): at that variant's DCT scale, converted to sRGB (`ImageProcessor.decode(_:for:subject:
+/// inspector:checking:)`). Any variant whose shrink on load is the same scale is made from these pixels; they are the
+/// pixels its own decode of the bytes would give (ImageProcessorTests), so a cold miss decodes once.
+struct VariantPixels: Sendable {
+    /// The numerator n of the DCT scale n/8 the pixels were decoded at (`ImageProcessor.shrinkOnLoad`).
+    var scale: Int
+    /// The pixels, with the source's full-size header and the decode's warnings.
+    var source: ImageProcessor.Source
 }

@@ -3,11 +3,12 @@ import Logging
 import NIOCore
 
 /// Loads an original image: from the data tiers in order (the local disk, then a fleet's shared store), revalidated
-/// with upstream when stale, else from the network and validated (a full decode) before it is stored in every tier;
-/// an entry found in a lower tier is written to the tiers above it. When upstream has no image at the URL (404 or
-/// 410), the request's other spellings are tried once, in order, and the one that works remembered (`AliasBook`).
-/// Nothing invalid is stored: bytes reach a tier only after a full decode has succeeded. The pipeline's memory tier,
-/// coalescing and deadline are around it, not in it.
+/// with upstream when stale, else from the network and validated (a full decode; a JPEG that is only a variant's
+/// source, at that variant's DCT scale) before it is stored in every tier; an entry found in a lower tier is written
+/// to the tiers above it. When upstream has no image at the URL (404 or 410), the request's other spellings are tried
+/// once, in order, and the one that works remembered (`AliasBook`). Nothing invalid is stored: bytes reach a tier
+/// only after a decode of every stage has succeeded. The pipeline's memory tier, coalescing and deadline are around
+/// it, not in it.
 struct OriginalLoader: Sendable {
     let configuration: ImagePipeline.Configuration
     /// The data tiers, first to last.
@@ -38,7 +39,8 @@ struct OriginalLoader: Sendable {
         let metadata = loaded.metadata
         return Loaded(servedBy: loaded.servedBy, bytes: ByteBuffer(bytes: loaded.bytes), header: metadata.header,
                       contentType: metadata.format.mimeType, originContentType: metadata.contentType,
-                      validators: ImageValidators(source: metadata), image: loaded.validated?.image, outcome: loaded.outcome,
+                      validators: ImageValidators(source: metadata), image: loaded.validated?.image,
+                      variantPixels: loaded.variantPixels, outcome: loaded.outcome,
                       warnings: loaded.warnings + (loaded.validated?.warnings ?? []), httpStatus: loaded.httpStatus,
                       timings: loaded.timings, bytesDownloaded: loaded.bytesDownloaded,
                       freshUntil: metadata.storedAt.addingTimeInterval(
@@ -184,23 +186,33 @@ struct OriginalLoader: Sendable {
         return try await accept(response, url: url, policy: policy)
     }
 
-    /// Validates a 2xx body on the blocking pool (a full decode; `check` when the request keeps the image nowhere), then
-    /// stores it in every tier.
+    /// Validates a 2xx body on the blocking pool (a full decode; `check` when the request keeps the image nowhere; a
+    /// JPEG only a variant's source, the decode that variant needs: `LoadPolicy.variant`), then stores it in every tier.
     ///
     /// - Throws: the validator's error, carrying what was received (status, type, size, format, header if readable).
     private func accept(_ response: TransferResponse, url: String, policy: LoadPolicy) async throws(ImageCoreError) -> LoadedBytes {
         let inspector = configuration.inspector
-        let (header, validated, warnings) = try await BlockingWork.run { () throws(ImageCoreError) -> (ImageHeader, ValidatedImage?, [String]) in
+        typealias Verdict = (header: ImageHeader, validated: ValidatedImage?, variantPixels: VariantPixels?, warnings: [String])
+        let verdict = try await BlockingWork.run { () throws(ImageCoreError) -> Verdict in
             do throws(ImageCoreError) {
                 // A request that keeps the image nowhere and wants no pixels (`validate`) gets the same verdict from
                 // `check`: every JPEG block is still entropy-decoded, at a fraction of a full decode's work. Anything
-                // that is kept, in memory or in a tier, has passed a full decode.
+                // that is kept, in memory or in a tier, has passed a decode of every stage: in full, or, for the
+                // source of a variant no one wants the original's pixels of, a JPEG at that variant's DCT scale (the
+                // same verdict, `check`'s), whose pixels then make the variant.
                 if policy.keepsNothing {
                     let checked = try inspector.check(response.body, subject: url, contentType: response.contentType)
-                    return (checked.header, nil, checked.warnings)
+                    return (checked.header, nil, nil, checked.warnings)
+                }
+                if let variant = policy.variant, ImageFormat.sniff(response.body) == .jpeg {
+                    let source = try ImageProcessor.decode(response.body, for: variant, subject: url, inspector: inspector, checking: true)
+                    let header = source.header
+                    let scale = ImageProcessor.shrinkOnLoad(variant, width: header.width, height: header.height, orientation: header.orientation)
+                    return (header, nil, VariantPixels(scale: scale, source: source),
+                            ImageInspector.contentTypeWarnings(.jpeg, servedAs: response.contentType) + source.warnings)
                 }
                 let image = try inspector.validate(response.body, subject: url, contentType: response.contentType)
-                return (image.header, image, [])
+                return (image.header, image, nil, [])
             } catch {
                 var failure = error
                 failure.received = ImageCoreError.ReceivedBody(
@@ -209,10 +221,11 @@ struct OriginalLoader: Sendable {
                 throw failure
             }
         }
-        let metadata = DiskCacheMetadata(url: url, header: header, bytes: response.body, contentType: response.contentType,
+        let metadata = DiskCacheMetadata(url: url, header: verdict.header, bytes: response.body, contentType: response.contentType,
                                          etag: response.etag, lastModified: response.lastModified, cacheControl: response.cacheControl)
-        var loaded = LoadedBytes(bytes: response.body, metadata: metadata, outcome: .networkFetch, validated: validated, warnings: warnings,
-                                 httpStatus: response.status, timings: response.timings, bytesDownloaded: response.downloadedBytes)
+        var loaded = LoadedBytes(bytes: response.body, metadata: metadata, outcome: .networkFetch, validated: verdict.validated,
+                                 variantPixels: verdict.variantPixels, warnings: verdict.warnings, httpStatus: response.status,
+                                 timings: response.timings, bytesDownloaded: response.downloadedBytes)
         if policy.writesTiers { loaded.warnings += await store(response.body, metadata: metadata, for: ImageKey(url: url, addresses: policy.addresses), in: tiers[...]) }
         return loaded
     }

@@ -116,9 +116,16 @@ struct VariantMaker: Sendable {
             return try await limited(servedBy) { () async throws(ImageCoreError) -> ProcessedImage in
                 try await BlockingWork.run { [inspector = configuration.inspector, processing = request.processing] () throws(ImageCoreError) in
                     // The bytes decoded at the DCT scale that leaves the reduce a factor of three (ImageProcessor.shrinkOnLoad),
-                    // however the source was loaded, so the variant is the same bytes cold or warm; the pixels the load had
-                    // (a download is decoded to validate it) where that decode is the same (a JPEG not shrunk on load, a
-                    // PNG, with no profile to convert), or for a source without bytes.
+                    // however the source was loaded, so the variant is the same bytes cold or warm. That decode is the
+                    // load's own when a download was validated by it (`VariantPixels`, for this variant or another at
+                    // the same scale); the pixels the load had otherwise (a download is decoded to validate it) where
+                    // that decode is the same (a JPEG not shrunk on load, a PNG, with no profile to convert), or for a
+                    // source without bytes.
+                    if let pixels = source.variantPixels, pixels.scale == ImageProcessor.shrinkOnLoad(
+                        processing, width: pixels.source.header.width, height: pixels.source.header.height,
+                        orientation: pixels.source.header.orientation) {
+                        return try ImageProcessor.process(pixels.source, processing, subject: servedBy)
+                    }
                     let bytes = source.bytes.map { Array($0.readableBytesView) }
                     if let image = source.image {
                         // The orientation from the bytes when they are at hand: a disk entry written before orientation

@@ -88,6 +88,34 @@ struct ImageProcessorTests {
         #expect(compared >= 15)
     }
 
+    @Test("a download validated by a variant's decode (its DCT scale, colour-managed) gets validate's verdict and warnings, strict and lenient, damaged files too",
+          arguments: [8, 64, 128, 512])
+    func variantDecodeVerdict(_ width: Int) throws {
+        let processing = ImageProcessing(width: width, format: .png)
+        var failed = 0, passed = 0
+        for strictness in [ImageInspector.Strictness.strict, .lenient] {
+            let inspector = ImageInspector(strictness: strictness)
+            for (name, bytes) in try Self.photosAndQuirks() {
+                let validated = Result { () throws(ImageCoreError) in try inspector.validate(bytes, subject: name) }
+                let decoded = Result { () throws(ImageCoreError) in
+                    try ImageProcessor.decode(bytes, for: processing, subject: name, inspector: inspector, checking: true)
+                }
+                switch (validated, decoded) {
+                case (.success(let full), .success(let scaled)):
+                    passed += 1
+                    #expect(scaled.header == full.header, "\(name) \(strictness) at \(width)")
+                    #expect(scaled.warnings == full.warnings, "\(name) \(strictness) at \(width)")
+                case (.failure(let full), .failure(let scaled)):
+                    failed += 1
+                    #expect(scaled.reason == full.reason && scaled.message == full.message, "\(name) \(strictness) at \(width)")
+                default:
+                    Issue.record("\(name) \(strictness) at \(width): validate \(validated), the variant's decode \(decoded)")
+                }
+            }
+        }
+        #expect(failed >= 5 && passed >= 20)
+    }
+
     @Test("a JPEG variant not shrunk on load is made from the validation's pixels (a cold miss decodes once): the same bytes as from its own decode, damaged files too")
     func variantFromValidationPixels() throws {
         let inspector = ImageInspector(strictness: .lenient)
