@@ -142,8 +142,8 @@ bench: deps
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark
 
 ## Open sources side by side (docs/benchmarks-open-sources.md): a cold resized miss and a warm hit of imgproxy URLs
-## against thumbor (PyPI) on the same photos and size, and the resize itself against vipsthumbnail. About 3 minutes
-## after the release build.
+## against thumbor (PyPI) on the same photos and size, cold misses of camera photos up to 10 megapixels, and the resize
+## itself against vipsthumbnail. About 3 minutes after the release build.
 bench-open-sources: deps
 	$(RELEASE_BUILD)
 	scripts/check-envs.sh sources

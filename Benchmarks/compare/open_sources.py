@@ -8,6 +8,11 @@ Usage: open_sources.py TILECACHE THUMBOR WORK_DIR ROUNDS OUTPUT_MARKDOWN
   request at a time over one kept-alive connection, from a fresh TileCache (new cache directory) and a fresh thumbor
   (file storage and result storage in new directories): per-request latency, p50 and p99.
 - Warm hit: the same URLs again from both (TileCache: the memory tier; thumbor: its result storage).
+- Cold resized miss of camera photos: the test suite's five photos (Tests/TestSupport/photos: a camera photo,
+  scikit-image's and Pillow's test images, 512x600 to 1411x1411) and two 10- and 8-megapixel copies libvips enlarges
+  from two of them, as phones take, served by Python's http.server on loopback, each asked five times under distinct
+  URLs (`?c=N`), resized to 128 wide, right after the warm hits: where shrink on load (libjpeg's DCT scaling; thumbor's
+  PIL `draft`) decides.
 - The resize itself: the 88 photos on disk, thumbnailed to 128 wide at quality 82 by `tilecache thumbnail -j 1` and
   by `vipsthumbnail` (one process each for the whole set): seconds per image.
 Rounds alternate TileCache and its peer; medians of the rounds are reported, with every round.
@@ -117,16 +122,34 @@ try:
     ours_paths = [f"/_/rs:fit:128:0/q:82/plain/{source}" for source in sources]
     theirs_paths = [f"/unsafe/128x0/filters:quality(82)/{source.split('://', 1)[1]}" for source in sources]
 
+    # Camera photos on a file server of their own.
+    camera = fresh(os.path.join(WORK, "camera"))
+    photo_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Tests", "TestSupport", "photos")
+    for name in os.listdir(photo_dir):
+        if name.endswith(".jpg"):
+            shutil.copy(os.path.join(photo_dir, name), camera)
+    for source, target, factor in (("china.jpg", "china_4032x2690.jpg", "6.3"), ("hubble_deep_field.jpg", "hubble_3000x2616.jpg", "3")):
+        subprocess.run(["vips", "resize", os.path.join(camera, source), os.path.join(camera, target) + "[Q=90]", factor], check=True)
+    camera_names = sorted(os.listdir(camera))
+    camera_port = free_port()
+    start([sys.executable, "-m", "http.server", str(camera_port), "--bind", "127.0.0.1", "-d", camera])
+    wait_http("127.0.0.1", camera_port, "/")
+    camera_sources = [f"127.0.0.1:{camera_port}/{name}?c={copy}" for copy in range(5) for name in camera_names]
+    ours_camera = [f"/_/rs:fit:128:0/q:82/plain/http://{urllib.parse.quote(source, safe='/:')}" for source in camera_sources]
+    theirs_camera = [f"/unsafe/128x0/filters:quality(82)/{urllib.parse.quote(source, safe='/:')}" for source in camera_sources]
+
     cold = {"TileCache": [], "thumbor": []}
     warm = {"TileCache": [], "thumbor": []}
+    cold_camera = {"TileCache": [], "thumbor": []}
     for round_number in range(ROUNDS):
         port = free_port()
         serve = start([TILECACHE, "serve", "--port", str(port), "--cache-dir", fresh(os.path.join(WORK, "tc-cache")),
-                       "--db", os.path.join(WORK, f"tc-{round_number}.sqlite"), "--allowed-sources", f"http://{origin_host}/",
+                       "--db", os.path.join(WORK, f"tc-{round_number}.sqlite"), "--allowed-sources", f"http://{origin_host}/,http://127.0.0.1:{camera_port}/",
                        "--allow-private-sources"])
         wait_http("127.0.0.1", port, "/healthz")
         cold["TileCache"].append(latencies(port, ours_paths))
         warm["TileCache"].append(latencies(port, ours_paths))
+        cold_camera["TileCache"].append(latencies(port, ours_camera))
         stop(serve)
         port = free_port()
         conf = os.path.join(WORK, "thumbor.conf")
@@ -141,9 +164,11 @@ RESULT_STORAGE_FILE_STORAGE_ROOT_PATH = '{fresh(os.path.join(WORK, 'thumbor-resu
         wait_http("127.0.0.1", port, "/healthcheck")
         cold["thumbor"].append(latencies(port, theirs_paths))
         warm["thumbor"].append(latencies(port, theirs_paths))
+        cold_camera["thumbor"].append(latencies(port, theirs_camera))
         stop(thumbor)
         log(f"round {round_number + 1}/{ROUNDS}: cold p50 TileCache {median(cold['TileCache'][-1]):.2f} ms, thumbor "
-            f"{median(cold['thumbor'][-1]):.2f} ms; warm p50 {median(warm['TileCache'][-1]):.3f} ms, {median(warm['thumbor'][-1]):.3f} ms")
+            f"{median(cold['thumbor'][-1]):.2f} ms; warm p50 {median(warm['TileCache'][-1]):.3f} ms, {median(warm['thumbor'][-1]):.3f} ms; "
+            f"camera photos cold p50 {median(cold_camera['TileCache'][-1]):.2f} ms, {median(cold_camera['thumbor'][-1]):.2f} ms")
 
     # The resize itself, on files.
     photos = fresh(os.path.join(WORK, "photos"))
@@ -194,7 +219,8 @@ lines = [
     "|---|---|---|---|---|---|---|",
 ]
 for title, table in (("Cold resized miss (fresh caches: download, validate, decode, resize, encode, store)", cold),
-                     ("Warm hit (TileCache: memory tier; thumbor: result storage)", warm)):
+                     ("Warm hit (TileCache: memory tier; thumbor: result storage)", warm),
+                     (f"Cold resized miss, camera photos ({len(camera_names)} photos, 512x600 to 4032x2690, 5 URLs each)", cold_camera)):
     p50 = (row("TileCache", table, 0.5), row("thumbor", table, 0.5))
     p99 = (row("TileCache", table, 0.99), row("thumbor", table, 0.99))
     lines.append(f"| {title} | {p50[0]:.2f} ms | {p50[1]:.2f} ms | {p50[0] / p50[1]:.2f}x | {p99[0]:.2f} ms | {p99[1]:.2f} ms | "
@@ -212,18 +238,20 @@ lines += [
     "",
     "Every round:",
     "",
-    "| round | cold p50 TileCache | cold p50 thumbor | warm p50 TileCache | warm p50 thumbor | resize TileCache | resize vipsthumbnail |",
-    "|---|---|---|---|---|---|---|",
+    "| round | cold p50 TileCache | cold p50 thumbor | warm p50 TileCache | warm p50 thumbor | camera cold p50 TileCache | camera cold p50 thumbor | resize TileCache | resize vipsthumbnail |",
+    "|---|---|---|---|---|---|---|---|---|",
 ]
 for index in range(ROUNDS):
     lines.append(f"| {index + 1} | {median(cold['TileCache'][index]):.2f} ms | {median(cold['thumbor'][index]):.2f} ms | "
                  f"{median(warm['TileCache'][index]):.3f} ms | {median(warm['thumbor'][index]):.3f} ms | "
+                 f"{median(cold_camera['TileCache'][index]):.2f} ms | {median(cold_camera['thumbor'][index]):.2f} ms | "
                  f"{resize['TileCache'][index]:.2f} ms | {resize['vipsthumbnail'][index]:.2f} ms |")
 with open(OUTPUT, "w") as file:
     file.write("\n".join(lines) + "\n")
 if os.environ.get("BENCH_SUMMARY_DIR"):  # make bench-compare's summary rows
     rows = []
-    for title, table in (("Open sources: cold resized miss (imgproxy URL)", cold), ("Open sources: warm hit (imgproxy URL)", warm)):
+    for title, table in (("Open sources: cold resized miss (imgproxy URL)", cold), ("Open sources: warm hit (imgproxy URL)", warm),
+                         ("Open sources: cold resized miss of camera photos, up to 10 MP (imgproxy URL)", cold_camera)):
         p50 = (row("TileCache", table, 0.5), row("thumbor", table, 0.5))
         p99 = (row("TileCache", table, 0.99), row("thumbor", table, 0.99))
         rows.append({"comparison": title, "ours": f"p50 {p50[0]:.2f} ms, p99 {p99[0]:.2f} ms",
