@@ -19,6 +19,8 @@ public enum BlurHash {
         precondition((1...9).contains(componentsX) && (1...9).contains(componentsY) && pixels.count == width * height * 3)
         let linear = pixels.map { linearTable[Int($0)] }
         let (w, h) = (Double(width), Double(height))
+        // Each component's cosine at each column, computed once rather than at every pixel: the same values.
+        let cosines = (0..<componentsX).flatMap { i in (0..<width).map { x in cos(Double.pi * Double(i) * Double(x) / w) } }
         var factors: [(Double, Double, Double)] = []
         var maximum = 0.0
         for j in 0..<componentsY {
@@ -28,7 +30,7 @@ public enum BlurHash {
                 for y in 0..<height {
                     let cosY = cos(Double.pi * Double(j) * Double(y) / h)
                     for x in 0..<width {
-                        let basis = normalisation * cos(Double.pi * Double(i) * Double(x) / w) * cosY
+                        let basis = normalisation * cosines[i * width + x] * cosY
                         let at = (y * width + x) * 3
                         r += basis * linear[at]
                         g += basis * linear[at + 1]
