@@ -251,8 +251,9 @@ public final class ImagePipeline: Sendable {
     private func source(for request: ImageRequest, deadline: ContinuousClock.Instant?) async throws(ImageCoreError) -> Loaded {
         let source = request.original
         var sourcePolicy = policy(for: source)
-        // No one asks for the original's pixels: a download is validated by the decode this variant needs.
-        if !sourcePolicy.decodes { sourcePolicy.variant = request.processing }
+        // No one asks for the original's pixels (none returned, none kept: the memory tier keeps encoded bytes, and
+        // answers with pixels only when asked): a download is validated by the decode this variant needs.
+        if !sourcePolicy.returnsPixels, configuration.memoryContent == .encoded { sourcePolicy.variant = request.processing }
         let policy = sourcePolicy
         if let hit = await fromMemory(source, policy: policy) { return hit }
         do {

@@ -10,7 +10,8 @@ struct Loaded: Sendable {
     var contentType: String
     var originContentType: String?
     var validators: ImageValidators
-    /// Pixels, when the load had them at hand (downloaded and validated, or decoded from disk).
+    /// The original's full-size pixels, when the load had them at hand (downloaded and validated by a full decode, or
+    /// decoded from disk); nil when a download was validated by a variant's decode instead (`variantPixels`).
     var image: DecodedImage?
     /// The pixels a download was validated by when it was decoded for a variant (`LoadPolicy.variant`) instead of in
     /// full: not the original's pixels, never kept in memory.

@@ -226,7 +226,11 @@ struct OriginalLoader: Sendable {
         var loaded = LoadedBytes(bytes: response.body, metadata: metadata, outcome: .networkFetch, validated: verdict.validated,
                                  variantPixels: verdict.variantPixels, warnings: verdict.warnings, httpStatus: response.status,
                                  timings: response.timings, bytesDownloaded: response.downloadedBytes)
-        if policy.writesTiers { loaded.warnings += await store(response.body, metadata: metadata, for: ImageKey(url: url, addresses: policy.addresses), in: tiers[...]) }
+        // The tiers' warnings first, then the verdict's, on every path (`load` appends a full decode's after these).
+        if policy.writesTiers {
+            loaded.warnings = await store(response.body, metadata: metadata, for: ImageKey(url: url, addresses: policy.addresses), in: tiers[...])
+                + loaded.warnings
+        }
         return loaded
     }
 

@@ -20,10 +20,11 @@ struct VariantMaker: Sendable {
     func make(_ request: ImageRequest, policy: LoadPolicy,
               source loadSource: () async throws(ImageCoreError) -> Loaded) async throws(ImageCoreError) -> Loaded {
         if policy.readsTiers, let stored = await madeElsewhere(request, policy: policy) { return stored }
-        let source = try await loadSource()
+        var source = try await loadSource()
         if policy.readsTiers, let stored = await madeHere(request, of: source, policy: policy) { return stored }
         let servedBy = source.servedBy ?? request.url
         let variant = try await process(request, source: source, servedBy: servedBy)
+        source.variantPixels = nil  // used: not held through the stores below, nor by the variant's waiters
         var loaded = source
         loaded.bytes = ByteBuffer(bytes: variant.bytes)
         loaded.header = ImageHeader(format: variant.format, width: variant.width, height: variant.height, byteCount: variant.bytes.count)
