@@ -36,6 +36,8 @@ enum ColorProfile {
         private let transform: OpaquePointer?
         /// Why the profile cannot be used (nil when it converts, or is sRGB's already).
         let unusable: String?
+        /// Whether applying it changes the pixels: the profile reads and is not sRGB's.
+        var converts: Bool { transform != nil }
 
         private init(profile: [UInt8], layout: tio_pixels) {
             var made: OpaquePointer?

@@ -19,6 +19,9 @@ enum JPEGCodec {
         var warnings: [String]
         /// The EXIF orientation, nil when none is declared.
         var orientation: Int?
+        /// The ICC profile RGB pixels are still in after a colour-managed decode, to be converted to sRGB after the
+        /// reduce (`ImageProcessor.Source.profile`); nil when they are sRGB (or were converted: CMYK).
+        var profile: [UInt8]? = nil
     }
 
     /// The size the header declares, after reading every marker up to the first scan and applying the warning rule
@@ -34,8 +37,9 @@ enum JPEGCodec {
     /// Reads the header, lets `checkDimensions` refuse the size before any pixel buffer exists, then decodes every
     /// scan at the DCT scale n/8 that `scaleNumerator` picks from the full size and the EXIF orientation (8: full
     /// size; clamped to 1...8). Gray JPEGs decode to one byte per pixel, everything else to RGB (CMYK and YCCK
-    /// converted). `colorManaged` converts the pixels from an embedded ICC profile to sRGB (thumbnails); without it
-    /// the pixels are libjpeg's, exactly as djpeg writes them (validation, the decoded memory tier). A decode that is
+    /// converted). `colorManaged` reads an embedded ICC profile for sRGB output (thumbnails): CMYK is converted here,
+    /// RGB left in its profile, returned beside the pixels (`Decoded.profile`) to be converted after the reduce;
+    /// without it the pixels are libjpeg's, exactly as djpeg writes them (validation, the decoded memory tier). A decode that is
     /// not a verdict (`trusted`: a variant, a thumbnail) runs on libjpeg-turbo's fast Huffman path, the same pixels
     /// without the warnings for damaged codes (`tcj_decoder_trust`). A colour-managed decode that is a `check` too
     /// (`ImageInspector.check`'s verdict and warnings, `inspect --placeholders`) reads the profile with a decoder of its
@@ -74,17 +78,25 @@ enum JPEGCodec {
         var pixels = try decoder.decode(scaleNumerator: numerator, format: format, count: width * height * channels, subject: subject)
         var warnings = try judge(decoder.diagnostics, strict: strict, subject: subject) + exifWarnings
         let inverted = header.adobe_marker != 0
+        var pending: [UInt8]?
         if let profile {
+            // RGB is converted after the reduce, on the thumbnail's pixels (as libvips' thumbnail and imgproxy do);
+            // CMYK now, since only RGB is resampled.
             let layout = channels == 3 ? TIO_PIXELS_RGB : inverted ? TIO_PIXELS_CMYK_INVERTED : TIO_PIXELS_CMYK
-            switch ColorProfile.toSRGB(pixels, layout: layout, profile: profile) {
-            case .converted(let rgb): pixels = rgb
-            case .alreadySRGB: break
-            case .unusable(let why): if !checking { warnings.append("ICC profile ignored (the pixels are taken as sRGB): \(why)") }
+            let conversion = ColorProfile.Conversion.to(layout, from: profile)
+            if let why = conversion.unusable {
+                if !checking { warnings.append("ICC profile ignored (the pixels are taken as sRGB): \(why)") }
+            } else if conversion.converts {
+                if channels == 3 {
+                    pending = profile
+                } else if let rgb = conversion.apply(pixels, layout: layout) {
+                    pixels = rgb
+                }
             }
         }
         if pixels.count == width * height * 4 { pixels = cmykToRGB(pixels, pixelCount: width * height, inverted: inverted) }
         return Decoded(image: DecodedImage(width: width, height: height, pixelFormat: pixelFormat, pixels: pixels),
-                       fullWidth: fullWidth, fullHeight: fullHeight, warnings: warnings, orientation: orientation)
+                       fullWidth: fullWidth, fullHeight: fullHeight, warnings: warnings, orientation: orientation, profile: pending)
     }
 
     /// Whether a colour-managed decode of these bytes differs from a plain one: a JPEG whose embedded ICC profile reads

@@ -34,14 +34,14 @@ public struct ImageKey: Hashable, Sendable {
     public static func diskEntryName(forKey key: String) -> String { DiskCache.sha256Hex(Array(key.utf8)) + ".tce" }
 
     /// The shared store's object: `objects/`, the first two hex digits of the URL's SHA-256, `/`, all of them, and a
-    /// variant's `etagSuffix` (`objects/3f/3f…9a-r3w64`), relative to the store's prefix. Letters, digits, `/` and
+    /// variant's `etagSuffix` (`objects/3f/3f…9a-r4w64`), relative to the store's prefix. Letters, digits, `/` and
     /// `-` only: S3 keys signed by curl 7.88 must avoid `+` and `=`.
     public var sharedObjectName: String {
         let hex = DiskCache.sha256Hex(Array(keyURL.utf8))
         return "objects/\(hex.prefix(2))/\(hex)" + etagSuffix
     }
 
-    /// What a variant's ETag adds to its source's: `-r3w64`, `-r3w64h64cq90webp`; empty for the original. `r3` is
+    /// What a variant's ETag adds to its source's: `-r4w64`, `-r4w64h64cq90webp`; empty for the original. `r4` is
     /// `ImageProcessing.revision`: output an older resampler made is another variant, never served under the new ETag.
     public var etagSuffix: String { Self.etagSuffix(processing) }
 

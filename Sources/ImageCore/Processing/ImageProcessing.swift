@@ -335,8 +335,9 @@ public struct ImageProcessing: Sendable, Hashable {
     }
 
     /// Bumped whenever the same options make different pixels (a new filter, orientation, colour conversion; 3:
-    /// imgproxy's geometry, where `fill` without `enlarge` keeps the box's shape).
-    static let revision = 3
+    /// imgproxy's geometry, where `fill` without `enlarge` keeps the box's shape; 4: an RGB ICC profile converted to
+    /// sRGB after the reduce, not before).
+    static let revision = 4
 }
 
 /// Where a variant's pixels come from in the (upright) source and how large it is: the result of fitting an

@@ -9,11 +9,13 @@ import CWebP
 ///    a factor of three or more for the final reduce, so the filter still does the antialiasing (`shrinkOnLoad`).
 /// 2. **Upright**: the EXIF orientation (1-8) is applied to the pixels; the output carries no EXIF, so it is upright
 ///    for every viewer.
-/// 3. **Colour**: an embedded ICC profile (a JPEG's APP2 chunks, a PNG's iCCP, an AVIF's colr: Adobe RGB, Display P3, CMYK with Adobe's
-///    inverted samples) is converted to sRGB with Little CMS, relative colorimetric, as libvips' thumbnailer does;
-///    without one, sRGB is assumed.
-/// 4. **Reduce**: Lanczos-3, widened by the scale factor, with centred sample positions, in sRGB space (as Pillow and
-///    libvips do by default), alpha premultiplied so transparent edges get no dark fringes (`CImageOps`).
+/// 3. **Reduce**: Lanczos-3, widened by the scale factor, with centred sample positions, in the source's (non-linear)
+///    colour space (as Pillow and libvips do by default), alpha premultiplied so transparent edges get no dark fringes
+///    (`CImageOps`).
+/// 4. **Colour**: an embedded ICC profile (a JPEG's APP2 chunks, a PNG's iCCP, an AVIF's colr: Adobe RGB, Display P3,
+///    CMYK with Adobe's inverted samples) is converted to sRGB with Little CMS, relative colorimetric, as libvips'
+///    thumbnailer does: RGB after the reduce, on the output's pixels, as libvips' thumbnail and imgproxy do (a
+///    twenty-fifth of the pixels at a 5x reduce); CMYK before it. Without a profile, sRGB is assumed.
 /// 5. **Encode**: JPEG (TurboJPEG, 4:2:0), PNG (libpng), WebP (libwebp) or AVIF (libavif, libaom) at the asked
 ///    quality. Alpha is kept in PNG, WebP and AVIF and composited over white for JPEG.
 ///
@@ -29,12 +31,16 @@ public enum ImageProcessor {
         /// What the decode found and forgave (with `decode(_:for:subject:inspector:checking:)`'s `checking`, the
         /// inspector's warnings for these bytes).
         public var warnings: [String]
+        /// The ICC profile (not sRGB's) RGB or RGBA pixels are in: `process` converts them to sRGB after the reduce,
+        /// on the output's pixels rather than the source's (as libvips' thumbnail and imgproxy do). Nil for sRGB.
+        public var profile: [UInt8]?
 
         /// A source from pixels decoded at full size and the header that describes them.
-        public init(image: DecodedImage, header: ImageHeader, warnings: [String] = []) {
+        public init(image: DecodedImage, header: ImageHeader, warnings: [String] = [], profile: [UInt8]? = nil) {
             self.image = image
             self.header = header
             self.warnings = warnings
+            self.profile = profile
         }
     }
 
@@ -60,15 +66,16 @@ public enum ImageProcessor {
                               checking: Bool = false) throws(ImageCoreError) -> Source {
         guard ImageFormat.sniff(bytes) == .jpeg else {
             let validated = try inspector.validate(bytes, subject: subject)
-            var image = validated.image
-            // A PNG's iCCP profile or an AVIF's colr profile, converted as a JPEG's is (gray PNGs are left as they are).
+            let image = validated.image
+            // A PNG's iCCP profile or an AVIF's colr profile, converted as a JPEG's is (gray PNGs are left as they are;
+            // a profile that cannot be used is ignored).
+            var pending: [UInt8]?
             if image.pixelFormat == .rgb || image.pixelFormat == .rgba,
                let profile = bytes.withUnsafeBytes({ iccProfile($0, format: validated.header.format) }), ColorProfile.needsConversion(profile),
-               case .converted(let pixels) = ColorProfile.toSRGB(image.pixels, layout: image.pixelFormat == .rgb ? TIO_PIXELS_RGB : TIO_PIXELS_RGBA,
-                                                                 profile: profile) {
-                image = DecodedImage(width: image.width, height: image.height, pixelFormat: image.pixelFormat, pixels: pixels)
+               ColorProfile.Conversion.to(image.pixelFormat == .rgb ? TIO_PIXELS_RGB : TIO_PIXELS_RGBA, from: profile).converts {
+                pending = profile
             }
-            return Source(image: image, header: validated.header, warnings: validated.warnings)
+            return Source(image: image, header: validated.header, warnings: validated.warnings, profile: pending)
         }
         return try bytes.withRawBytes { raw throws(ImageCoreError) in
             let decoded = try JPEGCodec.decode(raw, strict: checking && inspector.strictness == .strict, subject: subject, scaleNumerator: { width, height, orientation in
@@ -78,7 +85,7 @@ public enum ImageProcessor {
             }
             return Source(image: decoded.image, header: ImageHeader(
                 format: .jpeg, width: decoded.fullWidth, height: decoded.fullHeight, byteCount: bytes.count, orientation: decoded.orientation),
-                warnings: decoded.warnings)
+                warnings: decoded.warnings, profile: decoded.profile)
         }
     }
 
@@ -216,6 +223,12 @@ public enum ImageProcessor {
             x1: min(Double(image.width), (geometry.cropX + geometry.cropWidth) * scaleX),
             y1: min(Double(image.height), (geometry.cropY + geometry.cropHeight) * scaleY),
             width: geometry.width, height: geometry.height, subject: subject)
+        // Colour: the source's profile to sRGB, on the reduced pixels, before anything is painted on them.
+        if let profile = source.profile, resized.pixelFormat == .rgb || resized.pixelFormat == .rgba,
+           case .converted(let pixels) = ColorProfile.toSRGB(resized.pixels, layout: resized.pixelFormat == .rgb ? TIO_PIXELS_RGB : TIO_PIXELS_RGBA,
+                                                             profile: profile) {
+            resized = DecodedImage(width: resized.width, height: resized.height, pixelFormat: resized.pixelFormat, pixels: pixels)
+        }
         // thumbor's order: flips after the resize, then its filters (fill).
         if processing.flipHorizontal || processing.flipVertical {
             resized = resized.flipped(horizontally: processing.flipHorizontal, vertically: processing.flipVertical)

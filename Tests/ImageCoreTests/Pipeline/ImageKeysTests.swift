@@ -37,13 +37,13 @@ struct ImageKeysTests {
         let key = ImageKey(url: Self.photo, processing: Self.webp)
         #expect(key.cacheKey == "http://images-of-elements.com/gold.jpg#w=64&h=64&fit=cover&f=webp")
         #expect(key.diskEntryName == "fbba88ff02b40fbfa4b42ab0f8cbe96b98e2b9a294a97ae8229c692be2a89c2d.tce")
-        #expect(key.sharedObjectName == "objects/f3/f3de5ce595c83cf154538a402a6236cee65ea8eec3ae144e773166a8e20ad183-r3w64h64cwebp")
-        #expect(key.etagSuffix == "-r3w64h64cwebp")
+        #expect(key.sharedObjectName == "objects/f3/f3de5ce595c83cf154538a402a6236cee65ea8eec3ae144e773166a8e20ad183-r4w64h64cwebp")
+        #expect(key.etagSuffix == "-r4w64h64cwebp")
         #expect(ImageKey.etag(variantOf: "\"2cf24dba5fb0a30e26e83b2ac5b9e29e\"", processing: Self.webp)
-                == "\"2cf24dba5fb0a30e26e83b2ac5b9e29e-r3w64h64cwebp\"")
+                == "\"2cf24dba5fb0a30e26e83b2ac5b9e29e-r4w64h64cwebp\"")
         // Every option reaches the suffix, in its fixed order; the default quality is no option at all.
         let all = ImageProcessing(width: 300, height: 200, fit: .fill, enlarge: true, quality: 90, format: .png)
-        #expect(ImageKey(url: Self.photo, processing: all).etagSuffix == "-r3w300h200seq90png")
+        #expect(ImageKey(url: Self.photo, processing: all).etagSuffix == "-r4w300h200seq90png")
         #expect(ImageKey(url: Self.photo, processing: all).cacheKey == Self.photo + "#w=300&h=200&fit=fill&enlarge=1&q=90&f=png")
         #expect(ImageKey(url: Self.photo, processing: ImageProcessing(width: 64, quality: ImageProcessing.defaultQuality)).cacheKey
                 == Self.photo + "#w=64")

@@ -16,3 +16,8 @@ source = ImageCms.ImageCmsProfile(io.BytesIO(rocket.info["icc_profile"]))
 srgb = ImageCms.profileToProfile(rocket.convert("RGB"), source, ImageCms.createProfile("sRGB"),
                                  renderingIntent=ImageCms.Intent.RELATIVE_COLORIMETRIC)
 srgb.resize((256, round(rocket.height * 256 / rocket.width)), Image.LANCZOS).save("rocket-256-srgb.png")
+# The same photo resized first, then converted (the order of libvips' thumbnail and imgproxy, and TileCache's since
+# 2026-11-28; generated with Pillow 12.3.0): rocket-256-resized-srgb.png.
+resized = rocket.convert("RGB").resize((256, round(rocket.height * 256 / rocket.width)), Image.LANCZOS)
+ImageCms.profileToProfile(resized, source, ImageCms.createProfile("sRGB"),
+                          renderingIntent=ImageCms.Intent.RELATIVE_COLORIMETRIC).save("rocket-256-resized-srgb.png")
