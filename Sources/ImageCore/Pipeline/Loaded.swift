@@ -44,9 +44,10 @@ struct LoadedBytes: Sendable {
 }
 
 /// A JPEG download decoded for a variant rather than in full, a decode that was also its validation (the inspector's
-/// `check`, at its strictness): at that variant's DCT scale, converted to sRGB (`ImageProcessor.decode(_:for:subject:
-/// inspector:checking:)`). Any variant whose shrink on load is the same scale is made from these pixels; they are the
-/// pixels its own decode of the bytes would give (ImageProcessorTests), so a cold miss decodes once.
+/// `check`, at its strictness): at that variant's DCT scale, colour-managed (a CMYK profile applied, an RGB one carried
+/// to be applied after the reduce: `ImageProcessor.decode(_:for:subject:inspector:checking:)`). Any variant whose
+/// shrink on load is the same scale is made from these pixels; they are the pixels its own decode of the bytes would
+/// give (ImageProcessorTests), so a cold miss decodes once.
 struct VariantPixels: Sendable {
     /// The numerator n of the DCT scale n/8 the pixels were decoded at (`ImageProcessor.shrinkOnLoad`).
     var scale: Int

@@ -141,7 +141,7 @@ public enum ImageProcessor {
         }
     }
 
-    /// `source` processed as `processing` asks: upright, converted to sRGB, cropped and resized, mirrored, put on a
+    /// `source` processed as `processing` asks: upright, cropped and resized, converted to sRGB, mirrored, put on a
     /// canvas, encoded (again at lower qualities, for `maxBytes`).
     ///
     /// - Throws: `.outputTooLarge` for an output beyond `ImageProcessing.maxSide` or `maxPixels`; `.processing` when an
