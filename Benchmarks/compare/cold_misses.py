@@ -10,54 +10,25 @@ times under distinct URLs (`?c=N`, so nothing is coalesced or cached), resized t
 time over one kept-alive connection. Prints the medians over rounds of each binary's p50, p99 and total, and each
 photo's median latency.
 """
-import http.client, os, shutil, socket, statistics, subprocess, sys, tempfile, time
+import http.client, os, shutil, statistics, subprocess, sys, tempfile, time
+
+from bench_support import camera_photos, free_port, percentile, wait_http
 
 BEFORE, AFTER = sys.argv[1], sys.argv[2]
 ROUNDS = int(sys.argv[3]) if len(sys.argv) > 3 else 5
 WIDTH = int(sys.argv[4]) if len(sys.argv) > 4 else 128
 COPIES = int(sys.argv[5]) if len(sys.argv) > 5 else 10
-PHOTOS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Tests", "TestSupport", "photos")
 work = tempfile.mkdtemp(prefix="tilecache-cold-misses-")
 processes = []
 
 
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def wait_http(port, path):
-    for _ in range(600):
-        try:
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            connection.request("GET", path)
-            if connection.getresponse().status < 500:
-                return
-        except OSError:
-            pass
-        time.sleep(0.05)
-    raise SystemExit(f"cold_misses: nothing answers on port {port}")
-
-
-def percentile(values, fraction):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
-
-
 try:
     photos = os.path.join(work, "photos")
-    os.makedirs(photos)
-    for name in os.listdir(PHOTOS):
-        if name.endswith(".jpg"):
-            shutil.copy(os.path.join(PHOTOS, name), photos)
-    for source, target, factor in (("china.jpg", "china_4032x2690.jpg", "6.3"), ("hubble_deep_field.jpg", "hubble_3000x2616.jpg", "3")):
-        subprocess.run(["vips", "resize", os.path.join(photos, source), os.path.join(photos, target) + "[Q=90]", factor], check=True)
-    names = sorted(os.listdir(photos))
+    names = camera_photos(photos)
     file_port = free_port()
     processes.append(subprocess.Popen([sys.executable, "-m", "http.server", str(file_port), "--bind", "127.0.0.1", "-d", photos],
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-    wait_http(file_port, "/")
+    wait_http(file_port, "/", "cold_misses", seconds=30)
     paths = [f"/_/rs:fit:{WIDTH}:0/q:82/plain/http://127.0.0.1:{file_port}/{name}%3Fc%3D{copy}" for copy in range(COPIES) for name in names]
     rounds = {BEFORE: [], AFTER: []}
     per_photo = {BEFORE: {}, AFTER: {}}
@@ -71,7 +42,7 @@ try:
                                       "--allowed-sources", f"http://127.0.0.1:{file_port}/", "--allow-private-sources"],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             processes.append(serve)
-            wait_http(port, "/healthz")
+            wait_http(port, "/healthz", "cold_misses", seconds=30)
             connection, times = http.client.HTTPConnection("127.0.0.1", port, timeout=60), []
             for path in paths:
                 started = time.perf_counter()

@@ -22,13 +22,14 @@ import json
 import os
 import platform
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import time
 import urllib.parse
 from datetime import datetime, timezone
+
+from bench_support import camera_photos, free_port, percentile, wait_http
 
 TILECACHE, THUMBOR, WORK, ROUNDS, OUTPUT = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
 processes = []
@@ -38,30 +39,10 @@ def log(message):
     print(f"bench-open-sources: {message}", file=sys.stderr, flush=True)
 
 
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def fresh(path):
     shutil.rmtree(path, ignore_errors=True)
     os.makedirs(path)
     return path
-
-
-def wait_http(host, port, path, seconds=60):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        try:
-            connection = http.client.HTTPConnection(host, port, timeout=5)
-            connection.request("GET", path)
-            if connection.getresponse().status < 500:
-                return
-        except OSError:
-            pass
-        time.sleep(0.1)
-    raise SystemExit(f"bench-open-sources: nothing answers on {host}:{port}{path}")
 
 
 def start(arguments, **kwargs):
@@ -89,11 +70,6 @@ def latencies(port, paths):
             raise SystemExit(f"bench-open-sources: {path} gave {response.status}")
     connection.close()
     return times
-
-
-def percentile(values, fraction):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
 
 
 def median(values):
@@ -124,16 +100,10 @@ try:
 
     # Camera photos on a file server of their own.
     camera = fresh(os.path.join(WORK, "camera"))
-    photo_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Tests", "TestSupport", "photos")
-    for name in os.listdir(photo_dir):
-        if name.endswith(".jpg"):
-            shutil.copy(os.path.join(photo_dir, name), camera)
-    for source, target, factor in (("china.jpg", "china_4032x2690.jpg", "6.3"), ("hubble_deep_field.jpg", "hubble_3000x2616.jpg", "3")):
-        subprocess.run(["vips", "resize", os.path.join(camera, source), os.path.join(camera, target) + "[Q=90]", factor], check=True)
-    camera_names = sorted(os.listdir(camera))
+    camera_names = camera_photos(camera)
     camera_port = free_port()
     start([sys.executable, "-m", "http.server", str(camera_port), "--bind", "127.0.0.1", "-d", camera])
-    wait_http("127.0.0.1", camera_port, "/")
+    wait_http(camera_port, "/", "bench-open-sources")
     camera_sources = [f"127.0.0.1:{camera_port}/{name}?c={copy}" for copy in range(5) for name in camera_names]
     ours_camera = [f"/_/rs:fit:128:0/q:82/plain/http://{urllib.parse.quote(source, safe='/:')}" for source in camera_sources]
     theirs_camera = [f"/unsafe/128x0/filters:quality(82)/{urllib.parse.quote(source, safe='/:')}" for source in camera_sources]
@@ -146,7 +116,7 @@ try:
         serve = start([TILECACHE, "serve", "--port", str(port), "--cache-dir", fresh(os.path.join(WORK, "tc-cache")),
                        "--db", os.path.join(WORK, f"tc-{round_number}.sqlite"), "--allowed-sources", f"http://{origin_host}/,http://127.0.0.1:{camera_port}/",
                        "--allow-private-sources"])
-        wait_http("127.0.0.1", port, "/healthz")
+        wait_http(port, "/healthz", "bench-open-sources")
         cold["TileCache"].append(latencies(port, ours_paths))
         warm["TileCache"].append(latencies(port, ours_paths))
         cold_camera["TileCache"].append(latencies(port, ours_camera))
@@ -161,7 +131,7 @@ RESULT_STORAGE = 'thumbor.result_storages.file_storage'
 RESULT_STORAGE_FILE_STORAGE_ROOT_PATH = '{fresh(os.path.join(WORK, 'thumbor-results'))}'
 """)
         thumbor = start([THUMBOR, "--port", str(port), "--ip", "127.0.0.1", "--conf", conf])
-        wait_http("127.0.0.1", port, "/healthcheck")
+        wait_http(port, "/healthcheck", "bench-open-sources")
         cold["thumbor"].append(latencies(port, theirs_paths))
         warm["thumbor"].append(latencies(port, theirs_paths))
         cold_camera["thumbor"].append(latencies(port, theirs_camera))

@@ -11,33 +11,16 @@ DCT scale still at least W wide). Each is compared with Pillow's LANCZOS reduce 
 Pillow takes the pixels as they are: for a photo with a non-sRGB profile (rocket.jpg, Adobe RGB) the reference is not
 converted, while TileCache converts to sRGB, so that row says nothing about the resize.
 """
-import http.client, io, os, shutil, socket, subprocess, sys, tempfile, time
+import http.client, io, os, shutil, subprocess, sys, tempfile
 
 import numpy
 from PIL import Image
 
+from bench_support import free_port, wait_http
+
 TILECACHE, THUMBOR, PHOTOS = sys.argv[1], sys.argv[2], sys.argv[3]
 work = tempfile.mkdtemp(prefix="tilecache-thumbor-quality-")
 processes = []
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def wait_http(port, path):
-    for _ in range(600):
-        try:
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            connection.request("GET", path)
-            if connection.getresponse().status < 500:
-                return
-        except OSError:
-            pass
-        time.sleep(0.1)
-    raise SystemExit(f"thumbor_quality: nothing answers on port {port}")
 
 
 def fetch(port, path):
@@ -69,9 +52,9 @@ try:
         file.write("ALLOW_UNSAFE_URL = True\n")
     processes.append(subprocess.Popen([THUMBOR, "--port", str(thumbor_port), "--ip", "127.0.0.1", "--conf", os.path.join(work, "thumbor.conf")],
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-    wait_http(file_port, "/")
-    wait_http(tc_port, "/healthz")
-    wait_http(thumbor_port, "/healthcheck")
+    wait_http(file_port, "/", "thumbor_quality")
+    wait_http(tc_port, "/healthz", "thumbor_quality")
+    wait_http(thumbor_port, "/healthcheck", "thumbor_quality")
     print("| photo | full size | width | TileCache PSNR | thumbor PSNR |\n|---|---|---|---|---|")
     for name in sorted(os.listdir(PHOTOS)):
         if not name.endswith(".jpg"):
