@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import ImageCore
 import Testing
 import TestSupport
 import TileCacheOrigin
@@ -95,6 +96,38 @@ struct FastPathTests {
             #expect(router == fastPath, "case \(index)")
         }
         #expect(routed.requestLines == fast.requestLines)
+    }
+
+    @Test("a remembered answer is made anew when the image in memory changes: the new ETag, length and bytes, as the router answered them")
+    func rememberedAnswerFollowsTheImage() async throws {
+        var originConfiguration = OriginServer.Configuration()
+        originConfiguration.maxAgeSeconds = 0  // every disk hit is revalidated, so a changed image replaces the old
+        let harness = try await ServiceHarness.start(origin: originConfiguration) { $0.pipeline.memoryCountLimit = 1 }
+        try await withService(harness) { client, _ in
+            let thumbnail = "/api/v1/elements/26/thumbnail"
+            func get(_ uri: String) async throws -> TestResponse { try await client.execute(uri: uri, method: .get) }
+            let first = try await get(thumbnail)
+            // The second is the fast path's first answer (it remembers it), the third starts from the remembered one.
+            let before = try await Self.fastPathCount(client)
+            let second = try await get(thumbnail), third = try await get(thumbnail)
+            #expect(try await Self.fastPathCount(client) == before + 2)
+            #expect(Self.seen(second, keepRequestID: false) == Self.seen(third, keepRequestID: false))
+            #expect(second.headers[.eTag] == first.headers[.eTag] && third.bytes == first.bytes)
+            // The origin's image changes; another image takes the memory tier's one place; the route revalidates.
+            harness.origin.setFaults([FaultRule(pathContains: "/026/", fault: .body(.progressive))])
+            #expect(try await get("/api/v1/elements/27/thumbnail").status == .ok)
+            let routed = try await get(thumbnail)
+            #expect(routed.status == .ok && routed.headers[.eTag] != first.headers[.eTag] && routed.bytes != first.bytes)
+            let counted = try await Self.fastPathCount(client)
+            let changed = try await get(thumbnail), again = try await get(thumbnail)
+            #expect(try await Self.fastPathCount(client) == counted + 2)
+            for answer in [changed, again] {
+                #expect(answer.headers[HTTPField.Name("X-TileCache-Source")!] == "memory")
+                #expect(answer.headers[.eTag] == routed.headers[.eTag] && answer.bytes == routed.bytes)
+                #expect(answer.headers[.contentLength] == String(routed.bytes.count))
+            }
+            #expect(Self.seen(changed, keepRequestID: false) == Self.seen(again, keepRequestID: false))
+        }
     }
 
     @Test("pipelined requests are answered in order: an image in memory waits behind a request the router has")

@@ -153,8 +153,10 @@ struct CORSMiddleware<Context: RequestContext>: RouterMiddleware {
         case .none:
             return
         case .any:
-            headers[.accessControlAllowOrigin] = "*"
-            headers[.accessControlExposeHeaders] = exposedHeaders
+            // Fields made once (their values checked once): an image answer has neither, and any other keeps one.
+            for field in CORSAnyOrigin.fields {
+                if headers.contains(field.name) { headers[fields: field.name] = [field] } else { headers.append(field) }
+            }
         case .listed:
             headers.append(HTTPField(name: .vary, value: "Origin"))  // no answer has it before this (Accept, Accept-Encoding)
             if let origin, let allowed = policy.allowOrigin(for: origin) {
@@ -172,4 +174,10 @@ extension CORSMiddleware: ServiceMiddleware where Context == BasicRequestContext
         Self.decorate(&answer.head.headerFields, origin: request.head.headerFields[.origin], policy: policy)
         return answer
     }
+}
+
+/// The headers of every answer when any origin may read (`CORSMiddleware`, which is generic, cannot store them).
+private enum CORSAnyOrigin {
+    static let fields = [HTTPField(name: .accessControlAllowOrigin, value: "*"),
+                         HTTPField(name: .accessControlExposeHeaders, value: CORSMiddleware<BasicRequestContext>.exposedHeaders)]
 }

@@ -21,9 +21,14 @@ import NIOHTTPTypes
 struct CachedImageFastPath: Sendable {
     let images: ImagesController
     let chain: ServiceMiddlewareChain
-    let serverName: String
+    /// `Server`.
+    let server: HTTPField
     /// Formats `Date` once a second.
     let date = DateHeader()
+
+    init(images: ImagesController, chain: ServiceMiddlewareChain, serverName: String) {
+        (self.images, self.chain, server) = (images, chain, HTTPField(name: .server, value: serverName))
+    }
 
     /// The answer to `request` (no body for HEAD and 304), or nil when the router must answer it.
     func answer(_ request: HTTPRequest) -> FastAnswer? {
@@ -35,14 +40,12 @@ struct CachedImageFastPath: Sendable {
         let uri = URI(target)
         guard let (route, element, kind) = images.imageRoute(uri.path) else { return nil }
         let answered = chain.fastPath(FastRequest(head: request, route: route)) { request in
-            images.cachedAnswer(uri, headers: request.head.headerFields, element: element, kind: kind).map { answer in
-                let response = answer.response
-                return FastAnswer(head: response.head, body: answer.body)
-            }
+            images.cachedAnswer(uri, headers: request.head.headerFields, element: element, kind: kind)
         }
         guard var answer = answered else { return nil }
-        answer.head.headerFields[.date] = date.now()
-        answer.head.headerFields[.server] = serverName
+        // No image answer has either before this.
+        answer.head.headerFields.append(date.now())
+        answer.head.headerFields.append(server)
         if request.method == .head { answer.body = nil }
         return answer
     }
@@ -137,16 +140,16 @@ struct CachedImageFastPath: Sendable {
     }
 }
 
-/// The `Date` header's value, formatted once a second.
+/// The `Date` header, formatted once a second.
 final class DateHeader: Sendable {
-    private let cached = NIOLockedValueBox<(second: Int, text: String)>((-1, ""))
+    private let cached = NIOLockedValueBox<(second: Int, field: HTTPField)>((-1, HTTPField(name: .date, value: "")))
 
-    func now() -> String {
+    func now() -> HTTPField {
         let now = Date()
         let second = Int(now.timeIntervalSince1970)
         return cached.withLockedValue { cached in
-            if cached.second != second { cached = (second, HTTPDate.string(from: now)) }
-            return cached.text
+            if cached.second != second { cached = (second, HTTPField(name: .date, value: HTTPDate.string(from: now))) }
+            return cached.field
         }
     }
 }

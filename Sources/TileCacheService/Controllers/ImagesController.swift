@@ -34,6 +34,8 @@ struct ImagesController: Sendable {
     let fastRoutes: RouterTrie<ImageRoute>
     /// The paths `fastRoutes` resolved, remembered.
     let resolvedPaths = ResolvedImagePaths()
+    /// The fast path's answers, remembered with the readings they were made for.
+    let preparedAnswers = PreparedImageAnswers()
     /// The formats a URL without `format` may be answered in: WebP, and AVIF with `--auto-avif`.
     let negotiation: FormatNegotiation
     /// Whether client hints fill in what URLs leave open (`--client-hints`, `ClientHints`).
@@ -135,13 +137,28 @@ struct ImagesController: Sendable {
 
     /// The answer to a request for `element`'s image while everything it needs is in the memory tier, made without
     /// waiting; nil when it needs more (a load, an error answer), and then the route answers it. Records what the route
-    /// records for the same answer (the trace, the photo's availability; the pipeline its statistics).
-    func cachedAnswer(_ uri: URI, headers: HTTPFields, element: Element, kind: ImageKind) -> ImageAnswer? {
-        guard !(kind == .full && element.hasKnownMissingPhoto),
-              let (imageRequest, options) = try? imageRequest(uri, headers: headers, element: element, kind: kind) else { return nil }
+    /// records for the same answer (the trace, the photo's availability; the pipeline its statistics). An unconditional
+    /// request whose target and reading key were answered before starts from that answer (`PreparedImageAnswers`).
+    func cachedAnswer(_ uri: URI, headers: HTTPFields, element: Element, kind: ImageKind) -> FastAnswer? {
+        guard !(kind == .full && element.hasKnownMissingPhoto) else { return nil }
+        let target = uri.description
+        let key = readingKey(headers)
+        let unconditional = headers[.ifNoneMatch] == nil && headers[.ifModifiedSince] == nil
+        if unconditional, let prepared = preparedAnswers.prepared(target: target, readingKey: key) {
+            guard let served = pipeline.cachedImage(for: prepared.request) else {
+                parsed.put((prepared.request, prepared.options), target: target, accept: key)
+                return nil
+            }
+            let inputs = PreparedImageAnswers.Inputs(served)
+            let head = inputs == prepared.inputs
+                ? prepared.head : prepare(served, request: prepared.request, options: prepared.options, target: target, readingKey: key)
+            recordAnswer(prepared.request, element: element, kind: kind)
+            return FastAnswer(head: head, body: served.bytes ?? ByteBuffer())
+        }
+        guard let (imageRequest, options) = try? imageRequest(uri, headers: headers, element: element, kind: kind) else { return nil }
         /// The route answers: it gets this reading instead of making its own.
-        func handOver() -> ImageAnswer? {
-            parsed.put((imageRequest, options), target: uri.description, accept: readingKey(headers))
+        func handOver() -> FastAnswer? {
+            parsed.put((imageRequest, options), target: target, accept: key)
             return nil
         }
         var answer: ImageAnswer
@@ -158,11 +175,30 @@ struct ImagesController: Sendable {
             pipeline.statistics.record(source)
         } else {
             guard let served = pipeline.cachedImage(for: imageRequest) else { return handOver() }
+            if unconditional, options.placeholder == nil {
+                let head = prepare(served, request: imageRequest, options: options, target: target, readingKey: key)
+                recordAnswer(imageRequest, element: element, kind: kind)
+                return FastAnswer(head: head, body: served.bytes ?? ByteBuffer())
+            }
             answer = Self.answer(served, to: headers, options: options, maxAgeSeconds: maxAgeSeconds)
         }
-        trace?.record(imageRequest.url)
+        recordAnswer(imageRequest, element: element, kind: kind)
+        let response = answer.response
+        return FastAnswer(head: response.head, body: answer.body)
+    }
+
+    /// The head of the answer to an unconditional request for the image `served` (not a placeholder), remembered for
+    /// the next request with `target` and `readingKey`.
+    private func prepare(_ served: ImageResponse, request: ImageRequest, options: ImageOptions, target: String, readingKey: String?) -> HTTPResponse {
+        let head = Self.answer(served, to: [:], options: options, maxAgeSeconds: maxAgeSeconds).response.head
+        preparedAnswers.remember(.init(request: request, options: options, inputs: .init(served), head: head), target: target, readingKey: readingKey)
+        return head
+    }
+
+    /// What the route records for an answer besides the pipeline's statistics: the trace, and the photo's availability.
+    private func recordAnswer(_ request: ImageRequest, element: Element, kind: ImageKind) {
+        trace?.record(request.url)
         if kind == .full { photos.note(element, after: nil) }
-        return answer
     }
 
     /// What the original image is, as imgproxy's `/info` says it: format, stored size, EXIF orientation and the upright
