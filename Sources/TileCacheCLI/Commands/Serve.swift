@@ -335,8 +335,9 @@ extension TileCacheCommand {
             configuration.connectionLimits.maxConnections = maxConnections ?? connectionRoom
             var logger = logFormat.logger(label: "tilecache.serve")
             logger.logLevel = verbose ? .debug : .info
-            if !ServiceMemory.returnLargeBlocksToTheSystem() {
-                logger.warning("glibc refused to fix malloc's mmap threshold (mallopt M_MMAP_THRESHOLD): freed image buffers may stay in the heap")
+            let refused = ServiceMemory.configure()
+            if !refused.isEmpty {
+                logger.warning("glibc refused malloc's settings for a service (mallopt \(refused.joined(separator: ", "))): freed image buffers may stay in the heap")
             }
             if configuration.signer == nil {
                 logger.notice("image URLs are not signed: anyone can ask for any variant (--signing-key makes the service require signatures)")
