@@ -37,10 +37,18 @@ struct CachedImageFastPath: Sendable {
         guard request.method == .get || request.method == .head,
               request.headerFields[values: .connection].allSatisfy({ $0.lowercased() == "keep-alive" }),
               let target = request.path else { return nil }
-        let uri = URI(target)
-        guard let (route, element, kind) = images.imageRoute(uri.path) else { return nil }
-        let answered = chain.fastPath(FastRequest(head: request, route: route)) { request in
-            images.cachedAnswer(uri, headers: request.head.headerFields, element: element, kind: kind)
+        let answered: FastAnswer?
+        // (The middleware's fast-path halves pass the request on unchanged: its headers are read before them here.)
+        if let prepared = images.preparedAnswer(target: target, headers: request.headerFields) {
+            answered = chain.fastPath(FastRequest(head: request, route: prepared.route.template)) { request in
+                images.cachedAnswer(prepared, target: target, headers: request.head.headerFields)
+            }
+        } else {
+            let uri = URI(target)
+            guard let route = images.imageRoute(uri.path) else { return nil }
+            answered = chain.fastPath(FastRequest(head: request, route: route.template)) { request in
+                images.cachedAnswer(uri, headers: request.head.headerFields, route: route)
+            }
         }
         guard var answer = answered else { return nil }
         // No image answer has either before this.

@@ -127,34 +127,47 @@ struct ImagesController: Sendable {
     /// The image route `path` matches, as the router matches it (Hummingbird's trie over `ImageRoute.all`): its
     /// template, the element and the kind; nil for any other path, and for one whose element is unknown (the route
     /// answers the 404).
-    func imageRoute(_ path: String) -> (route: String, element: Element, kind: ImageKind)? {
+    func imageRoute(_ path: String) -> PreparedImageAnswers.Route? {
         let resolved = resolvedPaths.resolved(path) {
             guard let (route, parameters) = fastRoutes.resolve(path), let element = try? route.element(elements, parameters) else { return nil }
             return .init(route: route, element: element)
         }
-        return resolved.map { ($0.route.template, $0.element, $0.route.kind) }
+        return resolved.map { PreparedImageAnswers.Route(template: $0.route.template, element: $0.element, kind: $0.route.kind) }
     }
 
-    /// The answer to a request for `element`'s image while everything it needs is in the memory tier, made without
-    /// waiting; nil when it needs more (a load, an error answer), and then the route answers it. Records what the route
-    /// records for the same answer (the trace, the photo's availability; the pipeline its statistics). An unconditional
-    /// request whose target and reading key were answered before starts from that answer (`PreparedImageAnswers`).
-    func cachedAnswer(_ uri: URI, headers: HTTPFields, element: Element, kind: ImageKind) -> FastAnswer? {
+    /// The answer remembered for an unconditional request with `target` and `headers` (`PreparedImageAnswers`); nil
+    /// when none, or when the request is conditional.
+    func preparedAnswer(target: String, headers: HTTPFields) -> PreparedImageAnswers.Prepared? {
+        guard headers[.ifNoneMatch] == nil, headers[.ifModifiedSince] == nil else { return nil }
+        return preparedAnswers.prepared(target: target, readingKey: readingKey(headers))
+    }
+
+    /// The answer to a request `prepared` was remembered for, while its image is in the memory tier: the remembered
+    /// head while the image is the one it was made from, else a head made anew (and remembered). Nil when the image is
+    /// not in memory, and the route answers with the remembered reading. Records what `cachedAnswer` records.
+    func cachedAnswer(_ prepared: PreparedImageAnswers.Prepared, target: String, headers: HTTPFields) -> FastAnswer? {
+        guard let served = pipeline.cachedImage(for: prepared.request) else {
+            parsed.put((prepared.request, prepared.options), target: target, accept: readingKey(headers))
+            return nil
+        }
+        let head = PreparedImageAnswers.Inputs(served) == prepared.inputs ? prepared.head
+            : prepare(served, request: prepared.request, options: prepared.options, route: prepared.route,
+                      target: target, readingKey: readingKey(headers))
+        recordAnswer(prepared.request, element: prepared.route.element, kind: prepared.route.kind)
+        return FastAnswer(head: head, body: served.bytes ?? ByteBuffer())
+    }
+
+    /// The answer to a request for the image of `route` (its template, element and kind) while everything it needs is
+    /// in the memory tier, made without waiting; nil when it needs more (a load, an error answer), and then the route
+    /// answers it. Records what the route records for the same answer (the trace, the photo's availability; the
+    /// pipeline its statistics). The answer to an unconditional request for an image is remembered for the next
+    /// request with the same target and reading key (`preparedAnswer`).
+    func cachedAnswer(_ uri: URI, headers: HTTPFields, route: PreparedImageAnswers.Route) -> FastAnswer? {
+        let (element, kind) = (route.element, route.kind)
         guard !(kind == .full && element.hasKnownMissingPhoto) else { return nil }
         let target = uri.description
         let key = readingKey(headers)
         let unconditional = headers[.ifNoneMatch] == nil && headers[.ifModifiedSince] == nil
-        if unconditional, let prepared = preparedAnswers.prepared(target: target, readingKey: key) {
-            guard let served = pipeline.cachedImage(for: prepared.request) else {
-                parsed.put((prepared.request, prepared.options), target: target, accept: key)
-                return nil
-            }
-            let inputs = PreparedImageAnswers.Inputs(served)
-            let head = inputs == prepared.inputs
-                ? prepared.head : prepare(served, request: prepared.request, options: prepared.options, target: target, readingKey: key)
-            recordAnswer(prepared.request, element: element, kind: kind)
-            return FastAnswer(head: head, body: served.bytes ?? ByteBuffer())
-        }
         guard let (imageRequest, options) = try? imageRequest(uri, headers: headers, element: element, kind: kind) else { return nil }
         /// The route answers: it gets this reading instead of making its own.
         func handOver() -> FastAnswer? {
@@ -176,7 +189,7 @@ struct ImagesController: Sendable {
         } else {
             guard let served = pipeline.cachedImage(for: imageRequest) else { return handOver() }
             if unconditional, options.placeholder == nil {
-                let head = prepare(served, request: imageRequest, options: options, target: target, readingKey: key)
+                let head = prepare(served, request: imageRequest, options: options, route: route, target: target, readingKey: key)
                 recordAnswer(imageRequest, element: element, kind: kind)
                 return FastAnswer(head: head, body: served.bytes ?? ByteBuffer())
             }
@@ -189,9 +202,11 @@ struct ImagesController: Sendable {
 
     /// The head of the answer to an unconditional request for the image `served` (not a placeholder), remembered for
     /// the next request with `target` and `readingKey`.
-    private func prepare(_ served: ImageResponse, request: ImageRequest, options: ImageOptions, target: String, readingKey: String?) -> HTTPResponse {
+    private func prepare(_ served: ImageResponse, request: ImageRequest, options: ImageOptions, route: PreparedImageAnswers.Route,
+                         target: String, readingKey: String?) -> HTTPResponse {
         let head = Self.answer(served, to: [:], options: options, maxAgeSeconds: maxAgeSeconds).response.head
-        preparedAnswers.remember(.init(request: request, options: options, inputs: .init(served), head: head), target: target, readingKey: readingKey)
+        preparedAnswers.remember(.init(route: route, request: request, options: options, inputs: .init(served), head: head),
+                                 target: target, readingKey: readingKey)
         return head
     }
 

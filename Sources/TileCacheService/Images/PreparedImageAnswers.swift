@@ -1,3 +1,4 @@
+import Catalogue
 import HTTPTypes
 import ImageCore
 import NIOConcurrencyHelpers
@@ -10,7 +11,7 @@ import NIOCore
 /// For an unconditional request for an image (not a placeholder), that head is a function of the options and of five
 /// things of the served image alone: its validators (ETag, Last-Modified), content type, where it came from and its
 /// length (`Inputs`). A later memory hit for the same target and reading key whose inputs are equal gets the same head,
-/// so the fast path skips reading the request and building the head again; one whose inputs differ (the image was
+/// so the fast path skips resolving its path, reading the request and building the head again; one whose inputs differ (the image was
 /// replaced in memory) gets a head made anew, which replaces the remembered one. Reading and building were 7% of the
 /// service's CPU under wrk on one cached thumbnail (perf, 2026-11-28, AMD EPYC).
 ///
@@ -34,15 +35,23 @@ final class PreparedImageAnswers: Sendable {
         }
     }
 
-    /// One remembered answer: the reading it was made for, what the image was, and the head.
+    /// The image route a path matched: its template (the label of metrics and logs), the element and the kind.
+    struct Route: Sendable {
+        var template: String
+        var element: Element
+        var kind: ImageKind
+    }
+
+    /// One remembered answer: the route and reading it was made for, what the image was, and the head.
     final class Prepared: Sendable {
+        let route: Route
         let request: ImageRequest
         let options: ImageOptions
         let inputs: Inputs
         let head: HTTPResponse
 
-        init(request: ImageRequest, options: ImageOptions, inputs: Inputs, head: HTTPResponse) {
-            (self.request, self.options, self.inputs, self.head) = (request, options, inputs, head)
+        init(route: Route, request: ImageRequest, options: ImageOptions, inputs: Inputs, head: HTTPResponse) {
+            (self.route, self.request, self.options, self.inputs, self.head) = (route, request, options, inputs, head)
         }
     }
 
