@@ -1,4 +1,6 @@
 import Catalogue
+import HTTPTypes
+@testable import ImageCore
 import Synchronization
 import Testing
 @testable import TileCacheService
@@ -38,5 +40,32 @@ struct ResolvedImagePathsTests {
         let calls = Atomic(0)
         _ = memo.resolved("/api/v1/elements/\(ResolvedImagePaths.capacity * 2)/thumbnail") { calls.add(1, ordering: .relaxed); return nil }
         #expect(calls.load(ordering: .relaxed) == 0)
+    }
+}
+
+/// The fast path's memo of answers: bounded as the paths' memo is.
+@Suite("PreparedImageAnswers", .timeLimit(.minutes(5)))
+struct PreparedImageAnswersTests {
+    static func prepared(_ index: Int) -> PreparedImageAnswers.Prepared {
+        let iron = ElementCatalogue.standard.element(number: 26)!
+        let inputs = PreparedImageAnswers.Inputs(validators: ImageValidators(etag: "\"\(index)\"", lastModified: "Sat, 01 Nov 2025 00:00:00 GMT"),
+                                                 contentType: "image/jpeg", source: "memory", byteCount: index)
+        return .init(route: .init(template: "/api/v1/elements/{id}/thumbnail", element: iron, kind: .thumbnail),
+                     request: ImageRequest(url: "http://origin.test/\(index).jpg"), options: ImageOptions(processing: .none, negotiated: false),
+                     inputs: inputs, head: HTTPResponse(status: .ok))
+    }
+
+    @Test("an answer is kept per target and reading key; more distinct ones than its capacity: it never holds more, and the newest is kept")
+    func bounded() {
+        let memo = PreparedImageAnswers()
+        memo.remember(Self.prepared(0), target: "/t?w=1", readingKey: "image/webp")
+        #expect(memo.prepared(target: "/t?w=1", readingKey: "image/webp")?.inputs.byteCount == 0)
+        #expect(memo.prepared(target: "/t?w=1", readingKey: nil) == nil && memo.prepared(target: "/t?w=2", readingKey: "image/webp") == nil)
+        for index in 1...(PreparedImageAnswers.capacity * 2) {
+            memo.remember(Self.prepared(index), target: "/t/\(index)", readingKey: nil)
+            #expect(memo.count <= PreparedImageAnswers.capacity)
+        }
+        let newest = PreparedImageAnswers.capacity * 2
+        #expect(memo.prepared(target: "/t/\(newest)", readingKey: nil)?.inputs.byteCount == newest)
     }
 }

@@ -11,8 +11,8 @@ import NIOCore
 /// For an unconditional request for an image (not a placeholder), that head is a function of the options and of five
 /// things of the served image alone: its validators (ETag, Last-Modified), content type, where it came from and its
 /// length (`Inputs`). A later memory hit for the same target and reading key whose inputs are equal gets the same head,
-/// so the fast path skips resolving its path, reading the request and building the head again; one whose inputs differ (the image was
-/// replaced in memory) gets a head made anew, which replaces the remembered one. Reading and building were 7% of the
+/// so the fast path skips resolving its path, reading the request and building the head again; one whose inputs
+/// differ (the image was replaced in memory) gets a head made anew, which replaces the remembered one. Reading and building were 7% of the
 /// service's CPU under wrk on one cached thumbnail (perf, 2026-11-28, AMD EPYC).
 ///
 /// Only answers the fast path made are kept, at most `capacity`; when full it starts again empty, so targets a client
@@ -26,13 +26,6 @@ final class PreparedImageAnswers: Sendable {
         var contentType: String
         var source: String
         var byteCount: Int
-
-        init(_ served: ImageResponse) {
-            validators = served.validators
-            contentType = served.contentType
-            source = ImagesController.ServedFrom(served).rawValue
-            byteCount = served.bytes?.readableBytes ?? 0
-        }
     }
 
     /// The image route a path matched: its template (the label of metrics and logs), the element and the kind.
@@ -74,5 +67,13 @@ final class PreparedImageAnswers: Sendable {
             if answers.count >= Self.capacity, answers[key] == nil { answers.removeAll(keepingCapacity: true) }
             answers[key] = prepared
         }
+    }
+}
+
+extension PreparedImageAnswers.Inputs {
+    /// What `served` is.
+    init(_ served: ImageResponse) {
+        self.init(validators: served.validators, contentType: served.contentType,
+                  source: ImagesController.ServedFrom(served).rawValue, byteCount: served.bytes?.readableBytes ?? 0)
     }
 }
