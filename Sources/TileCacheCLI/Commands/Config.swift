@@ -6,6 +6,7 @@ extension TileCacheCommand {
     /// where that value came from.
     struct Config: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "config",
             abstract: "Show the options a command would run with, and where each value comes from.",
             discussion: """
                 Options of serve, prefetch and validate come from, in this order: the command line, environment \

@@ -8,6 +8,7 @@ extension TileCacheCommand {
     /// `tilecache demo`: the whole job, offline, against the built-in origin.
     struct Demo: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "demo",
             abstract: "Prefetch every element image from the built-in origin three times and compare the runs.",
             discussion: """
                 Starts the built-in origin on a free loopback port with realistic latency, prefetches every element \

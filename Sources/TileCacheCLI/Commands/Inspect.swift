@@ -6,6 +6,7 @@ extension TileCacheCommand {
     /// `tilecache inspect FILE...`: validates local image files.
     struct Inspect: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "inspect",
             abstract: "Validate local image files: format by magic bytes, dimensions, full decode.",
             discussion: """
                 A directory argument inspects every file in it, recursively. Symbolic links are followed; hidden \

@@ -7,6 +7,7 @@ extension TileCacheCommand {
     /// `tilecache origin`: runs the built-in origin server in the foreground.
     struct Origin: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "origin",
             abstract: "Run the built-in origin server (generated element images, injectable latency and faults).",
             discussion: """
                 Prints the two base URLs to pass to other commands, then serves until SIGINT or SIGTERM.

@@ -8,6 +8,7 @@ extension TileCacheCommand {
     /// `tilecache prefetch`: warms the caches with every element image.
     struct Prefetch: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "prefetch",
             abstract: "Warm the memory and disk caches with every element image and report hit rates.",
             discussion: """
                 Full-size photos for elements 90 and up are skipped as known missing unless --include-known-missing.

@@ -13,6 +13,7 @@ extension TileCacheCommand {
     /// `tilecache serve`: the image service that feeds front ends.
     struct Serve: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "serve",
             abstract: "Serve the catalogue, its images, thumbnails, metrics and a web front end over HTTP.",
             discussion: """
                 Endpoints are documented in docs/service.md. Stops gracefully on SIGTERM or SIGINT: no new \

@@ -8,6 +8,7 @@ extension TileCacheCommand {
     /// `tilecache stats`: what the disk cache (and the shared store) holds, and the last runs.
     struct Stats: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "stats",
             abstract: "Show what the disk cache holds and the last runs with their hit rates.",
             discussion: """
                 With --shared-store, also the objects and bytes the shared store holds under its prefix (a store that \
@@ -63,6 +64,7 @@ extension TileCacheCommand {
     /// `tilecache clear`: empties the disk cache.
     struct Clear: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "clear",
             abstract: "Empty the disk cache (asks first unless --yes; off a terminal, --yes is required).",
             discussion: """
                 Removes every cached image; the run log is kept. Without --yes it asks on the terminal; with no terminal \

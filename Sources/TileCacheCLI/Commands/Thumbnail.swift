@@ -10,6 +10,7 @@ extension TileCacheCommand {
     /// of its inputs or writes one file twice, and replaces an existing file only with `--overwrite`.
     struct Thumbnail: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "thumbnail",
             abstract: "Make thumbnails of local image files with the service's processing (no HTTP, no caches).",
             discussion: """
                 Each FILE becomes OUTPUT/<name>.<jpg|png|webp>: upright (EXIF orientation applied), shrunk on load, \

@@ -7,6 +7,7 @@ extension TileCacheCommand {
     /// `tilecache validate`: checks image URLs and reports the broken ones.
     struct Validate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "validate",
             abstract: "Check image URLs (the catalogue's, or any list) and report the broken ones.",
             discussion: """
                 Each URL is fetched and fully validated; nothing is stored unless --store. Known-missing catalogue \
