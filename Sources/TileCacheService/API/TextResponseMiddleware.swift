@@ -24,7 +24,7 @@ struct TextResponseMiddleware<Context: RequestContext>: RouterMiddleware {
             return response
         }
         let body = try await Self.collect(response.body)
-        // A route's own strong ETag is kept (a placeholder's, which the fast path answers with too); else the bytes'.
+        // A route's own strong ETag is kept (a placeholder's); else the bytes'.
         // The compressed bodies are kept by the bytes' tag either way: a route's ETag does not pin its bytes.
         let bodyTag = Self.tag(of: body)
         let tag = response.headers[.eTag].flatMap(Self.strongTag) ?? bodyTag
@@ -161,6 +161,7 @@ enum ContentCoding: String, CaseIterable, Sendable {
 }
 
 extension TextResponseMiddleware: ServiceMiddleware where Context == BasicRequestContext {
-    /// Nothing: the fast path answers images only, which this middleware leaves as they are.
+    /// Nothing: the fast path answers images only (a placeholder, which is text, goes to the router and through here),
+    /// which this middleware leaves as they are.
     func fastPath(_ request: FastRequest, next: (FastRequest) -> FastAnswer?) -> FastAnswer? { next(request) }
 }

@@ -174,6 +174,9 @@ struct ImagesController: Sendable {
             parsed.put((imageRequest, options), target: target, accept: key)
             return nil
         }
+        // A placeholder is text (JSON, or a hash), which the router's text middleware compresses and tags for the
+        // client's Accept-Encoding; the fast path answers images only.
+        if options.placeholder != nil { return handOver() }
         var answer: ImageAnswer
         if !options.processing.isNone, headers[.ifNoneMatch] != nil {
             // The route asks for the source, then (unless its validators match) the variant: both are recorded, and
@@ -188,7 +191,7 @@ struct ImagesController: Sendable {
             pipeline.statistics.record(source)
         } else {
             guard let served = pipeline.cachedImage(for: imageRequest) else { return handOver() }
-            if unconditional, options.placeholder == nil {
+            if unconditional {
                 let head = prepare(served, request: imageRequest, options: options, route: route, target: target, readingKey: key)
                 recordAnswer(imageRequest, element: element, kind: kind)
                 return FastAnswer(head: head, body: served.bytes ?? ByteBuffer())
@@ -200,7 +203,7 @@ struct ImagesController: Sendable {
         return FastAnswer(head: response.head, body: answer.body)
     }
 
-    /// The head of the answer to an unconditional request for the image `served` (not a placeholder), remembered for
+    /// The head of the answer to an unconditional request for the image `served`, remembered for
     /// the next request with `target` and `readingKey`.
     private func prepare(_ served: ImageResponse, request: ImageRequest, options: ImageOptions, route: PreparedImageAnswers.Route,
                          target: String, readingKey: String?) -> HTTPResponse {
