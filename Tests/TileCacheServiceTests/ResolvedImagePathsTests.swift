@@ -55,7 +55,7 @@ struct PreparedImageAnswersTests {
                      inputs: inputs, head: HTTPResponse(status: .ok))
     }
 
-    @Test("an answer is kept per target and reading key; more distinct ones than its capacity: it never holds more, and the newest is kept")
+    @Test("an answer is kept per target and reading key; more distinct ones than its capacity: it never holds more, keeps the newest and starts again empty; a key over longestKey is not kept")
     func bounded() {
         let memo = PreparedImageAnswers()
         memo.remember(Self.prepared(0), target: "/t?w=1", readingKey: "image/webp")
@@ -67,5 +67,15 @@ struct PreparedImageAnswersTests {
         }
         let newest = PreparedImageAnswers.capacity * 2
         #expect(memo.prepared(target: "/t/\(newest)", readingKey: nil)?.inputs.byteCount == newest)
+        // Full again: it starts again empty, with the newest.
+        let before = memo.count
+        for index in 1...(PreparedImageAnswers.capacity - before + 1) { memo.remember(Self.prepared(index), target: "/u/\(index)", readingKey: nil) }
+        #expect(memo.count == 1 && memo.prepared(target: "/t/\(newest)", readingKey: nil) == nil)
+        // A target and reading key longer than `longestKey` together are not kept.
+        let long = String(repeating: "a", count: PreparedImageAnswers.longestKey)
+        memo.remember(Self.prepared(1), target: "/t", readingKey: long)
+        #expect(memo.prepared(target: "/t", readingKey: long) == nil)
+        memo.remember(Self.prepared(1), target: "/t", readingKey: String(long.dropFirst(2)))
+        #expect(memo.prepared(target: "/t", readingKey: String(long.dropFirst(2))) != nil)
     }
 }

@@ -1,4 +1,5 @@
 import CMalloc
+import Foundation
 import NIOCore
 
 /// glibc's malloc set for a long-running service that handles images (`serve` calls it at start).
@@ -11,10 +12,13 @@ import NIOCore
 /// 79 MiB in the same run (docs/benchmarks.md, "Issue 35, continued"). The price is a fresh mapping, and its page
 /// faults, per large buffer.
 ///
-/// glibc also gives threads that meet a busy arena a new one, up to 8 per core, and each keeps its own free fragments.
-/// The service's threads (an event loop per core, the cooperative pool, the blocking pool, downloads) are limited to
-/// one arena per core: the soak's peak 79 MiB in four 60-second runs against 81-83 MiB with glibc's limit, and the
-/// same requests per second on a cached image (docs/benchmarks.md, "Issue 35, fifth session").
+/// glibc also gives each new thread an arena of its own until there are 8 per core, and each arena keeps its own free
+/// fragments. The service's threads (an event loop per core, the cooperative pool, the blocking pool, downloads) are
+/// limited to one arena per core: the soak's peak 79 MiB in four 60-second runs against 81-83 MiB with glibc's limit,
+/// and the same requests per second on a cached image (docs/benchmarks.md, "Issue 35, fifth session").
+///
+/// A setting the environment makes (`MALLOC_MMAP_THRESHOLD_`, `MALLOC_ARENA_MAX`: glibc reads them at start) is the
+/// operator's and is left as it is.
 public enum ServiceMemory {
     /// Blocks of this size and more get their own mapping.
     public static let mmapThreshold: Int32 = 256 * 1024
@@ -22,10 +26,13 @@ public enum ServiceMemory {
     /// At most this many arenas: one per core.
     public static var arenaLimit: Int32 { Int32(clamping: max(1, System.coreCount)) }
 
-    /// Fixes glibc's mmap threshold at `mmapThreshold` and its arenas at `arenaLimit`; the `mallopt` settings glibc
-    /// refused (none when both hold).
+    /// Fixes glibc's mmap threshold at `mmapThreshold` and its arenas at `arenaLimit`, each unless the environment sets
+    /// it; the `mallopt` settings glibc refused (none when both hold).
     public static func configure() -> [String] {
-        (mallopt(M_MMAP_THRESHOLD, mmapThreshold) == 1 ? [] : ["M_MMAP_THRESHOLD"])
-            + (mallopt(M_ARENA_MAX, arenaLimit) == 1 ? [] : ["M_ARENA_MAX"])
+        let environment = ProcessInfo.processInfo.environment
+        var refused: [String] = []
+        if environment["MALLOC_MMAP_THRESHOLD_"] == nil, mallopt(M_MMAP_THRESHOLD, mmapThreshold) != 1 { refused.append("M_MMAP_THRESHOLD") }
+        if environment["MALLOC_ARENA_MAX"] == nil, mallopt(M_ARENA_MAX, arenaLimit) != 1 { refused.append("M_ARENA_MAX") }
+        return refused
     }
 }

@@ -8,15 +8,17 @@ import NIOCore
 /// reading of the request (its pipeline request and options, signature and allow-lists checked) and the head of the
 /// answer `ImagesController.answer` made from a memory hit.
 ///
-/// For an unconditional request for an image (not a placeholder), that head is a function of the options and of five
+/// For an unconditional request for an image (the fast path leaves placeholders to the router), that head is a function of the options and of five
 /// things of the served image alone: its validators (ETag, Last-Modified), content type, where it came from and its
 /// length (`Inputs`). A later memory hit for the same target and reading key whose inputs are equal gets the same head,
 /// so the fast path skips resolving its path, reading the request and building the head again; one whose inputs
 /// differ (the image was replaced in memory) gets a head made anew, which replaces the remembered one. Reading and building were 7% of the
 /// service's CPU under wrk on one cached thumbnail (perf, 2026-11-28, AMD EPYC).
 ///
-/// Only answers the fast path made are kept, at most `capacity`; when full it starts again empty, so targets a client
-/// invents cannot grow it (as `ResolvedImagePaths`).
+/// Only answers the fast path made are kept, at most `capacity`, and only for a target and reading key of at most
+/// `longestKey` bytes together (a cache-buster or an `Accept` header can be long: up to NIO's 80 KiB a header); when
+/// full it starts again empty, so targets a client invents cannot grow it (as `ResolvedImagePaths`). About 1.5 KB an
+/// entry besides its key: at most about 10 MB.
 ///
 /// Thread-safety: any thread; a lock around a dictionary of immutable entries.
 final class PreparedImageAnswers: Sendable {
@@ -49,6 +51,8 @@ final class PreparedImageAnswers: Sendable {
     }
 
     static let capacity = 4096
+    /// The longest target and reading key, in bytes together, whose answers are kept.
+    static let longestKey = 1024
     private let answers = NIOLockedValueBox<[ParsedImageRequests.Key: Prepared]>([:])
 
     /// How many answers are remembered.
@@ -60,13 +64,18 @@ final class PreparedImageAnswers: Sendable {
         return answers.withLockedValue { $0[key] }
     }
 
-    /// Remembers `prepared` for `target` and `readingKey`.
+    /// Remembers `prepared` for `target` and `readingKey`, unless they are longer than `longestKey` together.
     func remember(_ prepared: Prepared, target: String, readingKey: String?) {
+        guard target.utf8.count + (readingKey?.utf8.count ?? 0) <= Self.longestKey else { return }
         let key = ParsedImageRequests.Key(target: target, accept: readingKey)
-        answers.withLockedValue { answers in
-            if answers.count >= Self.capacity, answers[key] == nil { answers.removeAll(keepingCapacity: true) }
+        // When full, the old entries are handed out of the lock and freed after it (every request takes the lock).
+        let dropped: [ParsedImageRequests.Key: Prepared] = answers.withLockedValue { answers in
+            var dropped: [ParsedImageRequests.Key: Prepared] = [:]
+            if answers.count >= Self.capacity, answers[key] == nil { swap(&dropped, &answers) }
             answers[key] = prepared
+            return dropped
         }
+        _ = dropped
     }
 }
 
