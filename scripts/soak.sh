@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-600}
 memory_bytes=$((32 * 1024 * 1024))
 command -v wrk >/dev/null || { echo "soak: wrk is missing (apt-get install wrk)" >&2; exit 1; }
-swift build -c release --static-swift-stdlib --product tilecache >/dev/null
+make --no-print-directory release >/dev/null  # the release build as users get it (Makefile, RELEASE_BUILD)
 tilecache="$(swift build -c release --show-bin-path)/tilecache"
 work=$(mktemp -d /tmp/tilecache-soak.XXXXXX)
 pids=()

@@ -24,7 +24,7 @@ fi
 # Open sources: the URL builders and thumbor as the open-sources check has them.
 scripts/check-envs.sh sources
 sources_venv=.build/sources-venv
-swift build -c release --static-swift-stdlib --product tilecache
+make --no-print-directory release  # the release build as users get it (Makefile, RELEASE_BUILD)
 (cd Benchmarks && swift build -c release --product CacheComparison && swift build -c release --product DecodeThroughput \
     && swift build -c release --product ServeFloor)
 work=$(mktemp -d /tmp/tilecache-compare.XXXXXX)
