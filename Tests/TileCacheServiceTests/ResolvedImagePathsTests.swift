@@ -50,7 +50,7 @@ struct PreparedImageAnswersTests {
         let iron = ElementCatalogue.standard.element(number: 26)!
         let inputs = PreparedImageAnswers.Inputs(validators: ImageValidators(etag: "\"\(index)\"", lastModified: "Sat, 01 Nov 2025 00:00:00 GMT"),
                                                  contentType: "image/jpeg", source: "memory", byteCount: index)
-        return .init(route: .init(template: "/api/v1/elements/{id}/thumbnail", element: iron, kind: .thumbnail),
+        return .init(route: .init(route: ImageRoute.all[0], element: iron),
                      request: ImageRequest(url: "http://origin.test/\(index).jpg"), options: ImageOptions(processing: .none, negotiated: false),
                      inputs: inputs, head: HTTPResponse(status: .ok))
     }

@@ -39,15 +39,16 @@ struct CachedImageFastPath: Sendable {
               let target = request.path else { return nil }
         let answered: FastAnswer?
         // (The middleware's fast-path halves pass the request on unchanged: its headers are read before them here.)
-        if let prepared = images.preparedAnswer(target: target, headers: request.headerFields) {
-            answered = chain.fastPath(FastRequest(head: request, route: prepared.route.template)) { request in
-                images.cachedAnswer(prepared, target: target, headers: request.head.headerFields)
+        let readingKey = images.readingKey(request.headerFields)
+        if let prepared = images.preparedAnswer(target: target, headers: request.headerFields, readingKey: readingKey) {
+            answered = chain.fastPath(FastRequest(head: request, route: prepared.route.route.template)) { _ in
+                images.cachedAnswer(prepared, target: target, readingKey: readingKey)
             }
         } else {
             let uri = URI(target)
             guard let route = images.imageRoute(uri.path) else { return nil }
-            answered = chain.fastPath(FastRequest(head: request, route: route.template)) { request in
-                images.cachedAnswer(uri, headers: request.head.headerFields, route: route)
+            answered = chain.fastPath(FastRequest(head: request, route: route.route.template)) { request in
+                images.cachedAnswer(uri, headers: request.head.headerFields, readingKey: readingKey, route: route)
             }
         }
         guard var answer = answered else { return nil }

@@ -124,49 +124,47 @@ struct ImagesController: Sendable {
 
     // MARK: - The fast case
 
-    /// The image route `path` matches, as the router matches it (Hummingbird's trie over `ImageRoute.all`): its
-    /// template, the element and the kind; nil for any other path, and for one whose element is unknown (the route
+    /// The image route `path` matches, as the router matches it (Hummingbird's trie over `ImageRoute.all`), and the
+    /// element it names; nil for any other path, and for one whose element is unknown (the route
     /// answers the 404).
-    func imageRoute(_ path: String) -> PreparedImageAnswers.Route? {
-        let resolved = resolvedPaths.resolved(path) {
+    func imageRoute(_ path: String) -> ResolvedImagePaths.Resolved? {
+        resolvedPaths.resolved(path) {
             guard let (route, parameters) = fastRoutes.resolve(path), let element = try? route.element(elements, parameters) else { return nil }
             return .init(route: route, element: element)
         }
-        return resolved.map { PreparedImageAnswers.Route(template: $0.route.template, element: $0.element, kind: $0.route.kind) }
     }
 
-    /// The answer remembered for an unconditional request with `target` and `headers` (`PreparedImageAnswers`); nil
-    /// when none, or when the request is conditional.
-    func preparedAnswer(target: String, headers: HTTPFields) -> PreparedImageAnswers.Prepared? {
+    /// The answer remembered for an unconditional request with `target`, `headers` and their `readingKey`
+    /// (`PreparedImageAnswers`); nil when none, or when the request is conditional.
+    func preparedAnswer(target: String, headers: HTTPFields, readingKey: String?) -> PreparedImageAnswers.Prepared? {
         guard headers[.ifNoneMatch] == nil, headers[.ifModifiedSince] == nil else { return nil }
-        return preparedAnswers.prepared(target: target, readingKey: readingKey(headers))
+        return preparedAnswers.prepared(target: target, readingKey: readingKey)
     }
 
     /// The answer to a request `prepared` was remembered for, while its image is in the memory tier: the remembered
     /// head while the image is the one it was made from, else a head made anew (and remembered). Nil when the image is
     /// not in memory, and the route answers with the remembered reading. Records what `cachedAnswer` records.
-    func cachedAnswer(_ prepared: PreparedImageAnswers.Prepared, target: String, headers: HTTPFields) -> FastAnswer? {
+    func cachedAnswer(_ prepared: PreparedImageAnswers.Prepared, target: String, readingKey: String?) -> FastAnswer? {
         guard let served = pipeline.cachedImage(for: prepared.request) else {
-            parsed.put((prepared.request, prepared.options), target: target, accept: readingKey(headers))
+            parsed.put((prepared.request, prepared.options), target: target, accept: readingKey)
             return nil
         }
         let head = PreparedImageAnswers.Inputs(served) == prepared.inputs ? prepared.head
             : prepare(served, request: prepared.request, options: prepared.options, route: prepared.route,
-                      target: target, readingKey: readingKey(headers))
-        recordAnswer(prepared.request, element: prepared.route.element, kind: prepared.route.kind)
+                      target: target, readingKey: readingKey)
+        recordAnswer(prepared.request, element: prepared.route.element, kind: prepared.route.route.kind)
         return FastAnswer(head: head, body: served.bytes ?? ByteBuffer())
     }
 
-    /// The answer to a request for the image of `route` (its template, element and kind) while everything it needs is
-    /// in the memory tier, made without waiting; nil when it needs more (a load, an error answer), and then the route
-    /// answers it. Records what the route records for the same answer (the trace, the photo's availability; the
-    /// pipeline its statistics). The answer to an unconditional request for an image is remembered for the next
-    /// request with the same target and reading key (`preparedAnswer`).
-    func cachedAnswer(_ uri: URI, headers: HTTPFields, route: PreparedImageAnswers.Route) -> FastAnswer? {
-        let (element, kind) = (route.element, route.kind)
+    /// The answer to a request for the image of `route` (its route and element) while everything it needs is in the
+    /// memory tier, made without waiting; nil when it needs more (a load, an error answer), and then the route answers
+    /// it. Records what the route records for the same answer (the trace, the photo's availability; the pipeline its
+    /// statistics). The answer to an unconditional request for an image is remembered for the next request with the
+    /// same target and reading key (`readingKey(headers)`, given: `preparedAnswer`).
+    func cachedAnswer(_ uri: URI, headers: HTTPFields, readingKey key: String?, route: ResolvedImagePaths.Resolved) -> FastAnswer? {
+        let (element, kind) = (route.element, route.route.kind)
         guard !(kind == .full && element.hasKnownMissingPhoto) else { return nil }
         let target = uri.description
-        let key = readingKey(headers)
         let unconditional = headers[.ifNoneMatch] == nil && headers[.ifModifiedSince] == nil
         guard let (imageRequest, options) = try? imageRequest(uri, headers: headers, element: element, kind: kind) else { return nil }
         /// The route answers: it gets this reading instead of making its own.
@@ -205,7 +203,7 @@ struct ImagesController: Sendable {
 
     /// The head of the answer to an unconditional request for the image `served`, remembered for
     /// the next request with `target` and `readingKey`.
-    private func prepare(_ served: ImageResponse, request: ImageRequest, options: ImageOptions, route: PreparedImageAnswers.Route,
+    private func prepare(_ served: ImageResponse, request: ImageRequest, options: ImageOptions, route: ResolvedImagePaths.Resolved,
                          target: String, readingKey: String?) -> HTTPResponse {
         let head = Self.answer(served, to: [:], options: options, maxAgeSeconds: maxAgeSeconds).response.head
         preparedAnswers.remember(.init(route: route, request: request, options: options, inputs: .init(served), head: head),

@@ -1,4 +1,3 @@
-import Catalogue
 import HTTPTypes
 import ImageCore
 import NIOConcurrencyHelpers
@@ -30,22 +29,16 @@ final class PreparedImageAnswers: Sendable {
         var byteCount: Int
     }
 
-    /// The image route a path matched: its template (the label of metrics and logs), the element and the kind.
-    struct Route: Sendable {
-        var template: String
-        var element: Element
-        var kind: ImageKind
-    }
-
     /// One remembered answer: the route and reading it was made for, what the image was, and the head.
     final class Prepared: Sendable {
-        let route: Route
+        /// The image route and element the target's path resolved to.
+        let route: ResolvedImagePaths.Resolved
         let request: ImageRequest
         let options: ImageOptions
         let inputs: Inputs
         let head: HTTPResponse
 
-        init(route: Route, request: ImageRequest, options: ImageOptions, inputs: Inputs, head: HTTPResponse) {
+        init(route: ResolvedImagePaths.Resolved, request: ImageRequest, options: ImageOptions, inputs: Inputs, head: HTTPResponse) {
             (self.route, self.request, self.options, self.inputs, self.head) = (route, request, options, inputs, head)
         }
     }
