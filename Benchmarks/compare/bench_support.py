@@ -1,5 +1,5 @@
-"""What the side-by-side scripts of this folder share: a free loopback port, waiting for a server, a percentile, and
-the camera photos (the test suite's five photos and two phone-sized copies libvips enlarges from them)."""
+"""What the side-by-side scripts of this folder share: a free loopback port, waiting for a server, stopping the servers
+started, a percentile, and the camera photos (the test suite's five photos and two phone-sized copies libvips enlarges from them)."""
 import http.client
 import os
 import shutil
@@ -29,6 +29,16 @@ def wait_http(port, path, who, seconds=60, host="127.0.0.1"):
             pass
         time.sleep(0.1)
     raise SystemExit(f"{who}: nothing answers on {host}:{port}{path}")
+
+
+def stop(processes, work=None):
+    """Terminates every process of `processes` still running (waiting up to 30 s for each), then removes `work`."""
+    for process in processes:
+        if process.poll() is None:
+            process.terminate()
+            process.wait(timeout=30)
+    if work:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def percentile(values, fraction):

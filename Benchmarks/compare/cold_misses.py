@@ -12,7 +12,7 @@ photo's median latency.
 """
 import http.client, os, shutil, statistics, subprocess, sys, tempfile, time
 
-from bench_support import camera_photos, free_port, percentile, wait_http
+from bench_support import camera_photos, free_port, percentile, stop, wait_http
 
 BEFORE, AFTER = sys.argv[1], sys.argv[2]
 ROUNDS = int(sys.argv[3]) if len(sys.argv) > 3 else 5
@@ -67,8 +67,4 @@ try:
     for name in names:
         print(f"| {name} | {statistics.median(per_photo[BEFORE][name]):.2f} ms | {statistics.median(per_photo[AFTER][name]):.2f} ms |")
 finally:
-    for process in processes:
-        if process.poll() is None:
-            process.terminate()
-            process.wait(timeout=30)
-    shutil.rmtree(work, ignore_errors=True)
+    stop(processes, work)

@@ -29,7 +29,7 @@ import time
 import urllib.parse
 from datetime import datetime, timezone
 
-from bench_support import camera_photos, free_port, percentile, wait_http
+from bench_support import camera_photos, free_port, percentile, stop, wait_http
 
 TILECACHE, THUMBOR, WORK, ROUNDS, OUTPUT = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
 processes = []
@@ -49,11 +49,6 @@ def start(arguments, **kwargs):
     process = subprocess.Popen(arguments, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, **kwargs)
     processes.append(process)
     return process
-
-
-def stop(process):
-    process.terminate()
-    process.wait(timeout=30)
 
 
 def latencies(port, paths):
@@ -120,7 +115,7 @@ try:
         cold["TileCache"].append(latencies(port, ours_paths))
         warm["TileCache"].append(latencies(port, ours_paths))
         cold_camera["TileCache"].append(latencies(port, ours_camera))
-        stop(serve)
+        stop([serve])
         port = free_port()
         conf = os.path.join(WORK, "thumbor.conf")
         with open(conf, "w") as file:
@@ -135,7 +130,7 @@ RESULT_STORAGE_FILE_STORAGE_ROOT_PATH = '{fresh(os.path.join(WORK, 'thumbor-resu
         cold["thumbor"].append(latencies(port, theirs_paths))
         warm["thumbor"].append(latencies(port, theirs_paths))
         cold_camera["thumbor"].append(latencies(port, theirs_camera))
-        stop(thumbor)
+        stop([thumbor])
         log(f"round {round_number + 1}/{ROUNDS}: cold p50 TileCache {median(cold['TileCache'][-1]):.2f} ms, thumbor "
             f"{median(cold['thumbor'][-1]):.2f} ms; warm p50 {median(warm['TileCache'][-1]):.3f} ms, {median(warm['thumbor'][-1]):.3f} ms; "
             f"camera photos cold p50 {median(cold_camera['TileCache'][-1]):.2f} ms, {median(cold_camera['thumbor'][-1]):.2f} ms")
@@ -163,9 +158,7 @@ RESULT_STORAGE_FILE_STORAGE_ROOT_PATH = '{fresh(os.path.join(WORK, 'thumbor-resu
         log(f"resize round {round_number + 1}/{ROUNDS}: TileCache {resize['TileCache'][-1]:.2f} ms/image, vipsthumbnail "
             f"{resize['vipsthumbnail'][-1]:.2f} ms/image")
 finally:
-    for process in processes:
-        if process.poll() is None:
-            process.terminate()
+    stop(processes)
 
 cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), platform.processor())
 

@@ -11,12 +11,12 @@ DCT scale still at least W wide). Each is compared with Pillow's LANCZOS reduce 
 Pillow takes the pixels as they are: for a photo with a non-sRGB profile (rocket.jpg, Adobe RGB) the reference is not
 converted, while TileCache converts to sRGB, so that row says nothing about the resize.
 """
-import http.client, io, os, shutil, subprocess, sys, tempfile
+import http.client, io, os, subprocess, sys, tempfile
 
 import numpy
 from PIL import Image
 
-from bench_support import free_port, wait_http
+from bench_support import free_port, stop, wait_http
 
 TILECACHE, THUMBOR, PHOTOS = sys.argv[1], sys.argv[2], sys.argv[3]
 work = tempfile.mkdtemp(prefix="tilecache-thumbor-quality-")
@@ -66,8 +66,4 @@ try:
             theirs = fetch(thumbor_port, f"/unsafe/{width}x0/filters:quality(95)/127.0.0.1:{file_port}/{name}")
             print(f"| {name} | {full.width}x{full.height} | {width} | {psnr(ours, reference):.2f} dB | {psnr(theirs, reference):.2f} dB |")
 finally:
-    for process in processes:
-        if process.poll() is None:
-            process.terminate()
-            process.wait(timeout=30)
-    shutil.rmtree(work, ignore_errors=True)
+    stop(processes, work)
