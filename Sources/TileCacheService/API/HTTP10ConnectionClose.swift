@@ -22,7 +22,10 @@ final class HTTP10ConnectionClose: ChannelInboundHandler, RemovableChannelHandle
     }
 
     /// Added with Hummingbird's additional channel handlers (which come after its HTTPTypes codec): it puts an
-    /// `HTTP10ConnectionClose` and an `EarlyRefusal` after the request decoder, then removes itself.
+    /// `HTTP10ConnectionClose` and an `EarlyRefusal` after the request decoder, then removes itself. In an HTTP/2
+    /// stream (whose parent is a connection, not the listening socket: Hummingbird's TLS server gives its HTTP/1.1
+    /// connections and its HTTP/2 streams the same handlers) there is neither HTTP/1.0 nor CONNECT to handle: it only
+    /// removes itself. (Until issue 35 it logged an error there, once for every HTTP/2 request.)
     final class Installer: ChannelInboundHandler, RemovableChannelHandler {
         typealias InboundIn = Never
         let logger: Logger
@@ -30,6 +33,10 @@ final class HTTP10ConnectionClose: ChannelInboundHandler, RemovableChannelHandle
         init(logger: Logger) { self.logger = logger }
 
         func handlerAdded(context: ChannelHandlerContext) {
+            if context.channel.parent?.parent != nil {
+                context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+                return
+            }
             do {
                 let decoder = try context.pipeline.syncOperations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
                 let close = HTTP10ConnectionClose()

@@ -1,27 +1,29 @@
-import Logging
+public import Logging
 import NIOConcurrencyHelpers
 
 /// A logger whose messages a test can read back.
-struct CapturedLog: Sendable {
-    struct Message: Sendable {
-        var level: Logger.Level
-        var text: String
-        var metadata: [String: String]
+public struct CapturedLog: Sendable {
+    public struct Message: Sendable {
+        public var level: Logger.Level
+        public var text: String
+        public var metadata: [String: String]
     }
 
     private let box = NIOLockedValueBox<[Message]>([])
 
+    public init() {}
+
     /// A logger writing into this capture (every level).
-    var logger: Logger {
+    public var logger: Logger {
         var logger = Logger(label: "test") { _ in Handler(box: box) }
         logger.logLevel = .trace
         return logger
     }
 
     /// The messages logged so far.
-    var messages: [Message] { box.withLockedValue { $0 } }
+    public var messages: [Message] { box.withLockedValue { $0 } }
     /// The warnings (and worse) logged so far.
-    var warnings: [Message] { messages.filter { $0.level >= .warning } }
+    public var warnings: [Message] { messages.filter { $0.level >= .warning } }
 
     private struct Handler: LogHandler {
         let box: NIOLockedValueBox<[Message]>
