@@ -36,6 +36,8 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),  // serve --tls-cert/--tls-key
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.36.0"),  // the fast path's HTTP/2 streams
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.25.0"),  // their HTTPTypes codec
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),  // the CLI's config file
     ],
     targets: [
@@ -191,6 +193,8 @@ let package = Package(
                 .product(name: "HummingbirdCore", package: "hummingbird"),  // HTTPServerBuilder
                 .product(name: "HummingbirdTLS", package: "hummingbird"),  // serve --tls-cert/--tls-key
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),  // HTTP/2 over TLS by ALPN
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),  // the fast path's HTTPS server
+                .product(name: "NIOHTTPTypesHTTP2", package: "swift-nio-extras"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

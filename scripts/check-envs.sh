@@ -3,7 +3,7 @@
 # use, in one place. Each check runs `scripts/check-envs.sh NAME` first, which installs only what is missing (a few
 # hundred milliseconds when everything is there); `make test` runs it with no NAME, every environment, beside the
 # build, so that on a fresh machine the downloads and installs (about two minutes) overlap the compiling.
-#   scripts/check-envs.sh [api|browser|extract|placeholder|sources|verdict]...
+#   scripts/check-envs.sh [api|browser|extract|h2|placeholder|sources|verdict]...
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,6 +28,8 @@ setup() {
             command -v chromium > /dev/null 2>&1 || scripts/apt-install.sh check-envs chromium
             venv browser "import websocket" websocket-client ;;
         extract) venv extract "import bs4, markdown_it" "beautifulsoup4==4.15.0" "markdown-it-py==4.3.0" ;;
+        # hyper-h2, the HTTP/2 client of HTTPConventionsTests' HTTPS test (Tests/Clients/h2_client.py).
+        h2) venv h2 "import h2" "h2==4.4.1" "hpack==4.2.0" "hyperframe==6.1.0" ;;
         # The reference placeholder encoders; the PyPI `thumbhash` apart (its module name is thumbhash-rs' too).
         placeholder)
             venv placeholder "import blurhash, thumbhash, PIL" "blurhash==1.1.5" "thumbhash-rs==0.1.0" "Pillow==12.0.0"
@@ -43,11 +45,11 @@ setup() {
         verdict)
             scripts/apt-install.sh check-envs libvips-tools libjpeg-turbo-progs chromium
             venv verdict "import PIL; assert PIL.__version__ == '13.0.0'" "pillow==13.0.0" ;;
-        *) echo "check-envs: no environment named '$1' (api, browser, extract, placeholder, sources, verdict)" >&2; return 2 ;;
+        *) echo "check-envs: no environment named '$1' (api, browser, extract, h2, placeholder, sources, verdict)" >&2; return 2 ;;
     esac
 }
 
-[ $# -gt 0 ] || set -- api browser extract placeholder sources verdict
+[ $# -gt 0 ] || set -- api browser extract h2 placeholder sources verdict
 for name in "$@"; do
     start=$SECONDS
     setup "$name"

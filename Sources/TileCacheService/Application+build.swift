@@ -159,22 +159,25 @@ public func buildApplication(_ dependencies: ServiceDependencies, logger: Logger
     let connections = OpenConnections(maximum: limits.maxConnections ?? ConnectionLimits.defaultMaximum(), metrics: dependencies.metrics)
     // Before Hummingbird's handling of each connection (or HTTP/2 stream): HTTP/1.0's close and CONNECT's refusal,
     // the connection limits, and (with --trusted-proxies) the removal of proxy headers from peers that are not trusted.
-    let guards: @Sendable () -> [any RemovableChannelHandler] = {
-        [HTTP10ConnectionClose.Installer(logger: logger), ConnectionGuard(connections: connections, limits: limits, logger: logger)]
+    // (An HTTP/2 stream of the fast path's HTTPS server gets the same but the HTTP/1.0 handler's installer.)
+    let streamGuards: @Sendable () -> [any RemovableChannelHandler] = {
+        [ConnectionGuard(connections: connections, limits: limits, logger: logger)]
             + (configuration.trustedProxies.isEmpty ? [] : [ForwardedHeaders(proxies: configuration.trustedProxies)])
     }
+    let guards: @Sendable () -> [any RemovableChannelHandler] = { [HTTP10ConnectionClose.Installer(logger: logger)] + streamGuards() }
     let door = FrontDoor(dependencies)
     let fastPath = configuration.fastPath ? door.fastPath : nil
     let server: HTTPServerBuilder
-    if let tls = configuration.tls {
-        // HTTPS: HTTP/2 when the client offers h2 by ALPN, HTTP/1.1 otherwise. The fast path answers in HTTP/2 streams
-        // (each stream is one request); an HTTP/1.1 connection over TLS goes to the router.
-        let streamHandlers: @Sendable () -> [any RemovableChannelHandler] = {
-            guards() + (fastPath.map { [CachedImageFastPath.Handler(fastPath: $0, inStreamsOnly: true)] } ?? [])
-        }
+    if let tls = configuration.tls, let fastPath {
+        // HTTPS: HTTP/2 when the client offers h2 by ALPN, HTTP/1.1 otherwise; the fast path answers in both.
+        server = try fastPath.https(tls: try tls.serverConfiguration(), http1: .init(additionalChannelHandlers: guards(), idleTimeout: idleTimeout),
+                                    idleTimeout: configuration.idleTimeout, streamHandlers: streamGuards)
+    } else if let tls = configuration.tls {
+        // HTTPS without the fast path: Hummingbird's own server (its HTTP/1.1 connections and HTTP/2 streams share these
+        // handlers).
         server = try .http2Upgrade(tlsConfiguration: try tls.serverConfiguration(),
                                    configuration: .init(idleTimeout: configuration.idleTimeout,
-                                                        streamConfiguration: .init(additionalChannelHandlers: streamHandlers(), idleTimeout: idleTimeout)))
+                                                        streamConfiguration: .init(additionalChannelHandlers: guards(), idleTimeout: idleTimeout)))
     } else if let fastPath {
         server = fastPath.http1(.init(additionalChannelHandlers: guards(), idleTimeout: idleTimeout))
     } else {

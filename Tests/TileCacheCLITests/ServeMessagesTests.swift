@@ -104,6 +104,39 @@ struct ServeMessagesTests {
         }
     }
 
+    @Test("HTTPS: SIGTERM with two HTTP/2 requests on one connection waiting on the origin (curl): both answered whole, then exit 0")
+    func http2Shutdown() async throws {
+        try await withTemporaryDirectory { directory in
+            let tls = try await makeSelfSignedCertificate(in: directory)
+            try await withOrigin({ $0.latency = TestTime.scaled(.milliseconds(1500)) }) { origin in
+                let child = try ChildProcess(["serve", "--port", "0", "--cache-dir", directory + "/cache", "--tls-cert", tls.certificate,
+                                              "--tls-key", tls.key, "--tiles-base", origin.tilesBase, "--images-base", origin.imagesBase])
+                let out = try await child.waitForOutput(containing: "serving on https://127.0.0.1:")
+                let port = try #require(out.split(separator: "127.0.0.1:").dropFirst().first.flatMap { Int($0.prefix { $0.isNumber }) })
+                // A thumbnail and a photo (larger than HTTP/2's initial 64 KiB window: Hummingbird's own HTTP/2 server lost
+                // it at shutdown), multiplexed on one connection.
+                let urls = ["/api/v1/elements/5/thumbnail", "/api/v1/elements/6/image"].map { "https://127.0.0.1:\(port)\($0)" }
+                let curl = Task {
+                    try await runProcess(["/bin/sh", "-c", "curl -sS --cacert \(tls.certificate) --http2 --parallel -w '%{http_code} %{size_download} %{http_version}\\n'"
+                                          + " -o \(directory)/a -o \(directory)/b \(urls.joined(separator: " ")) > \(directory)/curl.out"],
+                                         description: "curl --http2 --parallel")
+                }
+                let deadline = ContinuousClock.now + TestTime.scaled(.seconds(30))
+                while origin.statistics.requests < 2 {
+                    guard ContinuousClock.now < deadline else { throw TestFailure("the requests never reached the origin") }
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                child.send(SIGTERM)
+                try await curl.value
+                let answers = try String(contentsOfFile: directory + "/curl.out", encoding: .utf8).split(separator: "\n")
+                let sizes = try [directory + "/a", directory + "/b"].map { try FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int ?? 0 }
+                #expect(answers.count == 2 && answers.allSatisfy { $0.hasPrefix("200 ") && $0.hasSuffix(" 2") }, "\(answers)")
+                #expect(sizes.min() ?? 0 > 0 && sizes.max() ?? 0 > 65_536, "\(sizes)")
+                #expect(try await child.wait() == 0)
+            }
+        }
+    }
+
     @Test("secrets from a file: --config's write-token and signing-key take effect, and the process's command line shows neither")
     func secretsFromAFile() async throws {
         try await withTemporaryDirectory { directory in

@@ -307,23 +307,11 @@ struct HTTPConventionsTests {
         }
     }
 
-    @Test("--tls-cert/--tls-key: HTTPS, HTTP/2 by ALPN for curl, HTTP/1.1 for a client that asks for it; images in memory answered by the fast path in HTTP/2 streams, the same bytes and headers as HTTP/1.1's router")
+    @Test("--tls-cert/--tls-key: HTTPS, HTTP/2 by ALPN for curl, HTTP/1.1 for a client that asks for it; images in memory answered by the fast path over both, the same bytes and headers as the router's")
     func tls() async throws {
-        let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        try await runProcess(["/usr/bin/openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                              "-keyout", directory + "/key.pem", "-out", directory + "/cert.pem", "-days", "2", "-subj", "/CN=127.0.0.1",
-                              "-addext", "subjectAltName=IP:127.0.0.1"], description: "openssl req")
-        let files = TLSFiles(certificateChain: directory + "/cert.pem", privateKey: directory + "/key.pem")
-        let harness = try await ServiceHarness.start { $0.tls = files }
-        let port = AsyncStream.makeStream(of: Int.self)
-        let dependencies = try harness.dependencies()
-        let log = CapturedLog()
-        let app = try buildApplication(dependencies, logger: log.logger) { port.continuation.yield($0) }
-        let running = Task { try await app.runService(gracefulShutdownSignals: []) }
-        defer { running.cancel() }
-        var ports = port.stream.makeAsyncIterator()
-        let bound = try #require(await ports.next())
+        let service = try await TLSService.start()
+        defer { service.running.cancel() }
+        let (directory, bound, log, harness) = (service.directory, service.port, service.log, service.harness)
         for (flag, version) in [("--http2", "2"), ("--http1.1", "1.1")] {
             try await runProcess(["/bin/sh", "-c", """
                 v=$(curl -sS --cacert \(directory)/cert.pem \(flag) -o \(directory)/body -w '%{http_version} %{http_code}' \
@@ -331,28 +319,29 @@ struct HTTPConventionsTests {
                   && grep -q '"name" *: *"Gold"' \(directory)/body || { echo "curl \(flag): $v" >&2; exit 1; }
                 """], description: "curl \(flag) over TLS")
         }
-        // A thumbnail, fetched once to fill the memory tier, then by each protocol: HTTP/2's stream is the fast path's,
-        // HTTP/1.1 over TLS the router's; the answers are the same but for Date and the request ID.
-        func fastPathAnswers() -> Int {
-            dependencies.metrics.render().split(separator: "\n").first { $0.hasPrefix("tilecache_http_fast_path_answers_total ") }
-                .flatMap { Int($0.split(separator: " ")[1]) } ?? -1
-        }
+        // A thumbnail, fetched once to fill the memory tier, then by each protocol: the fast path answers over HTTP/2 and
+        // HTTP/1.1 alike; with `Connection: close` the router answers. The answers are the same but for Date and the
+        // request ID (and the router's `Connection: close`).
+        let fastPathAnswers = service.fastPathAnswers
         let thumbnail = "https://127.0.0.1:\(bound)/api/v1/elements/26/thumbnail?w=64"
-        func fetch(_ flag: String, _ name: String) async throws -> (headers: [String], body: Data) {
-            try await runProcess(["/usr/bin/curl", "-sSf", "--cacert", directory + "/cert.pem", flag, "-D", "\(directory)/\(name).head",
-                                  "-o", "\(directory)/\(name).body", thumbnail], description: "curl \(flag) \(name)")
+        func fetch(_ flags: [String], _ name: String) async throws -> (headers: [String], body: Data) {
+            try await runProcess(["/usr/bin/curl", "-sSf", "--cacert", directory + "/cert.pem"] + flags + ["-D", "\(directory)/\(name).head",
+                                  "-o", "\(directory)/\(name).body", thumbnail], description: "curl \(flags) \(name)")
             let head = try String(contentsOfFile: "\(directory)/\(name).head", encoding: .utf8)
             let headers = head.split(separator: "\r\n").dropFirst().map { $0.lowercased() }
-                .filter { !$0.hasPrefix("date:") && !$0.hasPrefix("x-request-id:") && !$0.isEmpty }.sorted()
+                .filter { !$0.hasPrefix("date:") && !$0.hasPrefix("x-request-id:") && $0 != "connection: close" && !$0.isEmpty }.sorted()
             return (headers, try Data(contentsOf: URL(fileURLWithPath: "\(directory)/\(name).body")))
         }
-        _ = try await fetch("--http2", "warm")
-        let beforeH2 = fastPathAnswers()
-        let h2 = try await fetch("--http2", "h2")
-        #expect(fastPathAnswers() == beforeH2 + 1, "HTTP/2: the fast path answers")
-        let h1 = try await fetch("--http1.1", "h1")
-        #expect(fastPathAnswers() == beforeH2 + 1, "HTTP/1.1 over TLS: the router answers")
-        #expect(h2.headers == h1.headers && h2.body == h1.body && h2.headers.contains("x-tilecache-source: memory"), "\(h2.headers) \(h1.headers)")
+        _ = try await fetch(["--http2"], "warm")
+        let before = fastPathAnswers()
+        let h2 = try await fetch(["--http2"], "h2")
+        #expect(fastPathAnswers() == before + 1, "HTTP/2: the fast path answers")
+        let h1 = try await fetch(["--http1.1"], "h1")
+        #expect(fastPathAnswers() == before + 2, "HTTP/1.1 over TLS: the fast path answers")
+        let router = try await fetch(["--http1.1", "-H", "Connection: close"], "router")
+        #expect(fastPathAnswers() == before + 2, "HTTP/1.1 with Connection: close: the router answers")
+        #expect(h2.headers == router.headers && h1.headers == router.headers && h2.body == router.body && h1.body == router.body
+                && h2.headers.contains("x-tilecache-source: memory"), "\(h2.headers) \(h1.headers) \(router.headers)")
         // Nothing to warn about in any of it (each HTTP/2 stream logged an error until issue 35: the HTTP/1.0 handler's
         // installer looked for an HTTP/1 decoder there).
         #expect(log.warnings.isEmpty, "\(log.warnings.map { "\($0.level) \($0.text)" })")
@@ -361,8 +350,95 @@ struct HTTPConventionsTests {
             broken.configuration.tls = TLSFiles(certificateChain: directory + "/key.pem", privateKey: directory + "/key.pem")
             _ = try buildApplication(try broken.dependencies(), logger: Logger(label: "test"))
         }
-        running.cancel()
-        _ = await running.result
-        await harness.stop()
+        await service.stop()
+    }
+
+    @Test("HTTP/2 (hyper-h2): every request at once on one connection, each on its stream: the fast path's answers and the router's (misses, JSON, a 404) whole; then the idle connection closed by GOAWAY")
+    func http2Streams() async throws {
+        try await runProcess([ScriptServer.packageRoot + "/scripts/check-envs.sh", "h2"], description: "scripts/check-envs.sh h2")
+        let service = try await TLSService.start { $0.idleTimeout = .seconds(2) }
+        defer { service.running.cancel() }
+        let (directory, bound, log, fastPathAnswers) = (service.directory, service.port, service.log, service.fastPathAnswers)
+        try await runProcess(["/usr/bin/curl", "-sSf", "--cacert", directory + "/cert.pem", "--http2", "-o", "/dev/null",
+                              "https://127.0.0.1:\(bound)/api/v1/elements/26/thumbnail"], description: "curl (warm)")
+        let before = fastPathAnswers()
+        // 10 GETs and a HEAD of the thumbnail in memory (the fast path); 20 thumbnails and a variant not yet loaded, an
+        // element's JSON and a 404 (the router), interleaved.
+        var requests = [String]()
+        for number in 1...20 {
+            requests.append("GET /api/v1/elements/\(number + 30)/thumbnail")
+            if number.isMultiple(of: 2) { requests.append("GET /api/v1/elements/26/thumbnail") }
+        }
+        requests += ["HEAD /api/v1/elements/26/thumbnail", "GET /api/v1/elements/79", "GET /nope", "GET /api/v1/elements/27/thumbnail?w=40"]
+        try await runProcess([ScriptServer.packageRoot + "/.build/h2-venv/bin/python", ScriptServer.packageRoot + "/Tests/Clients/h2_client.py",
+                              "\(bound)", directory + "/cert.pem", directory + "/out.json"] + requests,
+                             description: "Tests/Clients/h2_client.py")
+        struct Run: Decodable {
+            struct Answer: Decodable {
+                let request: String
+                let status: Int?
+                let source: String?
+                let length: Int
+                let contentLength: Int?
+                let ended: Bool
+            }
+            let answers: [Answer]
+            let goaway: Int?
+            let closed: Bool
+            let silence: Double
+        }
+        let run = try JSONDecoder().decode(Run.self, from: Data(contentsOf: URL(fileURLWithPath: directory + "/out.json")))
+        #expect(run.answers.map(\.request) == requests)
+        for answer in run.answers {
+            let head = answer.request.hasPrefix("HEAD ")
+            #expect(answer.ended && answer.status == (answer.request.hasSuffix("/nope") ? 404 : 200)
+                    && answer.contentLength != nil && answer.length == (head ? 0 : answer.contentLength), "\(answer)")
+            if answer.request.hasSuffix("/26/thumbnail") { #expect(answer.source == "memory", "\(answer)") }
+        }
+        #expect(fastPathAnswers() == before + 11, "the 11 requests for the thumbnail in memory, by the fast path")
+        // The connection, idle after its last answer, is closed by the idle timeout (2 s), gracefully: GOAWAY first.
+        #expect(run.goaway != nil && run.closed && run.silence >= 1 && run.silence < 10, "goaway \(String(describing: run.goaway)), closed \(run.closed) after \(run.silence) s")
+        #expect(log.warnings.isEmpty, "\(log.warnings.map { "\($0.level) \($0.text)" })")
+        await service.stop()
+    }
+
+    /// The service on HTTPS (a self-signed certificate for 127.0.0.1 in `directory`), logging into `log`.
+    struct TLSService {
+        let directory: String
+        let harness: ServiceHarness
+        let dependencies: ServiceDependencies
+        let log: CapturedLog
+        let running: Task<Void, any Error>
+        let port: Int
+
+        static func start(_ configure: (inout ServiceConfiguration) -> Void = { _ in }) async throws -> TLSService {
+            let directory = try makeTemporaryDirectory()
+            let pem = try await makeSelfSignedCertificate(in: directory)
+            let harness = try await ServiceHarness.start {
+                $0.tls = TLSFiles(certificateChain: pem.certificate, privateKey: pem.key)
+                configure(&$0)
+            }
+            let port = AsyncStream.makeStream(of: Int.self)
+            let dependencies = try harness.dependencies()
+            let log = CapturedLog()
+            let app = try buildApplication(dependencies, logger: log.logger) { port.continuation.yield($0) }
+            let running = Task { try await app.runService(gracefulShutdownSignals: []) }
+            var ports = port.stream.makeAsyncIterator()
+            guard let bound = await ports.next() else { throw TestFailure("the HTTPS service never said its port") }
+            return TLSService(directory: directory, harness: harness, dependencies: dependencies, log: log, running: running, port: bound)
+        }
+
+        /// `tilecache_http_fast_path_answers_total`.
+        func fastPathAnswers() -> Int {
+            dependencies.metrics.render().split(separator: "\n").first { $0.hasPrefix("tilecache_http_fast_path_answers_total ") }
+                .flatMap { Int($0.split(separator: " ")[1]) } ?? -1
+        }
+
+        func stop() async {
+            running.cancel()
+            _ = await running.result
+            await harness.stop()
+            try? FileManager.default.removeItem(atPath: directory)
+        }
     }
 }

@@ -86,8 +86,8 @@ struct CachedImageFastPath: Sendable {
         }
     }
 
-    /// Sits after the HTTP codec (and, on HTTP/1, Hummingbird's connection state handler; on HTTP/2, in each stream):
-    /// answers what `CachedImageFastPath` can and passes everything else on. Responses keep the order of requests:
+    /// Sits after an HTTP/1 connection's codec and Hummingbird's connection state handler (an HTTP/2 stream has
+    /// `StreamHandler`): answers what `CachedImageFastPath` can and passes everything else on. Responses keep the order of requests:
     /// while a request passed on is unanswered, later ones are passed on too. While the connection cannot take more
     /// writes (a client that sends requests and does not read the answers), requests are passed on, so Hummingbird's
     /// backpressure holds them.
@@ -98,31 +98,19 @@ struct CachedImageFastPath: Sendable {
         typealias OutboundOut = HTTPResponsePart
 
         private let fastPath: CachedImageFastPath
-        /// Answer only in an HTTP/2 stream: where the handler sits before Hummingbird's connection state handler (the
-        /// TLS server's handlers, shared by its streams and its HTTP/1.1 connections), an HTTP/1.1 connection's idle
-        /// timeout would not see the answers.
-        private let inStreamsOnly: Bool
-        /// Whether this handler answers on its channel.
-        private var answers = true
         /// Requests passed on whose responses have not been written to the end.
         private var passedOn = 0
         /// The answer to the request whose parts are being read, when this handler answers it.
         private var answer: FastAnswer?
 
-        init(fastPath: CachedImageFastPath, inStreamsOnly: Bool = false) {
+        init(fastPath: CachedImageFastPath) {
             self.fastPath = fastPath
-            self.inStreamsOnly = inStreamsOnly
-        }
-
-        func handlerAdded(context: ChannelHandlerContext) {
-            // An HTTP/2 stream's parent is its connection, whose parent is the listening socket.
-            answers = !inStreamsOnly || context.channel.parent?.parent != nil
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             switch unwrapInboundIn(data) {
             case .head(let request):
-                if answers, passedOn == 0, context.channel.isWritable, let answer = fastPath.answer(request) {
+                if passedOn == 0, context.channel.isWritable, let answer = fastPath.answer(request) {
                     self.answer = answer
                     return
                 }

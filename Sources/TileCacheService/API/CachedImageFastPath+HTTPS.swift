@@ -1,0 +1,168 @@
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import ImageCore
+import Logging
+import NIOCore
+import NIOHTTP2
+import NIOHTTPTypes
+import NIOHTTPTypesHTTP2
+import NIOSSL
+
+extension CachedImageFastPath {
+    /// An HTTP/2 stream handed to the router: the async channel Hummingbird's `handleHTTP` reads and writes.
+    typealias RoutedStream = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
+
+    /// HTTPS with the fast path: TLS, then HTTP/2 or HTTP/1.1 by ALPN, as Hummingbird's `HTTP2UpgradeChannel` does, except
+    /// that an HTTP/2 stream the fast path answers never becomes a task.
+    ///
+    /// Hummingbird's HTTP/2 server wraps every stream in an async channel and hands it to a task before any handler has
+    /// seen its request: per request a task, an async channel and two thread hops, whatever answers it (issue 35: 0.26x
+    /// nginx under h2load where swift-nio-http2 alone, one handler per stream, reaches 0.70x). Here each stream's
+    /// pipeline is Hummingbird's (the HTTPTypes codec, `streamHandlers`, its connection state handler) with
+    /// `StreamHandler` last, which answers on the event loop what the fast path can, and wraps anything else in an async
+    /// channel and hands it to the connection's task, which runs Hummingbird's own `handleHTTP` on it (the router). The
+    /// connection's lifetime (idle timeout, GOAWAY and close on graceful shutdown) is swift-nio-http2's
+    /// `NIOHTTP2ServerConnectionManagementHandler`. HTTP/1.1 over TLS is the fast path's HTTP/1 channel.
+    ///
+    /// - Throws: NIOSSL's error when `tls` cannot make a context.
+    func https(tls: TLSConfiguration, http1: HTTP1Channel.Configuration, idleTimeout: Duration,
+               streamHandlers: @escaping @Sendable () -> [any RemovableChannelHandler]) throws -> HTTPServerBuilder {
+        var tls = tls
+        tls.applicationProtocols = NIOHTTP2SupportedALPNProtocols
+        let context = try NIOSSLContext(configuration: tls)
+        return .init { responder in
+            SecureChannel(http1: Channel(base: HTTP1Channel(responder: responder, configuration: http1), fastPath: self),
+                          fastPath: self, context: context, idleTimeout: idleTimeout, streamHandlers: streamHandlers)
+        }
+    }
+
+    /// One TLS connection: HTTP/1.1 or HTTP/2, as ALPN decides.
+    struct SecureChannel: ServerChildChannel, HTTPChannelHandler {
+        struct Value: ServerChildChannelValue {
+            /// The HTTP/1.1 connection's async channel, or the HTTP/2 connection's streams for the router.
+            let negotiated: EventLoopFuture<NIONegotiatedHTTPVersion<HTTP1Channel.Value, AsyncStream<RoutedStream>>>
+            let channel: any NIOCore.Channel
+        }
+
+        let http1: Channel
+        let fastPath: CachedImageFastPath
+        let context: NIOSSLContext
+        let idleTimeout: Duration
+        let streamHandlers: @Sendable () -> [any RemovableChannelHandler]
+
+        var responder: HTTPChannelHandler.Responder { http1.responder }
+
+        func setup(channel: any NIOCore.Channel, logger: Logger) -> EventLoopFuture<Value> {
+            do {
+                try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
+            } catch {
+                return channel.eventLoop.makeFailedFuture(error)
+            }
+            return channel.configureHTTP2AsyncSecureUpgrade { channel in
+                http1.setup(channel: channel, logger: logger)
+            } http2ConnectionInitializer: { channel in
+                channel.eventLoop.makeCompletedFuture { try http2(channel, logger: logger) }
+            }
+            .map { Value(negotiated: $0, channel: channel) }
+        }
+
+        /// Sets up an HTTP/2 connection; returns the streams its handlers hand to the router.
+        private func http2(_ channel: any NIOCore.Channel, logger: Logger) throws -> AsyncStream<RoutedStream> {
+            let (streams, handOff) = AsyncStream.makeStream(of: RoutedStream.self)
+            let idle = TimeAmount.nanoseconds(idleTimeout.nanoseconds)
+            // Idle: no open stream for the idle timeout. (Hummingbird's HTTP/2 server sets no age or grace limit either.)
+            let manager = NIOHTTP2ServerConnectionManagementHandler(
+                eventLoop: channel.eventLoop, configuration: .init(maxIdleTime: idle, maxAge: nil, maxGraceTime: nil, keepalive: nil))
+            _ = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
+                mode: .server, connectionConfiguration: .init(), streamConfiguration: .init(), streamDelegate: manager.http2StreamDelegate
+            ) { stream in
+                stream.eventLoop.makeCompletedFuture {
+                    let pipeline = stream.pipeline.syncOperations
+                    try pipeline.addHandler(HTTP2FramePayloadToHTTPServerCodec())
+                    try pipeline.addHandlers(streamHandlers())
+                    try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: idleTimeout, logger: logger))
+                    try pipeline.addHandler(StreamHandler(fastPath: fastPath, handOff: handOff))
+                }
+            }
+            try channel.pipeline.syncOperations.addHandler(manager)
+            // The connection's task stops taking streams when the connection closes; when that task is gone (cancelled),
+            // the connection goes with it, so no stream waits for a router that will never read it.
+            handOff.onTermination = { _ in channel.close(promise: nil) }
+            channel.closeFuture.whenComplete { _ in handOff.finish() }
+            return streams
+        }
+
+        func handle(value: Value, logger: Logger) async {
+            do {
+                switch try await value.negotiated.get() {
+                case .http1_1(let connection):
+                    await http1.handle(value: connection, logger: logger)
+                case .http2(let streams):
+                    await withDiscardingTaskGroup { group in
+                        for await stream in streams {
+                            group.addTask { await handleHTTP(asyncChannel: stream, logger: logger) }
+                        }
+                    }
+                }
+            } catch {
+                logger.debug("HTTPS connection ended before its protocol was negotiated", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// Last in an HTTP/2 stream's pipeline (one request): answers it on the event loop when the fast path can;
+    /// otherwise wraps the stream in an async channel, hands that to the connection's task for the router, and passes
+    /// the request's parts on to it.
+    final class StreamHandler: ChannelInboundHandler, RemovableChannelHandler {
+        typealias InboundIn = HTTPRequestPart
+        typealias InboundOut = HTTPRequestPart
+        typealias OutboundOut = HTTPResponsePart
+
+        private let fastPath: CachedImageFastPath
+        private let handOff: AsyncStream<RoutedStream>.Continuation
+        /// The answer, from the request's head until its end.
+        private var answer: FastAnswer?
+        /// Whether the stream is the router's.
+        private var routed = false
+
+        init(fastPath: CachedImageFastPath, handOff: AsyncStream<RoutedStream>.Continuation) {
+            (self.fastPath, self.handOff) = (fastPath, handOff)
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            guard !routed else { return context.fireChannelRead(data) }
+            switch unwrapInboundIn(data) {
+            case .head(let request):
+                if context.channel.isWritable, let answer = fastPath.answer(request) {
+                    self.answer = answer
+                    return
+                }
+                route(context: context)
+                if routed { context.fireChannelRead(data) }
+            case .body:
+                break  // of a request being answered here (as on HTTP/1, a GET's body is not read)
+            case .end:
+                guard let answer else { return }
+                self.answer = nil
+                context.write(wrapOutboundOut(.head(answer.head)), promise: nil)
+                if let body = answer.body { context.write(wrapOutboundOut(.body(body)), promise: nil) }
+                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            }
+        }
+
+        /// Makes the stream the router's: its async channel (whose handlers follow this one) to the connection's task.
+        private func route(context: ChannelHandlerContext) {
+            do {
+                let stream = try RoutedStream(wrappingChannelSynchronously: context.channel)
+                if case .terminated = handOff.yield(stream) {
+                    context.close(promise: nil)
+                } else {
+                    routed = true
+                }
+            } catch {
+                context.close(promise: nil)
+            }
+        }
+    }
+}
