@@ -13,6 +13,8 @@ let package = Package(
     dependencies: [
         .package(path: ".."),
         .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.36.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
@@ -40,14 +42,17 @@ let package = Package(
             dependencies: [.product(name: "ImageCore", package: rootPackage)],
             path: "CacheComparison"
         ),
-        // The floors under the service: fixed bytes from a minimal Hummingbird route and a minimal SwiftNIO HTTP/1 server.
+        // The floors under the service: fixed bytes from a minimal Hummingbird route and minimal SwiftNIO HTTP/1 and
+        // HTTP/2-over-TLS servers.
         .executableTarget(
             name: "ServeFloor",
             dependencies: [
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             path: "ServeFloor"
         ),

@@ -1,18 +1,67 @@
 // The floors under `tilecache serve` (issue 19): the same file's bytes answered by a minimal Hummingbird route and by a
-// minimal SwiftNIO HTTP/1 server, so bench-compare's table shows what the framework costs and what our layers cost.
-// Usage: ServeFloor hummingbird|nio PORT FILE   (prints "listening on PORT" once it accepts connections)
+// minimal SwiftNIO HTTP/1 server, so bench-compare's table shows what the framework costs and what our layers cost; and
+// (issue 35) by a minimal SwiftNIO HTTP/2 server over TLS: swift-nio-http2's stream channel per request and the same
+// handler, the floor under `serve --tls-cert` for h2load.
+// Usage: ServeFloor hummingbird|nio PORT FILE
+//        ServeFloor nio-h2 PORT FILE CERT.pem KEY.pem   (each prints "listening on PORT" once it accepts connections)
 import Foundation
 import Hummingbird
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOPosix
+import NIOSSL
 
 let arguments = CommandLine.arguments
-guard arguments.count == 4, let port = Int(arguments[2]), let data = FileManager.default.contents(atPath: arguments[3]) else {
-    FileHandle.standardError.write(Data("usage: ServeFloor hummingbird|nio PORT FILE\n".utf8))
+guard arguments.count == (arguments.count > 1 && arguments[1] == "nio-h2" ? 6 : 4), let port = Int(arguments[2]),
+      let data = FileManager.default.contents(atPath: arguments[3]) else {
+    FileHandle.standardError.write(Data("usage: ServeFloor hummingbird|nio PORT FILE | nio-h2 PORT FILE CERT KEY\n".utf8))
     exit(64)
 }
 let body = ByteBuffer(bytes: data)
+
+/// Answers every request with `body` on the event loop (HTTP/1 parts; on HTTP/2, each stream's parts as HTTP/1's).
+final class Handler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+    let body: ByteBuffer
+    var keepAlive = true
+    init(body: ByteBuffer) { self.body = body }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            keepAlive = head.isKeepAlive
+        case .body:
+            break
+        case .end:
+            var headers = HTTPHeaders()
+            headers.add(name: "Content-Type", value: "image/jpeg")
+            headers.add(name: "Content-Length", value: String(body.readableBytes))
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
+            context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+            let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+            if !keepAlive {
+                let channel = context.channel
+                written.whenComplete { _ in channel.close(promise: nil) }
+            }
+        }
+    }
+}
+
+/// A SwiftNIO server on 127.0.0.1:`port`, one event loop per core, each connection set up by `configure`; returns when
+/// it closes.
+func serveNIO(_ configure: @escaping @Sendable (any Channel) throws -> Void) async throws {
+    let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        .serverChannelOption(.backlog, value: 256)
+        .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+        .childChannelInitializer { channel in channel.eventLoop.makeCompletedFuture { try configure(channel) } }
+        .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+        .childChannelOption(.maxMessagesPerRead, value: 16)
+        .bind(host: "127.0.0.1", port: port).get()
+    announce(channel.localAddress?.port ?? port)
+    try await channel.closeFuture.get()
+}
 
 /// The line bench-compare waits for.
 @Sendable func announce(_ port: Int) {
@@ -31,49 +80,30 @@ case "hummingbird":
     try await app.runService()
 case "nio":
     // SwiftNIO's HTTP/1 pipeline on one event loop per core, answering every request on the event loop.
-    final class Handler: ChannelInboundHandler {
-        typealias InboundIn = HTTPServerRequestPart
-        typealias OutboundOut = HTTPServerResponsePart
-        let body: ByteBuffer
-        var keepAlive = true
-        init(body: ByteBuffer) { self.body = body }
-
-        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-            switch unwrapInboundIn(data) {
-            case .head(let head):
-                keepAlive = head.isKeepAlive
-            case .body:
-                break
-            case .end:
-                var headers = HTTPHeaders()
-                headers.add(name: "Content-Type", value: "image/jpeg")
-                headers.add(name: "Content-Length", value: String(body.readableBytes))
-                context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
-                context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
-                let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
-                if !keepAlive {
-                    let channel = context.channel
-                    written.whenComplete { _ in channel.close(promise: nil) }
-                }
+    try await serveNIO { channel in
+        try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+        try channel.pipeline.syncOperations.addHandler(Handler(body: body))
+    }
+case "nio-h2":
+    // TLS 1.3 with ALPN h2, swift-nio-http2's inline multiplexer: one stream channel per request, HTTP/2 frames turned
+    // into HTTP/1 parts, the same handler. (Hummingbird's HTTP/2 server adds an async channel and a task per stream.)
+    var tls = TLSConfiguration.makeServerConfiguration(
+        certificateChain: try NIOSSLCertificate.fromPEMFile(arguments[4]).map { .certificate($0) },
+        privateKey: .privateKey(try NIOSSLPrivateKey(file: arguments[5], format: .pem)))
+    tls.applicationProtocols = ["h2"]
+    let context = try NIOSSLContext(configuration: tls)
+    try await serveNIO { channel in
+        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
+        _ = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
+            mode: .server, connectionConfiguration: .init(), streamConfiguration: .init()
+        ) { stream in
+            stream.eventLoop.makeCompletedFuture {
+                try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
+                try stream.pipeline.syncOperations.addHandler(Handler(body: body))
             }
         }
     }
-    let group = MultiThreadedEventLoopGroup.singleton
-    let channel = try await ServerBootstrap(group: group)
-        .serverChannelOption(.backlog, value: 256)
-        .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-        .childChannelInitializer { channel in
-            channel.eventLoop.makeCompletedFuture {
-                try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                try channel.pipeline.syncOperations.addHandler(Handler(body: body))
-            }
-        }
-        .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-        .childChannelOption(.maxMessagesPerRead, value: 16)
-        .bind(host: "127.0.0.1", port: port).get()
-    announce(channel.localAddress?.port ?? port)
-    try await channel.closeFuture.get()
 default:
-    FileHandle.standardError.write(Data("ServeFloor: unknown kind '\(arguments[1])' (hummingbird or nio)\n".utf8))
+    FileHandle.standardError.write(Data("ServeFloor: unknown kind '\(arguments[1])' (hummingbird, nio or nio-h2)\n".utf8))
     exit(64)
 }

@@ -382,6 +382,7 @@ http {{ access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000;
 """)
     start(["nginx", "-c", h2_nginx_conf])
     _, tls_service = serve("tls", "--tls-cert", certificate, "--tls-key", key)
+    _, h2_floor_port = start([SERVE_FLOOR, "nio-h2", "0", os.path.join(static, "thumb.jpg"), certificate, key], r"listening on (\d+)")
 
     def h2load(url):
         output = subprocess.run(["h2load", "-t2", "-c32", "-m10", f"-D{WRK_SECONDS}", "--warm-up-time=1", url],
@@ -397,7 +398,8 @@ http {{ access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000;
                 and subprocess.run(["curl", "-sk", "--http2", "-o", "/dev/null", "-f", f"https://127.0.0.1:{h2_nginx_port}/thumb.jpg"]).returncode == 0:
             break
         time.sleep(0.2)
-    h2_targets = [("tilecache", tls_service + "/api/v1/elements/26/thumbnail"), ("nginx", f"https://127.0.0.1:{h2_nginx_port}/thumb.jpg")]
+    h2_targets = [("tilecache", tls_service + "/api/v1/elements/26/thumbnail"), ("nginx", f"https://127.0.0.1:{h2_nginx_port}/thumb.jpg"),
+                  ("SwiftNIO floor", f"https://127.0.0.1:{h2_floor_port}/thumb.jpg")]
     h2_rps = {name: [] for name, _ in h2_targets}
     for round_number in range(ROUNDS):
         for name, url in h2_targets:
@@ -408,12 +410,15 @@ http {{ access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000;
                     f"{ours / theirs:.2f}× nginx", "≥ 0.9× nginx", ours / theirs >= 0.9))
     sections.append(f"### 6c. HTTP/2 over TLS against nginx\n\n`h2load -t2 -c32 -m10 -D{WRK_SECONDS} --warm-up-time=1` (Debian's"
                     " nghttp2-client), one self-signed P-256 certificate for both, TLS 1.3 and HTTP/2 by ALPN; nginx with"
-                    f" `listen ssl http2` (2 workers) serving the same bytes as a static file. {ROUNDS} alternating rounds.\n\n"
+                    f" `listen ssl http2` (2 workers) serving the same bytes as a static file; the floor is `Benchmarks/ServeFloor"
+                    " nio-h2` (swift-nio-http2 over NIOSSL, a stream channel per request and one handler answering on the event"
+                    f" loop, no Hummingbird). {ROUNDS} alternating rounds.\n\n"
                     + table(["server", "req/s (median)", "× nginx", "rounds (req/s)"],
                             [[name, f"{median(h2_rps[name]):,.0f}", f"{median(h2_rps[name]) / theirs:.2f}",
                               ", ".join(f"{v:,.0f}" for v in h2_rps[name])] for name, _ in h2_targets]))
     commands += [f"h2load -t2 -c32 -m10 -D{WRK_SECONDS} --warm-up-time=1 https://127.0.0.1:PORT/api/v1/elements/26/thumbnail   # serve --tls-cert --tls-key",
-                 f"h2load -t2 -c32 -m10 -D{WRK_SECONDS} --warm-up-time=1 https://127.0.0.1:NGINX/thumb.jpg   # listen ssl http2"]
+                 f"h2load -t2 -c32 -m10 -D{WRK_SECONDS} --warm-up-time=1 https://127.0.0.1:NGINX/thumb.jpg   # listen ssl http2",
+                 "Benchmarks/.build/release/ServeFloor nio-h2 0 thumb.jpg tls.crt tls.key"]
 
     # --- 7. Resized thumbnails against thumbor with file result storage.
     log("7. resized thumbnails against thumbor")
