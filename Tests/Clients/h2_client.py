@@ -3,7 +3,8 @@
 every request sent at once, each on its own stream; each answer read whole. Then silence until the server ends the
 connection. Writes JSON to OUT: {"answers": [{"request", "status", "source", "length", "contentLength"}...] in the
 order of the requests, "goaway": the last stream id of the server's GOAWAY frame (or null), "closed": whether the
-server closed the connection, "silence": seconds from the last answer to the close}.
+server closed the connection, "silence": seconds from the last answer to the close, "indexed": the names in the HPACK dynamic table the server's
+answers built (hpack's decoder)}.
 
 Usage: h2_client.py PORT CA_FILE OUT "METHOD PATH"... (HTTPConventionsTests: the HTTPS server's HTTP/2 streams and
 idle timeout; run with .build/h2-venv's Python, scripts/check-envs.sh h2)."""
@@ -88,4 +89,6 @@ while not closed:
                 closed = True
 with open(out, "w") as file:
     json.dump({"answers": [answers[stream] for stream in sorted(answers)], "goaway": goaway, "closed": closed,
-               "silence": round(time.time() - last_answer, 1)}, file)
+               "silence": round(time.time() - last_answer, 1),
+               "indexed": sorted({(name.decode() if isinstance(name, bytes) else name)
+                                  for name, _ in connection.decoder.header_table.dynamic_entries})}, file)

@@ -353,7 +353,7 @@ struct HTTPConventionsTests {
         await service.stop()
     }
 
-    @Test("HTTP/2 (hyper-h2): every request at once on one connection, each on its stream: the fast path's answers and the router's (misses, JSON, a 404) whole; then the idle connection closed by GOAWAY")
+    @Test("HTTP/2 (hyper-h2): every request at once on one connection, each on its stream: the fast path's answers and the router's (misses, JSON, a 404) whole, X-Request-ID kept out of HPACK's table; then the idle connection closed by GOAWAY")
     func http2Streams() async throws {
         try await runProcess([ScriptServer.packageRoot + "/scripts/check-envs.sh", "h2"], description: "scripts/check-envs.sh h2")
         let service = try await TLSService.start { $0.idleTimeout = .seconds(2) }
@@ -386,6 +386,7 @@ struct HTTPConventionsTests {
             let goaway: Int?
             let closed: Bool
             let silence: Double
+            let indexed: [String]
         }
         let run = try JSONDecoder().decode(Run.self, from: Data(contentsOf: URL(fileURLWithPath: directory + "/out.json")))
         #expect(run.answers.map(\.request) == requests)
@@ -396,6 +397,9 @@ struct HTTPConventionsTests {
             if answer.request.hasSuffix("/26/thumbnail") { #expect(answer.source == "memory", "\(answer)") }
         }
         #expect(fastPathAnswers() == before + 11, "the 11 requests for the thumbnail in memory, by the fast path")
+        // HPACK: the fields answers repeat are indexed; X-Request-ID, new in every answer, is not (it evicted them).
+        #expect(run.indexed.contains("cache-control") && run.indexed.contains("access-control-expose-headers")
+                && !run.indexed.contains("x-request-id"), "\(run.indexed)")
         // The connection, idle after its last answer, is closed by the idle timeout (2 s), gracefully: GOAWAY first.
         #expect(run.goaway != nil && run.closed && run.silence >= 1 && run.silence < 10, "goaway \(String(describing: run.goaway)), closed \(run.closed) after \(run.silence) s")
         #expect(log.warnings.isEmpty, "\(log.warnings.map { "\($0.level) \($0.text)" })")

@@ -20,12 +20,21 @@ struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
         context.logger[metadataKey: "request_id"] = .string(id)
         let started = ContinuousClock.now
         var response = try await next(request, context)
-        response.headers[Self.header] = id
+        response.headers[fields: Self.header] = [Self.field(id)]
         if logRequests {
             Self.log(request.head, status: response.status, headers: response.headers, bytes: response.body.contentLength,
                      elapsed: ContinuousClock.now - started, logger: context.logger)
         }
         return response
+    }
+
+    /// The answer's `X-Request-ID`, which HTTP/2 must not add to the connection's HPACK table: every value is new, so
+    /// indexing it only evicted the fields every answer repeats (`Cache-Control`, the CORS fields, ...), to be sent as
+    /// literals again (issue 35).
+    static func field(_ id: String) -> HTTPField {
+        var field = HTTPField(name: header, value: id)
+        field.indexingStrategy = .avoid
+        return field
     }
 
     /// The client's ID when it is a sensible one, else a new one.
@@ -96,7 +105,7 @@ extension RequestLogMiddleware: ServiceMiddleware where Context == BasicRequestC
         let started = ContinuousClock.now
         guard var answer = next(request) else { return nil }
         let id = Self.requestID(request.head.headerFields)
-        answer.head.headerFields[Self.header] = id
+        answer.head.headerFields[fields: Self.header] = [Self.field(id)]
         if logRequests {
             var logger = logger
             logger[metadataKey: "hb.request.id"] = .stringConvertible(RequestID())
