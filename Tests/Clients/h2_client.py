@@ -6,7 +6,8 @@ order of the requests, "goaway": the last stream id of the server's GOAWAY frame
 server closed the connection, "silence": seconds from the last answer to the close, "indexed": the names in the HPACK dynamic table the server's
 answers built (hpack's decoder)}.
 
-Usage: h2_client.py PORT CA_FILE OUT "METHOD PATH"... (HTTPConventionsTests: the HTTPS server's HTTP/2 streams and
+Usage: h2_client.py [--mute] PORT CA_FILE OUT "METHOD PATH"... (--mute: the server's PING after its GOAWAY is never
+acknowledged) (HTTPConventionsTests: the HTTPS server's HTTP/2 streams and
 idle timeout; run with .build/h2-venv's Python, scripts/check-envs.sh h2)."""
 import json
 import socket
@@ -19,7 +20,8 @@ import h2.connection
 import h2.events
 import hyperframe.frame
 
-port, ca_file, out, requests = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4:]
+mute = sys.argv[1] == "--mute"  # never acknowledge the server's PING after its GOAWAY
+port, ca_file, out, requests = int(sys.argv[1 + mute]), sys.argv[2 + mute], sys.argv[3 + mute], sys.argv[4 + mute:]
 context = ssl.create_default_context(cafile=ca_file)
 context.set_alpn_protocols(["h2"])
 sock = context.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=60), server_hostname="127.0.0.1")
@@ -78,7 +80,7 @@ while not closed:
         else:
             frame.parse_body(memoryview(raw[9:]))
             pending = b""
-            if isinstance(frame, hyperframe.frame.PingFrame) and "ACK" not in frame.flags:
+            if isinstance(frame, hyperframe.frame.PingFrame) and "ACK" not in frame.flags and not mute:
                 pending = hyperframe.frame.PingFrame(0, opaque_data=frame.opaque_data, flags=["ACK"]).serialize()
             elif isinstance(frame, hyperframe.frame.GoAwayFrame):
                 goaway = frame.last_stream_id

@@ -353,7 +353,7 @@ struct HTTPConventionsTests {
         await service.stop()
     }
 
-    @Test("HTTP/2 (hyper-h2): every request at once on one connection, each on its stream: the fast path's answers and the router's (misses, JSON, a 404) whole, X-Request-ID kept out of HPACK's table; then the idle connection closed by GOAWAY")
+    @Test("HTTP/2 (hyper-h2): every request at once on one connection, each on its stream: the fast path's answers and the router's (misses, JSON, a 404) whole, X-Request-ID kept out of HPACK's table; then the idle connection closed by GOAWAY, a client's that never acknowledges it too")
     func http2Streams() async throws {
         try await runProcess([ScriptServer.packageRoot + "/scripts/check-envs.sh", "h2"], description: "scripts/check-envs.sh h2")
         let service = try await TLSService.start { $0.idleTimeout = .seconds(2) }
@@ -402,6 +402,13 @@ struct HTTPConventionsTests {
                 && !run.indexed.contains("x-request-id"), "\(run.indexed)")
         // The connection, idle after its last answer, is closed by the idle timeout (2 s), gracefully: GOAWAY first.
         #expect(run.goaway != nil && run.closed && run.silence >= 1 && run.silence < 10, "goaway \(String(describing: run.goaway)), closed \(run.closed) after \(run.silence) s")
+        // A client that never acknowledges the PING after the GOAWAY: closed anyway, the idle timeout after the GOAWAY.
+        try await runProcess([ScriptServer.packageRoot + "/.build/h2-venv/bin/python", ScriptServer.packageRoot + "/Tests/Clients/h2_client.py",
+                              "--mute", "\(bound)", directory + "/cert.pem", directory + "/mute.json", "GET /api/v1/elements/26/thumbnail"],
+                             description: "Tests/Clients/h2_client.py --mute")
+        let mute = try JSONDecoder().decode(Run.self, from: Data(contentsOf: URL(fileURLWithPath: directory + "/mute.json")))
+        #expect(mute.answers.first?.status == 200 && mute.goaway != nil && mute.closed && mute.silence >= 3 && mute.silence < 12,
+                "goaway \(String(describing: mute.goaway)), closed \(mute.closed) after \(mute.silence) s")
         #expect(log.warnings.isEmpty, "\(log.warnings.map { "\($0.level) \($0.text)" })")
         await service.stop()
     }

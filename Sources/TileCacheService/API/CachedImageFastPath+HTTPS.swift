@@ -23,7 +23,8 @@ extension CachedImageFastPath {
     /// `StreamHandler` last, which answers on the event loop what the fast path can, and wraps anything else in an async
     /// channel and hands it to the connection's task, which runs Hummingbird's own `handleHTTP` on it (the router). The
     /// connection's lifetime (idle timeout, GOAWAY and close on graceful shutdown) is swift-nio-http2's
-    /// `NIOHTTP2ServerConnectionManagementHandler`. HTTP/1.1 over TLS is the fast path's HTTP/1 channel.
+    /// `NIOHTTP2ServerConnectionManagementHandler`, with `GoAwayDeadline` bounding its graceful close. HTTP/1.1 over TLS
+    /// is the fast path's HTTP/1 channel.
     ///
     /// - Throws: NIOSSL's error when `tls` cannot make a context.
     func https(tls: TLSConfiguration, http1: HTTP1Channel.Configuration, idleTimeout: Duration,
@@ -85,6 +86,7 @@ extension CachedImageFastPath {
                     try pipeline.addHandler(StreamHandler(fastPath: fastPath, handOff: handOff))
                 }
             }
+            try channel.pipeline.syncOperations.addHandler(GoAwayDeadline(grace: idle))
             try channel.pipeline.syncOperations.addHandler(manager)
             // The connection's task stops taking streams when the connection closes; when that task is gone (cancelled),
             // the connection goes with it, so no stream waits for a router that will never read it.
@@ -108,6 +110,40 @@ extension CachedImageFastPath {
             } catch {
                 logger.debug("HTTPS connection ended before its protocol was negotiated", metadata: ["error": "\(error)"])
             }
+        }
+    }
+
+    /// Bounds an HTTP/2 connection's graceful close. swift-nio-http2's connection manager (as Hummingbird's) starts it
+    /// with a GOAWAY and a PING, and sends the last GOAWAY and closes once the client has acknowledged the PING and its
+    /// streams are answered: a client that never acknowledges it (a mute or stalled one) kept the connection open for
+    /// good after its idle timeout, and a graceful shutdown waiting with it. Sits between the HTTP/2 handler and the
+    /// manager, so it sees the manager's frames: from the first GOAWAY, the connection has `grace` to end, then it is
+    /// closed.
+    final class GoAwayDeadline: ChannelDuplexHandler, RemovableChannelHandler {
+        typealias InboundIn = HTTP2Frame
+        typealias InboundOut = HTTP2Frame
+        typealias OutboundIn = HTTP2Frame
+        typealias OutboundOut = HTTP2Frame
+
+        private let grace: TimeAmount
+        private var deadline: Scheduled<Void>?
+
+        init(grace: TimeAmount) { self.grace = grace }
+
+        func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+            if deadline == nil, case .goAway = unwrapOutboundIn(data).payload {
+                deadline = context.eventLoop.assumeIsolated().scheduleTask(in: grace) { context.close(promise: nil) }
+            }
+            context.write(data, promise: promise)
+        }
+
+        func channelInactive(context: ChannelHandlerContext) {
+            deadline?.cancel()
+            context.fireChannelInactive()
+        }
+
+        func handlerRemoved(context: ChannelHandlerContext) {
+            deadline?.cancel()
         }
     }
 
