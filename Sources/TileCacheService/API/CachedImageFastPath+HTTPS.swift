@@ -13,18 +13,18 @@ extension CachedImageFastPath {
     /// An HTTP/2 stream handed to the router: the async channel Hummingbird's `handleHTTP` reads and writes.
     typealias RoutedStream = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
 
-    /// HTTPS with the fast path: TLS, then HTTP/2 or HTTP/1.1 by ALPN, as Hummingbird's `HTTP2UpgradeChannel` does, except
-    /// that an HTTP/2 stream the fast path answers never becomes a task.
+    /// HTTPS with the fast path: TLS, then HTTP/2 or HTTP/1.1 by ALPN, as Hummingbird's `HTTP2UpgradeChannel` does,
+    /// except that an HTTP/2 stream the fast path answers never becomes a task.
     ///
     /// Hummingbird's HTTP/2 server wraps every stream in an async channel and hands it to a task before any handler has
     /// seen its request: per request a task, an async channel and two thread hops, whatever answers it (issue 35: 0.26x
     /// nginx under h2load where swift-nio-http2 alone, one handler per stream, reaches 0.70x). Here each stream's
     /// pipeline is Hummingbird's (the HTTPTypes codec, `streamHandlers`, its connection state handler) with
-    /// `StreamHandler` last, which answers on the event loop what the fast path can, and wraps anything else in an async
-    /// channel and hands it to the connection's task, which runs Hummingbird's own `handleHTTP` on it (the router). The
-    /// connection's lifetime (idle timeout, GOAWAY and close on graceful shutdown) is swift-nio-http2's
-    /// `NIOHTTP2ServerConnectionManagementHandler`, with `GoAwayDeadline` bounding its graceful close. HTTP/1.1 over TLS
-    /// is the fast path's HTTP/1 channel.
+    /// `StreamHandler` last, which answers on the event loop what the fast path can, and wraps anything else in an
+    /// async channel and hands it to the connection's task, which runs Hummingbird's own `handleHTTP` on it (the
+    /// router). The connection's lifetime (idle timeout, GOAWAY and close on graceful shutdown) is swift-nio-http2's
+    /// `NIOHTTP2ServerConnectionManagementHandler`, with `GoAwayDeadline` bounding its graceful close. HTTP/1.1 over
+    /// TLS is the fast path's HTTP/1 channel.
     ///
     /// - Throws: NIOSSL's error when `tls` cannot make a context.
     func https(tls: TLSConfiguration, http1: HTTP1Channel.Configuration, idleTimeout: Duration,

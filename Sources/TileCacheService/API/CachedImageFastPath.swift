@@ -87,10 +87,10 @@ struct CachedImageFastPath: Sendable {
     }
 
     /// Sits after an HTTP/1 connection's codec and Hummingbird's connection state handler (an HTTP/2 stream has
-    /// `StreamHandler`): answers what `CachedImageFastPath` can and passes everything else on. Responses keep the order of requests:
-    /// while a request passed on is unanswered, later ones are passed on too. While the connection cannot take more
-    /// writes (a client that sends requests and does not read the answers), requests are passed on, so Hummingbird's
-    /// backpressure holds them.
+    /// `StreamHandler`): answers what `CachedImageFastPath` can and passes everything else on. Responses keep the order
+    /// of requests: while a request passed on is unanswered, later ones are passed on too. While the connection cannot
+    /// take more writes (a client that sends requests and does not read the answers), requests are passed on, so
+    /// Hummingbird's backpressure holds them.
     final class Handler: ChannelDuplexHandler, RemovableChannelHandler {
         typealias InboundIn = HTTPRequestPart
         typealias InboundOut = HTTPRequestPart
