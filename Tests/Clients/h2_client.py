@@ -63,7 +63,10 @@ def handle(event):
 # GOAWAY and closes on the ack), its last GOAWAY's stream id kept.
 goaway, closed, last_answer, buffer = None, False, time.time(), b""
 while not closed:
-    data = sock.recv(65536)
+    try:
+        data = sock.recv(65536)
+    except (ConnectionResetError, ssl.SSLError):
+        data = b""
     if not data:
         closed = True
         break
@@ -78,12 +81,30 @@ while not closed:
                 handle(event)
             pending = connection.data_to_send()
         else:
+            # The streams the GOAWAY leaves open are still answered: their HEADERS (h2's HPACK decoder), their DATA
+            # (flow control given back), their end.
             frame.parse_body(memoryview(raw[9:]))
             pending = b""
             if isinstance(frame, hyperframe.frame.PingFrame) and "ACK" not in frame.flags and not mute:
                 pending = hyperframe.frame.PingFrame(0, opaque_data=frame.opaque_data, flags=["ACK"]).serialize()
             elif isinstance(frame, hyperframe.frame.GoAwayFrame):
                 goaway = frame.last_stream_id
+            elif isinstance(frame, hyperframe.frame.HeadersFrame) and frame.stream_id in answers:
+                headers = dict((k.decode() if isinstance(k, bytes) else k, v.decode() if isinstance(v, bytes) else v)
+                               for k, v in connection.decoder.decode(frame.data))
+                answer = answers[frame.stream_id]
+                answer["status"] = int(headers[":status"])
+                answer["source"] = headers.get("x-tilecache-source")
+                answer["contentLength"] = int(headers["content-length"]) if "content-length" in headers else None
+            elif isinstance(frame, hyperframe.frame.DataFrame) and frame.stream_id in answers:
+                answers[frame.stream_id]["length"] += len(frame.data)
+                if frame.flow_controlled_length:
+                    pending = (hyperframe.frame.WindowUpdateFrame(0, window_increment=frame.flow_controlled_length).serialize()
+                               + hyperframe.frame.WindowUpdateFrame(frame.stream_id, window_increment=frame.flow_controlled_length).serialize())
+            if isinstance(frame, (hyperframe.frame.HeadersFrame, hyperframe.frame.DataFrame)) and "END_STREAM" in frame.flags \
+                    and frame.stream_id in answers:
+                answers[frame.stream_id]["ended"] = True
+                last_answer = time.time()
         if pending:
             try:
                 sock.sendall(pending)

@@ -342,8 +342,7 @@ struct HTTPConventionsTests {
         #expect(fastPathAnswers() == before + 2, "HTTP/1.1 with Connection: close: the router answers")
         #expect(h2.headers == router.headers && h1.headers == router.headers && h2.body == router.body && h1.body == router.body
                 && h2.headers.contains("x-tilecache-source: memory"), "\(h2.headers) \(h1.headers) \(router.headers)")
-        // Nothing to warn about in any of it (each HTTP/2 stream logged an error until issue 35: the HTTP/1.0 handler's
-        // installer looked for an HTTP/1 decoder there).
+        // Nothing to warn about in any of it.
         #expect(log.warnings.isEmpty, "\(log.warnings.map { "\($0.level) \($0.text)" })")
         #expect(throws: ServiceConfigurationError.self) {
             var broken = harness
@@ -409,7 +408,28 @@ struct HTTPConventionsTests {
         let mute = try JSONDecoder().decode(Run.self, from: Data(contentsOf: URL(fileURLWithPath: directory + "/mute.json")))
         #expect(mute.answers.first?.status == 200 && mute.goaway != nil && mute.closed && mute.silence >= 3 && mute.silence < 12,
                 "goaway \(String(describing: mute.goaway)), closed \(mute.closed) after \(mute.silence) s")
+        // A connection that never opens a stream is idle from its start (the manager's idle timer, started on
+        // channelActive, which an ALPN-negotiated connection had before the manager was added, never started).
+        try await runProcess([ScriptServer.packageRoot + "/.build/h2-venv/bin/python", ScriptServer.packageRoot + "/Tests/Clients/h2_client.py",
+                              "\(bound)", directory + "/cert.pem", directory + "/none.json"], description: "Tests/Clients/h2_client.py (no request)")
+        let none = try JSONDecoder().decode(Run.self, from: Data(contentsOf: URL(fileURLWithPath: directory + "/none.json")))
+        #expect(none.goaway != nil && none.closed && none.silence >= 1 && none.silence < 10,
+                "goaway \(String(describing: none.goaway)), closed \(none.closed) after \(none.silence) s")
         #expect(log.warnings.isEmpty, "\(log.warnings.map { "\($0.level) \($0.text)" })")
+        await service.stop()
+    }
+
+    @Test("--tls-cert with --no-fast-path: Hummingbird's own HTTPS server answers over HTTP/2 and HTTP/1.1, and logs no warning")
+    func tlsWithoutFastPath() async throws {
+        let service = try await TLSService.start { $0.fastPath = false }
+        defer { service.running.cancel() }
+        for flag in ["--http2", "--http1.1", "--http2"] {
+            try await runProcess(["/usr/bin/curl", "-sSf", "--max-time", "30", "--cacert", service.directory + "/cert.pem", flag, "-o", "/dev/null",
+                                  "https://127.0.0.1:\(service.port)/api/v1/elements/26/thumbnail"], description: "curl \(flag)")
+        }
+        #expect(service.fastPathAnswers() == 0)
+        // Each HTTP/2 stream logged an error until issue 35 (the HTTP/1.0 handler's installer looked for an HTTP/1 decoder).
+        #expect(service.log.warnings.isEmpty, "\(service.log.warnings.map { "\($0.level) \($0.text)" })")
         await service.stop()
     }
 

@@ -19,11 +19,11 @@ extension CachedImageFastPath {
     /// Hummingbird's HTTP/2 server wraps every stream in an async channel and hands it to a task before any handler has
     /// seen its request: per request a task, an async channel and two thread hops, whatever answers it (issue 35: 0.26x
     /// nginx under h2load where swift-nio-http2 alone, one handler per stream, reaches 0.70x). Here each stream's
-    /// pipeline is Hummingbird's (the HTTPTypes codec, `streamHandlers`, its connection state handler) with
-    /// `StreamHandler` last, which answers on the event loop what the fast path can, and wraps anything else in an
+    /// pipeline is Hummingbird's (the HTTPTypes codec, `streamHandlers`, its connection state handler; with
+    /// `StreamQuiesceFilter` after the codec) with `StreamHandler` last, which answers on the event loop what the fast path can, and wraps anything else in an
     /// async channel and hands it to the connection's task, which runs Hummingbird's own `handleHTTP` on it (the
     /// router). The connection's lifetime (idle timeout, GOAWAY and close on graceful shutdown) is swift-nio-http2's
-    /// `NIOHTTP2ServerConnectionManagementHandler`, with `GoAwayDeadline` bounding its graceful close. HTTP/1.1 over
+    /// `NIOHTTP2ServerConnectionManagementHandler`, with `ConnectionCloser` closing what it would leave open. HTTP/1.1 over
     /// TLS is the fast path's HTTP/1 channel.
     ///
     /// - Throws: NIOSSL's error when `tls` cannot make a context.
@@ -81,13 +81,13 @@ extension CachedImageFastPath {
                 stream.eventLoop.makeCompletedFuture {
                     let pipeline = stream.pipeline.syncOperations
                     try pipeline.addHandler(HTTP2FramePayloadToHTTPServerCodec())
+                    try pipeline.addHandler(StreamQuiesceFilter())
                     try pipeline.addHandlers(streamHandlers())
                     try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: idleTimeout, logger: logger))
                     try pipeline.addHandler(StreamHandler(fastPath: fastPath, handOff: handOff))
                 }
             }
-            try channel.pipeline.syncOperations.addHandler(GoAwayDeadline(grace: idle))
-            try channel.pipeline.syncOperations.addHandler(manager)
+            try ConnectionCloser.add(manager, grace: idle, to: channel)
             // The connection's task stops taking streams when the connection closes; when that task is gone (cancelled),
             // the connection goes with it, so no stream waits for a router that will never read it.
             handOff.onTermination = { _ in channel.close(promise: nil) }
@@ -113,13 +113,18 @@ extension CachedImageFastPath {
         }
     }
 
-    /// Bounds an HTTP/2 connection's graceful close. swift-nio-http2's connection manager (as Hummingbird's) starts it
-    /// with a GOAWAY and a PING, and sends the last GOAWAY and closes once the client has acknowledged the PING and its
-    /// streams are answered: a client that never acknowledges it (a mute or stalled one) kept the connection open for
-    /// good after its idle timeout, and a graceful shutdown waiting with it. Sits between the HTTP/2 handler and the
-    /// manager, so it sees the manager's frames: from the first GOAWAY, the connection has `grace` to end, then it is
-    /// closed.
-    final class GoAwayDeadline: ChannelDuplexHandler, RemovableChannelHandler {
+    /// Closes an HTTP/2 connection where swift-nio-http2's connection manager would leave it open. Sits between the
+    /// HTTP/2 handler and the manager (so it sees the manager's frames), and:
+    /// - starts the manager's idle timer: the manager starts it on `channelActive`, which a connection negotiated by
+    ///   ALPN after its TLS handshake has already had, so a connection that never opened a stream was never idle;
+    /// - bounds its graceful close: the manager sends a GOAWAY and a PING, and the last GOAWAY and the close only once
+    ///   the client acknowledges the PING; a client that never does (a mute or stalled one) kept the connection, and a
+    ///   graceful shutdown, open for good. From the first GOAWAY the client has `grace` to acknowledge it; once the last
+    ///   GOAWAY goes out the manager closes the connection when its streams are answered;
+    /// - closes the connection when the client has closed its side (Hummingbird's server allows half-closure, so NIOSSL
+    ///   reports the client's FIN or `close_notify` as `inputClosed`) and on an error the HTTP/2 handler reports (a
+    ///   connection error, for which it has sent a GOAWAY, or a DoS limit reached), as Hummingbird's manager does.
+    final class ConnectionCloser: ChannelDuplexHandler, RemovableChannelHandler {
         typealias InboundIn = HTTP2Frame
         typealias InboundOut = HTTP2Frame
         typealias OutboundIn = HTTP2Frame
@@ -130,11 +135,35 @@ extension CachedImageFastPath {
 
         init(grace: TimeAmount) { self.grace = grace }
 
+        /// Adds it and the manager after it, and starts the manager's idle timer.
+        static func add(_ manager: NIOHTTP2ServerConnectionManagementHandler, grace: TimeAmount, to channel: any NIOCore.Channel) throws {
+            let closer = ConnectionCloser(grace: grace)
+            try channel.pipeline.syncOperations.addHandler(closer)
+            try channel.pipeline.syncOperations.addHandler(manager)
+            if channel.isActive { try channel.pipeline.syncOperations.context(handler: closer).fireChannelActive() }
+        }
+
         func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-            if deadline == nil, case .goAway = unwrapOutboundIn(data).payload {
-                deadline = context.eventLoop.assumeIsolated().scheduleTask(in: grace) { context.close(promise: nil) }
+            if case .goAway(let lastStreamID, _, _) = unwrapOutboundIn(data).payload {
+                if lastStreamID == .maxID, deadline == nil {
+                    deadline = context.eventLoop.assumeIsolated().scheduleTask(in: grace) { context.close(promise: nil) }
+                } else if lastStreamID != .maxID {
+                    deadline?.cancel()  // acknowledged: the manager closes once the streams are answered
+                }
             }
             context.write(data, promise: promise)
+        }
+
+        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+            if let event = event as? ChannelEvent, event == .inputClosed {
+                context.close(promise: nil)
+                return
+            }
+            context.fireUserInboundEventTriggered(event)
+        }
+
+        func errorCaught(context: ChannelHandlerContext, error: any Error) {
+            context.close(promise: nil)
         }
 
         func channelInactive(context: ChannelHandlerContext) {
@@ -144,6 +173,20 @@ extension CachedImageFastPath {
 
         func handlerRemoved(context: ChannelHandlerContext) {
             deadline?.cancel()
+        }
+    }
+
+    /// First in an HTTP/2 stream's pipeline: keeps a graceful shutdown's `ChannelShouldQuiesceEvent`, which the
+    /// multiplexer passes to every stream, from Hummingbird's connection state handler, which would close the stream
+    /// as soon as its answer is written: before the client's flow-control window has let all of it out, so the rest
+    /// was dropped with an RST_STREAM (a photo larger than a 64 KiB window, cut at SIGTERM). The connection manager
+    /// runs the graceful close for the whole connection; each stream ends with its answer.
+    final class StreamQuiesceFilter: ChannelInboundHandler, RemovableChannelHandler {
+        typealias InboundIn = HTTPRequestPart
+
+        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+            if event is ChannelShouldQuiesceEvent { return }
+            context.fireUserInboundEventTriggered(event)
         }
     }
 
@@ -195,6 +238,8 @@ extension CachedImageFastPath {
                     context.close(promise: nil)
                 } else {
                     routed = true
+                    // The async channel's writer starts out writable; if the stream is not, say so.
+                    if !context.channel.isWritable { context.fireChannelWritabilityChanged() }
                 }
             } catch {
                 context.close(promise: nil)
