@@ -122,8 +122,9 @@ extension CachedImageFastPath {
     ///   graceful shutdown, open for good. From the first GOAWAY the client has `grace` to acknowledge it; once the last
     ///   GOAWAY goes out the manager closes the connection when its streams are answered;
     /// - closes the connection when the client has closed its side (Hummingbird's server allows half-closure, so NIOSSL
-    ///   reports the client's FIN or `close_notify` as `inputClosed`) and on an error the HTTP/2 handler reports (a
-    ///   connection error, for which it has sent a GOAWAY, or a DoS limit reached), as Hummingbird's manager does.
+    ///   reports the client's FIN or `close_notify` as `inputClosed`) and on any error the HTTP/2 handler reports (a
+    ///   connection error, for which it has sent a GOAWAY; a DoS limit reached; also one stream's protocol error, which
+    ///   a browser does not make), as Hummingbird's manager does.
     final class ConnectionCloser: ChannelDuplexHandler, RemovableChannelHandler {
         typealias InboundIn = HTTP2Frame
         typealias InboundOut = HTTP2Frame
