@@ -197,7 +197,6 @@ extension CachedImageFastPath {
     final class StreamHandler: ChannelInboundHandler, RemovableChannelHandler {
         typealias InboundIn = HTTPRequestPart
         typealias InboundOut = HTTPRequestPart
-        typealias OutboundOut = HTTPResponsePart
 
         private let fastPath: CachedImageFastPath
         private let handOff: AsyncStream<RoutedStream>.Continuation
@@ -225,9 +224,7 @@ extension CachedImageFastPath {
             case .end:
                 guard let answer else { return }
                 self.answer = nil
-                context.write(wrapOutboundOut(.head(answer.head)), promise: nil)
-                if let body = answer.body { context.write(wrapOutboundOut(.body(body)), promise: nil) }
-                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+                answer.write(to: context)
             }
         }
 

@@ -120,9 +120,7 @@ struct CachedImageFastPath: Sendable {
             case .end:
                 if let answer {
                     self.answer = nil
-                    context.write(wrapOutboundOut(.head(answer.head)), promise: nil)
-                    if let body = answer.body { context.write(wrapOutboundOut(.body(body)), promise: nil) }
-                    context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+                    answer.write(to: context)
                     return
                 }
             }
@@ -134,6 +132,16 @@ struct CachedImageFastPath: Sendable {
             if case .end = unwrapOutboundIn(data) { passedOn = max(0, passedOn - 1) }
             context.write(data, promise: promise)
         }
+    }
+}
+
+extension FastAnswer {
+    /// Writes the answer's head, body and end from `context` (a handler whose outbound parts are `HTTPResponsePart`s)
+    /// and flushes them.
+    func write(to context: ChannelHandlerContext) {
+        context.write(NIOAny(HTTPResponsePart.head(head)), promise: nil)
+        if let body { context.write(NIOAny(HTTPResponsePart.body(body)), promise: nil) }
+        context.writeAndFlush(NIOAny(HTTPResponsePart.end(nil)), promise: nil)
     }
 }
 

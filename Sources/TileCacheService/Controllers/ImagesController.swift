@@ -137,8 +137,14 @@ struct ImagesController: Sendable {
     /// The answer remembered for an unconditional request with `target`, `headers` and their `readingKey`
     /// (`PreparedImageAnswers`); nil when none, or when the request is conditional.
     func preparedAnswer(target: String, headers: HTTPFields, readingKey: String?) -> PreparedImageAnswers.Prepared? {
-        guard headers[.ifNoneMatch] == nil, headers[.ifModifiedSince] == nil else { return nil }
+        guard Self.isUnconditional(headers) else { return nil }
         return preparedAnswers.prepared(target: target, readingKey: readingKey)
+    }
+
+    /// Whether a request with `headers` asks for the image whatever the client holds (no `If-None-Match`, no
+    /// `If-Modified-Since`): only such answers are remembered.
+    static func isUnconditional(_ headers: HTTPFields) -> Bool {
+        headers[.ifNoneMatch] == nil && headers[.ifModifiedSince] == nil
     }
 
     /// The answer to a request `prepared` was remembered for, while its image is in the memory tier: the remembered
@@ -165,7 +171,7 @@ struct ImagesController: Sendable {
         let (element, kind) = (route.element, route.route.kind)
         guard !(kind == .full && element.hasKnownMissingPhoto) else { return nil }
         let target = uri.description
-        let unconditional = headers[.ifNoneMatch] == nil && headers[.ifModifiedSince] == nil
+        let unconditional = Self.isUnconditional(headers)
         guard let (imageRequest, options) = try? imageRequest(uri, headers: headers, element: element, kind: kind) else { return nil }
         /// The route answers: it gets this reading instead of making its own.
         func handOver() -> FastAnswer? {

@@ -7,12 +7,13 @@ import NIOCore
 /// reading of the request (its pipeline request and options, signature and allow-lists checked) and the head of the
 /// answer `ImagesController.answer` made from a memory hit.
 ///
-/// For an unconditional request for an image (the fast path leaves placeholders to the router), that head is a function of the options and of five
-/// things of the served image alone: its validators (ETag, Last-Modified), content type, where it came from and its
-/// length (`Inputs`). A later memory hit for the same target and reading key whose inputs are equal gets the same head,
-/// so the fast path skips resolving its path, reading the request and building the head again; one whose inputs
-/// differ (the image was replaced in memory) gets a head made anew, which replaces the remembered one. Reading and building were 7% of the
-/// service's CPU under wrk on one cached thumbnail (perf, 2026-11-28, AMD EPYC).
+/// For an unconditional request for an image (the fast path leaves placeholders to the router), that head is a
+/// function of the options and of five things of the served image alone: its validators (ETag, Last-Modified), content
+/// type, where it came from and its length (`Inputs`). A later memory hit for the same target and reading key whose
+/// inputs are equal gets the same head, so the fast path skips resolving its path, reading the request and building the
+/// head again; one whose inputs differ (the image was replaced in memory) gets a head made anew, which replaces the
+/// remembered one. Reading and building were 7% of the service's CPU under wrk on one cached thumbnail (perf,
+/// 2026-11-28, AMD EPYC).
 ///
 /// Only answers the fast path made are kept, at most `capacity`, and only for a target and reading key of at most
 /// `longestKey` bytes together (a cache-buster or an `Accept` header can be long: up to NIO's 80 KiB a header); when
