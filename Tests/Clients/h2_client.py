@@ -40,14 +40,19 @@ sock.sendall(connection.data_to_send())
 
 
 
+def record_head(stream_id, headers):
+    """The status, source and length an answer's head says, from its (name, value) pairs."""
+    headers = dict(headers)
+    answer = answers[stream_id]
+    answer["status"] = int(headers[":status"])
+    answer["source"] = headers.get("x-tilecache-source")
+    answer["contentLength"] = int(headers["content-length"]) if "content-length" in headers else None
+
+
 def handle(event):
     global goaway, last_answer
     if isinstance(event, h2.events.ResponseReceived):
-        headers = dict(event.headers)
-        answer = answers[event.stream_id]
-        answer["status"] = int(headers[":status"])
-        answer["source"] = headers.get("x-tilecache-source")
-        answer["contentLength"] = int(headers["content-length"]) if "content-length" in headers else None
+        record_head(event.stream_id, event.headers)
     elif isinstance(event, h2.events.DataReceived):
         answers[event.stream_id]["length"] += len(event.data)
         connection.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
@@ -90,12 +95,8 @@ while not closed:
             elif isinstance(frame, hyperframe.frame.GoAwayFrame):
                 goaway = frame.last_stream_id
             elif isinstance(frame, hyperframe.frame.HeadersFrame) and frame.stream_id in answers:
-                headers = dict((k.decode() if isinstance(k, bytes) else k, v.decode() if isinstance(v, bytes) else v)
-                               for k, v in connection.decoder.decode(frame.data))
-                answer = answers[frame.stream_id]
-                answer["status"] = int(headers[":status"])
-                answer["source"] = headers.get("x-tilecache-source")
-                answer["contentLength"] = int(headers["content-length"]) if "content-length" in headers else None
+                record_head(frame.stream_id, ((k.decode() if isinstance(k, bytes) else k, v.decode() if isinstance(v, bytes) else v)
+                                              for k, v in connection.decoder.decode(frame.data)))
             elif isinstance(frame, hyperframe.frame.DataFrame) and frame.stream_id in answers:
                 answers[frame.stream_id]["length"] += len(frame.data)
                 if frame.flow_controlled_length:

@@ -21,11 +21,7 @@ struct InterruptTests {
 
     /// Waits until the origin has answered `count` requests.
     func waitForRequests(_ origin: OriginServer, _ count: Int) async throws {
-        let deadline = ContinuousClock.now + TestTime.scaled(.seconds(30))
-        while origin.statistics.requests < count {
-            guard ContinuousClock.now < deadline else { throw TestFailure("the child made no requests") }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        try await waitUntil("the child's requests reaching the origin", within: .seconds(30)) { origin.statistics.requests >= count }
     }
 
     @Test("prefetch: Ctrl-C prints the partial report, logs it as interrupted, leaves a sound cache, exits 130; SIGTERM 143",

@@ -86,11 +86,7 @@ struct ServeMessagesTests {
                 let out = try await child.waitForOutput(containing: "serving on http://127.0.0.1:")
                 let port = try #require(out.split(separator: ":").dropFirst(2).first.flatMap { Int($0.prefix { $0.isNumber }) })
                 let request = Task { try await TransferEngine().perform(TransferRequest(url: "http://127.0.0.1:\(port)/api/v1/elements/26/thumbnail")) }
-                let deadline = ContinuousClock.now + TestTime.scaled(.seconds(30))
-                while origin.statistics.requests < 1 {
-                    guard ContinuousClock.now < deadline else { throw TestFailure("the request never reached the origin") }
-                    try await Task.sleep(for: .milliseconds(10))
-                }
+                try await waitUntil("the request reaching the origin", within: .seconds(30)) { origin.statistics.requests >= 1 }
                 child.send(SIGTERM)
                 #expect(try await request.value.status == 200, "the request in flight completes")
                 #expect(try await child.wait() == 0)
@@ -128,11 +124,7 @@ struct ServeMessagesTests {
                                           "\(port)", tls.certificate, directory + "/h2.json", "GET /api/v1/elements/7/thumbnail",
                                           "GET /api/v1/elements/8/image"], description: "Tests/Clients/h2_client.py")
                 }
-                let deadline = ContinuousClock.now + TestTime.scaled(.seconds(30))
-                while origin.statistics.requests < 4 {
-                    guard ContinuousClock.now < deadline else { throw TestFailure("the requests never reached the origin") }
-                    try await Task.sleep(for: .milliseconds(10))
-                }
+                try await waitUntil("the four requests reaching the origin", within: .seconds(30)) { origin.statistics.requests >= 4 }
                 child.send(SIGTERM)
                 try await curl.value
                 try await h2.value
