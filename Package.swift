@@ -300,7 +300,7 @@ let package = Package(
         .testTarget(
             name: "ImageCoreTests",
             dependencies: [
-                "ImageCore", "Catalogue", "TileCacheOrigin", "TestSupport",
+                "ImageCore", "CImageOps", "Catalogue", "TileCacheOrigin", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],

@@ -10,12 +10,18 @@
 /// Resamples the region (x0, y0, x1, y1) of `in` (in_width x in_height pixels of `channels` bytes, rows packed) to
 /// out_width x out_height pixels in `out`, with Lanczos-3 widened by the scale factor when shrinking (Pillow's and
 /// libvips' method). Sample positions are centred: output pixel i covers input [x0 + i*s, x0 + (i+1)*s), s = (x1-x0)/out.
-/// Vertical pass first (it vectorises), to an 8-bit intermediate, then horizontal.
+/// Vertical pass first (SSE2, sixteen columns at a time), to an 8-bit intermediate, then horizontal (SSE4.1 for 3 and 4
+/// channels when the CPU has it), both in fixed point.
 /// Returns 0, -1 for invalid arguments (a size <= 0, a region outside the image, 1 > channels > 4), -2 when out of
 /// memory.
 int tio_resample_lanczos3(const uint8_t *in, int in_width, int in_height, int channels,
                           double x0, double y0, double x1, double y1,
                           uint8_t *out, int out_width, int out_height);
+
+/// tio_resample_lanczos3 in plain C, without SIMD: the same bytes, for tests to compare the SIMD loops against.
+int tio_resample_lanczos3_portable(const uint8_t *in, int in_width, int in_height, int channels,
+                                   double x0, double y0, double x1, double y1,
+                                   uint8_t *out, int out_width, int out_height);
 
 /// Premultiplies colour by alpha in place (the alpha channel is the last of `channels`, 2 or 4), rounding.
 void tio_premultiply(uint8_t *pixels, size_t pixel_count, int channels);
