@@ -138,12 +138,14 @@ static void horizontal_pixel_sse41(const uint8_t *p, const int32_t *k, int n, ui
 
 /// Whether the CPU has SSE4.1 (every x86-64 CPU since 2008; the build's baseline is SSE2), asked once.
 static int has_sse41(void) {
-    static int answer = -1;  // a benign race: every thread computes the same answer
-    if (answer < 0) {
+    static int answer = -1;  // atomic: threads may ask at once, and every one computes the same answer
+    int known = __atomic_load_n(&answer, __ATOMIC_RELAXED);
+    if (known < 0) {
         unsigned int eax, ebx, ecx, edx;
-        answer = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_SSE4_1) != 0;
+        known = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_SSE4_1) != 0;
+        __atomic_store_n(&answer, known, __ATOMIC_RELAXED);
     }
-    return answer;
+    return known;
 }
 #endif
 
