@@ -62,16 +62,17 @@ extension DiskCache {
             state.withLockedValue { $0.statistics.skippedWrites += 1 }  // the index could not be opened (see init)
             return false
         }
-        let file: [UInt8]
+        let header: [UInt8]
         do {
-            file = try DiskCacheFile.encode(metadata, bytes: bytes)
+            header = try DiskCacheFile.header(metadata)
         } catch {
             throw ImageCoreError(.io, subject: metadata.url, message: "cannot encode cache metadata: \(error)")
         }
-        guard file.count <= sizeLimit else {
+        let fileSize = header.count + bytes.count
+        guard fileSize <= sizeLimit else {
             state.withLockedValue { state in
                 state.statistics.tooLarge += 1
-                state.statistics.smallestTooLarge = min(state.statistics.smallestTooLarge ?? .max, file.count)
+                state.statistics.smallestTooLarge = min(state.statistics.smallestTooLarge ?? .max, fileSize)
             }
             return false
         }
@@ -82,7 +83,7 @@ extension DiskCache {
         let path = entriesDirectory + "/" + name
         let temp = newTempPath()
         do {
-            try write(file, to: temp)
+            try write(header, bytes, to: temp)
         } catch {
             switch error {
             case .refused(let reason):
@@ -105,7 +106,7 @@ extension DiskCache {
             evicted = try index.write { transaction in
                 for (touched, time) in touches { try transaction.touch(touched, lastAccess: time) }
                 replaced = try transaction.contains(name)
-                try transaction.upsert(name, size: file.count, lastAccess: Self.now())
+                try transaction.upsert(name, size: fileSize, lastAccess: Self.now())
                 let evicted = try transaction.evict(downTo: sizeLimit)
                 guard rename(temp, path) == 0 else {
                     throw ImageCoreError(.io, subject: path, message: "cannot move the cache entry into place: \(String(cString: strerror(errno)))")
@@ -294,9 +295,9 @@ extension DiskCache {
         }
     }
 
-    /// Writes `bytes` to a new file at `path`, telling a file system that refuses writes (see `DiskCache+WriteRefusal`)
-    /// from one write that failed.
-    func write(_ bytes: [UInt8], to path: String) throws(WriteFailure) {
+    /// Writes `parts` one after the other to a new file at `path`, telling a file system that refuses writes (see
+    /// `DiskCache+WriteRefusal`) from one write that failed.
+    func write(_ parts: [UInt8]..., to path: String) throws(WriteFailure) {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
             let code = errno
@@ -304,17 +305,20 @@ extension DiskCache {
             if Self.refusesAllWrites(code) { throw .refused(reason) }
             throw .failed(ImageCoreError(.io, subject: path, message: "cannot create a cache file: \(reason)"))
         }
-        var written = 0
-        let failure: Int32? = bytes.withUnsafeBytes { raw in
-            while written < raw.count {
-                let result = Glibc.write(descriptor, raw.baseAddress! + written, raw.count - written)
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    return errno
+        var failure: Int32?
+        for part in parts where failure == nil {
+            var written = 0
+            failure = part.withUnsafeBytes { raw in
+                while written < raw.count {
+                    let result = Glibc.write(descriptor, raw.baseAddress! + written, raw.count - written)
+                    if result < 0 {
+                        if errno == EINTR { continue }
+                        return errno
+                    }
+                    written += result
                 }
-                written += result
+                return nil
             }
-            return nil
         }
         let closeFailure = close(descriptor) == 0 ? nil : errno  // some file systems report a full disk only here
         if let failure = failure ?? closeFailure {

@@ -91,15 +91,16 @@ public struct DiskCacheEntry: Sendable {
 enum DiskCacheFile {
     static let magic: [UInt8] = Array("TCE1".utf8)
 
-    static func encode(_ metadata: DiskCacheMetadata, bytes: [UInt8]) throws -> [UInt8] {
+    /// What precedes the bytes in the file: the magic, the metadata's length and the metadata. (Written before the
+    /// bytes, not joined to them: a photo's megabytes are not copied to be stored.)
+    static func header(_ metadata: DiskCacheMetadata) throws -> [UInt8] {
         let json = [UInt8](try encoder.encode(metadata))
         let length = UInt32(json.count)
-        var file = magic
-        file.reserveCapacity(8 + json.count + bytes.count)
-        file += [UInt8(length & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length >> 16 & 0xFF), UInt8(length >> 24)]
-        file += json
-        file += bytes
-        return file
+        var header = magic
+        header.reserveCapacity(8 + json.count)
+        header += [UInt8(length & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length >> 16 & 0xFF), UInt8(length >> 24)]
+        header += json
+        return header
     }
 
     /// The length of the JSON metadata, from bytes 4..<8 of a file (little-endian), or nil when the file is too short.
