@@ -136,7 +136,8 @@ static void horizontal_pixel_sse41(const uint8_t *p, const int32_t *k, int n, ui
     memcpy(dst, &packed, (size_t)C);
 }
 
-/// Whether the CPU has SSE4.1 (every x86-64 CPU since 2008; the build's baseline is SSE2), asked once.
+/// Whether the CPU has SSE4.1 (every x86-64 CPU since 2008; the build's baseline is SSE2), from `cpuid`, whose answer
+/// is kept (threads that start at once may each ask).
 static int has_sse41(void) {
     static int answer = -1;  // atomic: threads may ask at once, and every one computes the same answer
     int known = __atomic_load_n(&answer, __ATOMIC_RELAXED);
@@ -183,21 +184,20 @@ static void horizontal(const uint8_t *in, int in_width, int first_row, int rows,
     }
 }
 
-/// The vertical pass: every byte of a row is one column of samples, whatever the channel count. `in` starts at the
-/// row `row_offset` of the taps' input; `portable`: without SIMD (for tests to compare).
-static int vertical(const uint8_t *in, size_t stride, int row_offset, uint8_t *out, int out_height, const taps *t, int portable) {
+#if defined(__SSE2__)
+/// The vertical pass with SSE2, sixteen columns at a time, every tap summed in registers before the next sixteen: two
+/// rows' samples interleaved as 16-bit pairs, multiplied by the pair of weights and summed by one pmaddwd, four columns
+/// an instruction; the sums shifted and packed to bytes with saturation, which is the clamp to 0...255. The columns
+/// past the last sixteen one at a time. The same sums as `vertical`'s portable loop, so the same bytes.
+static void vertical_sse2(const uint8_t *in, size_t stride, int row_offset, uint8_t *out, int out_height, const taps *t) {
+    const __m128i zero = _mm_setzero_si128();
     for (int yy = 0; yy < out_height; yy++) {
         const int16_t *k = t->weights16 + (size_t)yy * (size_t)t->ksize;
         const uint8_t *rows = in + (size_t)(t->first[yy] - row_offset) * stride;
         int n = t->count[yy];
         uint8_t *dst = out + (size_t)yy * stride;
         size_t x = 0;
-#if defined(__SSE2__)
-        // Sixteen columns at a time, every tap summed in registers before the next sixteen: two rows' samples
-        // interleaved as 16-bit pairs, multiplied by the pair of weights and summed by one pmaddwd, four columns an
-        // instruction; the sums shifted and packed to bytes with saturation, which is the clamp to 0...255.
-        const __m128i zero = _mm_setzero_si128();
-        for (; !portable && x + 16 <= stride; x += 16) {
+        for (; x + 16 <= stride; x += 16) {
             __m128i s0 = _mm_set1_epi32(1 << (VERTICAL_BITS - 1)), s1 = s0, s2 = s0, s3 = s0;
             int y = 0;
             for (; y + 1 < n; y += 2) {
@@ -225,9 +225,6 @@ static int vertical(const uint8_t *in, size_t stride, int row_offset, uint8_t *o
             __m128i hi = _mm_packs_epi32(_mm_srai_epi32(s2, VERTICAL_BITS), _mm_srai_epi32(s3, VERTICAL_BITS));
             _mm_storeu_si128((__m128i *)(void *)(dst + x), _mm_packus_epi16(lo, hi));
         }
-#else
-        (void)portable;
-#endif
         for (; x < stride; x++) {
             int32_t sum = 1 << (VERTICAL_BITS - 1);
             for (int y = 0; y < n; y++) sum += rows[(size_t)y * stride + x] * k[y];
@@ -235,6 +232,41 @@ static int vertical(const uint8_t *in, size_t stride, int row_offset, uint8_t *o
             dst[x] = (uint8_t)(value < 0 ? 0 : value > 255 ? 255 : value);
         }
     }
+}
+#endif
+
+/// The vertical pass: every byte of a row is one column of samples, whatever the channel count. `in` starts at the
+/// row `row_offset` of the taps' input. With SSE2 (every x86-64 CPU), `vertical_sse2`; otherwise, or when `portable`
+/// (for tests to compare), row by row into a row of sums, an inner loop along a contiguous row that the compiler
+/// vectorises for the target it has.
+static int vertical(const uint8_t *in, size_t stride, int row_offset, uint8_t *out, int out_height, const taps *t, int portable) {
+#if defined(__SSE2__)
+    if (!portable) {
+        vertical_sse2(in, stride, row_offset, out, out_height, t);
+        return 0;
+    }
+#else
+    (void)portable;
+#endif
+    int32_t *sums = malloc(stride * sizeof(int32_t));
+    if (!sums) return -2;
+    for (int yy = 0; yy < out_height; yy++) {
+        const int16_t *k = t->weights16 + (size_t)yy * (size_t)t->ksize;
+        const uint8_t *rows = in + (size_t)(t->first[yy] - row_offset) * stride;
+        int n = t->count[yy];
+        for (size_t x = 0; x < stride; x++) sums[x] = 1 << (VERTICAL_BITS - 1);
+        for (int y = 0; y < n; y++) {
+            const uint8_t *row = rows + (size_t)y * stride;
+            int32_t w = k[y];
+            for (size_t x = 0; x < stride; x++) sums[x] += row[x] * w;
+        }
+        uint8_t *dst = out + (size_t)yy * stride;
+        for (size_t x = 0; x < stride; x++) {
+            int32_t value = sums[x] >> VERTICAL_BITS;
+            dst[x] = (uint8_t)(value < 0 ? 0 : value > 255 ? 255 : value);
+        }
+    }
+    free(sums);
     return 0;
 }
 
@@ -258,8 +290,8 @@ static int resample(const uint8_t *in, int in_width, int in_height, int channels
     }
     int status = 0;
     if (need_h && need_v) {
-        // Vertical first: it runs sixteen columns at a time, so it takes the large input; the horizontal pass, a
-        // pixel at a time, then sees only the out_height rows (Pillow goes the other way round; the results differ by
+        // Vertical first: it runs along rows (sixteen columns at a time with SSE2), so it takes the large input; the
+        // horizontal pass, a pixel at a time, then sees only the out_height rows (Pillow goes the other way round; the results differ by
         // the rounding of the 8-bit intermediate).
         uint8_t *tmp = malloc((size_t)out_height * (size_t)in_width * channels_z);
         if (!tmp) {

@@ -10,8 +10,9 @@
 /// Resamples the region (x0, y0, x1, y1) of `in` (in_width x in_height pixels of `channels` bytes, rows packed) to
 /// out_width x out_height pixels in `out`, with Lanczos-3 widened by the scale factor when shrinking (Pillow's and
 /// libvips' method). Sample positions are centred: output pixel i covers input [x0 + i*s, x0 + (i+1)*s), s = (x1-x0)/out.
-/// Vertical pass first (SSE2, sixteen columns at a time), to an 8-bit intermediate, then horizontal (SSE4.1 for 3 and 4
-/// channels when the CPU has it), both in fixed point.
+/// Vertical pass first, to an 8-bit intermediate, then horizontal, both in fixed point; on x86-64 the vertical pass
+/// runs sixteen columns at a time in SSE2 and the horizontal one a pixel's channels at once in SSE4.1 (3 and 4 channels,
+/// when the CPU has it), elsewhere plain C the compiler vectorises as it can.
 /// Returns 0, -1 for invalid arguments (a size <= 0, a region outside the image, 1 > channels > 4), -2 when out of
 /// memory.
 int tio_resample_lanczos3(const uint8_t *in, int in_width, int in_height, int channels,

@@ -4,8 +4,8 @@ import Testing
 @Suite("Lanczos resample's SIMD loops")
 struct ResampleTests {
     /// The SIMD passes (SSE2 vertical, sixteen columns at a time; SSE4.1 horizontal for 3 and 4 channels) must give the
-    /// plain C loops' bytes: random sizes, regions, channel counts and enlargements, on noise and on hard edges (whose
-    /// negative lobes and overshoots exercise the clamp).
+    /// plain C loops' bytes: random sizes, regions, channel counts and enlargements, both passes or one alone, on noise
+    /// and on hard edges (whose negative lobes and overshoots exercise the clamp).
     @Test("the SIMD resample gives the portable resample's bytes on 600 random cases")
     func simdMatchesPortable() {
         var random = TinyLFUTests.SplitMix(state: 35)
@@ -13,12 +13,16 @@ struct ResampleTests {
         for index in 0..<600 {
             let width = Int.random(in: 1...260, using: &random), height = Int.random(in: 1...140, using: &random)
             let channels = Int.random(in: 1...4, using: &random)
-            let x0 = Double.random(in: 0..<Double(width) * 0.4, using: &random)
-            let x1 = Double(width) - Double.random(in: 0..<Double(width) * 0.4, using: &random)
-            let y0 = Double.random(in: 0..<Double(height) * 0.4, using: &random)
-            let y1 = Double(height) - Double.random(in: 0..<Double(height) * 0.4, using: &random)
-            let outWidth = Int.random(in: 1...(2 * width + 1), using: &random)
-            let outHeight = Int.random(in: 1...(2 * height + 1), using: &random)
+            var x0 = Double.random(in: 0..<Double(width) * 0.4, using: &random)
+            var x1 = Double(width) - Double.random(in: 0..<Double(width) * 0.4, using: &random)
+            var y0 = Double.random(in: 0..<Double(height) * 0.4, using: &random)
+            var y1 = Double(height) - Double.random(in: 0..<Double(height) * 0.4, using: &random)
+            var outWidth = Int.random(in: 1...(2 * width + 1), using: &random)
+            var outHeight = Int.random(in: 1...(2 * height + 1), using: &random)
+            // One case in four keeps the width (the vertical pass alone), one the height (the horizontal pass alone): one
+            // pass, reading and writing the caller's buffers.
+            if index % 4 == 1 { (x0, x1, outWidth) = (0, Double(width), width) }
+            if index % 4 == 2 { (y0, y1, outHeight) = (0, Double(height), height) }
             let edges = index % 3 == 0  // 0 and 255 in stripes: the largest overshoots
             let pixels = (0..<width * height * channels).map { offset -> UInt8 in
                 edges ? ((offset / channels + offset / (width * channels)) % 5 < 2 ? 255 : 0) : UInt8.random(in: 0...255, using: &random)
