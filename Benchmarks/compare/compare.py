@@ -384,14 +384,25 @@ http {{ access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000;
     _, tls_service = serve("tls", "--tls-cert", certificate, "--tls-key", key)
     _, h2_floor_port = start([SERVE_FLOOR, "nio-h2", "0", os.path.join(static, "thumb.jpg"), certificate, key], r"listening on (\d+)")
 
-    def h2load(url):
-        output = subprocess.run(["h2load", "-t2", "-c32", "-m10", f"-D{WRK_SECONDS}", "--warm-up-time=1", url],
-                                capture_output=True, text=True).stdout
-        finished = re.search(r"finished in [\d.]+\w+, ([\d.]+) req/s", output)
-        succeeded = re.search(r"requests: \d+ total, \d+ started, \d+ done, (\d+) succeeded, (\d+) failed", output)
-        if not finished or not succeeded or int(succeeded.group(2)) > 0:
-            raise SystemExit(f"bench-compare: h2load against {url} failed:\n{output}")
-        return float(finished.group(1))
+    def h2load(name, url):
+        """req/s of one h2load run. Every request to TileCache must succeed; a peer (nginx, the floor) may fail a
+        handful in ten thousand (nginx 1.22 failed 5 of 446,066 in one run, streams reset as h2load stopped its
+        clients), which does not move its rate: logged, and a rerun of the round if it is more."""
+        for attempt in range(2):
+            output = subprocess.run(["h2load", "-t2", "-c32", "-m10", f"-D{WRK_SECONDS}", "--warm-up-time=1", url],
+                                    capture_output=True, text=True).stdout
+            finished = re.search(r"finished in [\d.]+\w+, ([\d.]+) req/s", output)
+            counts = re.search(r"requests: (\d+) total, \d+ started, \d+ done, (\d+) succeeded, (\d+) failed", output)
+            if finished and counts:
+                total, failed = int(counts.group(1)), int(counts.group(3))
+                if failed == 0:
+                    return float(finished.group(1))
+                if name != "tilecache" and failed <= total / 10_000:
+                    log(f"  h2load: {failed} of {total} requests to {name} failed (a peer's; its rate kept)")
+                    return float(finished.group(1))
+            if name == "tilecache" or attempt == 1:
+                raise SystemExit(f"bench-compare: h2load against {name} ({url}) failed:\n{output}")
+            log(f"  h2load against {name} failed; once more")
 
     for attempt in range(60):  # both up, and the thumbnail in the service's memory
         if subprocess.run(["curl", "-sk", "--http2", "-o", "/dev/null", "-f", tls_service + "/api/v1/elements/26/thumbnail"]).returncode == 0 \
@@ -403,7 +414,7 @@ http {{ access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000;
     h2_rps = {name: [] for name, _ in h2_targets}
     for round_number in range(ROUNDS):
         for name, url in h2_targets:
-            h2_rps[name].append(h2load(url))
+            h2_rps[name].append(h2load(name, url))
         log(f"  h2 round {round_number + 1}/{ROUNDS}: " + ", ".join(f"{name} {h2_rps[name][-1]:.0f}" for name, _ in h2_targets))
     ours, theirs = median(h2_rps["tilecache"]), median(h2_rps["nginx"])
     results.append((6, "Service over HTTP/2 and TLS: cached thumbnail (h2load)", f"{ours:,.0f} req/s", f"nginx {theirs:,.0f} req/s",
