@@ -2,21 +2,10 @@ import Foundation
 import ImageCore
 import Testing
 import TestSupport
+import TileCacheOrigin
 
 @Suite("MemoryCache with W-TinyLFU", .timeLimit(.minutes(5)))
 struct TinyLFUTests {
-    /// A seeded generator, so a failure replays.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     @Test("both limits hold after every call, and a hit always returns the value last stored for its key",
           arguments: [(10, 1_000), (25, 300), (100, 10_000), (1, 50)])
     func limitsAndValues(countLimit: Int, costLimit: Int) async {
@@ -28,7 +17,7 @@ struct TinyLFUTests {
     }
 
     static func problems(countLimit: Int, costLimit: Int) -> (stale: [String], overLimit: [String], bookkeeping: [String]) {
-        var random = SplitMix(state: UInt64(countLimit * 7919 + costLimit))
+        var random = SplitMix64(seed: UInt64(countLimit * 7919 + costLimit))  // seeded, so a failure replays
         let cache = MemoryCache<Int, Int>(countLimit: countLimit, costLimit: costLimit, policy: .tinyLFU)
         var latest: [Int: Int] = [:]
         var stale: [String] = []

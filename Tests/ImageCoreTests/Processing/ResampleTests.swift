@@ -1,5 +1,6 @@
 import CImageOps
 import Testing
+import TileCacheOrigin
 
 @Suite("Lanczos resample's SIMD loops")
 struct ResampleTests {
@@ -8,7 +9,7 @@ struct ResampleTests {
     /// and on hard edges (whose negative lobes and overshoots exercise the clamp).
     @Test("the SIMD resample gives the portable resample's bytes on 600 random cases")
     func simdMatchesPortable() {
-        var random = TinyLFUTests.SplitMix(state: 35)
+        var random = SplitMix64(seed: 35)
         var mismatches: [String] = []
         for index in 0..<600 {
             let width = Int.random(in: 1...260, using: &random), height = Int.random(in: 1...140, using: &random)
