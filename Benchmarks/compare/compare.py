@@ -387,7 +387,7 @@ http {{ access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000;
     def h2load(name, url):
         """req/s of one h2load run. Every request to TileCache must succeed; a peer (nginx, the floor) may fail a
         handful in ten thousand (nginx 1.22 failed 5 of 446,066 in one run, streams reset as h2load stopped its
-        clients), which does not move its rate: logged, and a rerun of the round if it is more."""
+        clients), which does not move its rate: logged; with more, that run is made once more."""
         for attempt in range(2):
             output = subprocess.run(["h2load", "-t2", "-c32", "-m10", f"-D{WRK_SECONDS}", "--warm-up-time=1", url],
                                     capture_output=True, text=True).stdout
