@@ -195,6 +195,7 @@ let package = Package(
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),  // HTTP/2 over TLS by ALPN
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),  // the fast path's HTTPS server
                 .product(name: "NIOHTTPTypesHTTP2", package: "swift-nio-extras"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),  // the HTTP/1 fast path, ahead of the codec
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

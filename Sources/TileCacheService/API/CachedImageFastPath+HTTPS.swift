@@ -33,7 +33,7 @@ extension CachedImageFastPath {
         tls.applicationProtocols = NIOHTTP2SupportedALPNProtocols
         let context = try NIOSSLContext(configuration: tls)
         return .init { responder in
-            SecureChannel(http1: Channel(base: HTTP1Channel(responder: responder, configuration: http1), fastPath: self),
+            SecureChannel(http1: Channel(responder: responder, configuration: http1, fastPath: self),
                           fastPath: self, context: context, idleTimeout: idleTimeout, streamHandlers: streamHandlers)
         }
     }

@@ -6,7 +6,9 @@ import ImageCore
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOHTTP1
 import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
 
 /// Answers a request for an image the memory tier holds on the connection's event loop, without handing it to a task
 /// and the router (issue 19: that hand-off and the router cap a minimal Hummingbird route at 0.35x to 0.7x nginx's
@@ -59,24 +61,39 @@ struct CachedImageFastPath: Sendable {
         return answer
     }
 
-    /// The HTTP/1 server with the fast path: Hummingbird's own `HTTP1Channel`, with the fast path's handler added after
-    /// Hummingbird's connection state handler (which sees every request and answer for the idle timeout and graceful
-    /// close) and before the request reaches a task.
+    /// The HTTP/1 server with the fast path: Hummingbird's own `HTTP1Channel`, with the fast path's handler right after
+    /// NIO's request decoder, before everything else (the HTTP/1.0 and refusal handlers, the HTTPTypes codec, the
+    /// connection guards, Hummingbird's connection state handler and its async channel): an answer given there is NIO's
+    /// response parts, encoded by NIO's encoder, and crosses no other handler. So that handler also keeps what those
+    /// handlers kept from the requests they no longer see: the idle timeout (Hummingbird's state handler gets none),
+    /// and the connection guard's record of when the connection was last busy and of an answer's progress
+    /// (`ConnectionGuard.answeredAhead`, `inPieces`).
     func http1(_ configuration: HTTP1Channel.Configuration) -> HTTPServerBuilder {
-        .init { responder in Channel(base: HTTP1Channel(responder: responder, configuration: configuration), fastPath: self) }
+        .init { responder in Channel(responder: responder, configuration: configuration, fastPath: self) }
     }
 
     /// `HTTP1Channel` with the fast path's handler inserted into each connection's pipeline.
     struct Channel: ServerChildChannel, HTTPChannelHandler {
         let base: HTTP1Channel
         let fastPath: CachedImageFastPath
+        /// The connection's idle timeout, kept by `Handler` (the base channel's state handler has none).
+        let idleTimeout: TimeAmount?
+
+        init(responder: @escaping HTTPChannelHandler.Responder, configuration: HTTP1Channel.Configuration, fastPath: CachedImageFastPath) {
+            var routed = configuration
+            routed.idleTimeout = nil
+            (base, self.fastPath, idleTimeout) = (HTTP1Channel(responder: responder, configuration: routed), fastPath, configuration.idleTimeout)
+        }
 
         var responder: HTTPChannelHandler.Responder { base.responder }
 
         func setup(channel: any NIOCore.Channel, logger: Logger) -> EventLoopFuture<HTTP1Channel.Value> {
             base.setup(channel: channel, logger: logger).flatMapThrowing { value in
-                let state = try channel.pipeline.syncOperations.handler(type: HTTPConnectionStateHandler.self)
-                try channel.pipeline.syncOperations.addHandler(Handler(fastPath: fastPath), position: .after(state))
+                let pipeline = channel.pipeline.syncOperations
+                let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+                let connectionGuard = try? pipeline.handler(type: ConnectionGuard.self)
+                try pipeline.addHandler(Handler(fastPath: fastPath, idleTimeout: idleTimeout, connectionGuard: connectionGuard),
+                                        position: .after(decoder))
                 return value
             }
         }
@@ -86,51 +103,178 @@ struct CachedImageFastPath: Sendable {
         }
     }
 
-    /// Sits after an HTTP/1 connection's codec and Hummingbird's connection state handler (an HTTP/2 stream has
-    /// `StreamHandler`): answers what `CachedImageFastPath` can and passes everything else on. Responses keep the order
-    /// of requests: while a request passed on is unanswered, later ones are passed on too. While the connection cannot
-    /// take more writes (a client that sends requests and does not read the answers), requests are passed on, so
-    /// Hummingbird's backpressure holds them.
+    /// Sits right after an HTTP/1 connection's request decoder (an HTTP/2 stream has `StreamHandler`): answers what
+    /// `CachedImageFastPath` can and passes everything else on. Responses keep the order of requests: while a request
+    /// passed on is unanswered, later ones are passed on too. While the connection cannot take more writes (a client
+    /// that sends requests and does not read the answers), requests are passed on, so Hummingbird's backpressure holds
+    /// them. A request with a body (`Content-Length`, `Transfer-Encoding`: `EarlyRefusal` judges those) or one that
+    /// closes the connection (HTTP/1.0 without keep-alive, `Connection: close`) is passed on, and after an answer that
+    /// closes the connection nothing more is answered here.
+    ///
+    /// It keeps the connection's idle timeout, as Hummingbird's `HTTPConnectionStateHandler` does but over every
+    /// request: the connection is closed when nothing was read or answered for the idle timeout, unless an answer is
+    /// being made (a request read whole and passed on). The graceful close stays that handler's: it closes the
+    /// connection on `ChannelShouldQuiesceEvent` when no request it saw is in progress, else after the last answer; an
+    /// answer given here is never in progress then (it is written as its request's end is read, and a request with no
+    /// body has its head and end decoded from the same bytes), and none is given while a request passed on is.
+    ///
+    /// Answers are flushed once per read (`channelReadComplete`), and a read of which nothing was passed on ends here.
     final class Handler: ChannelDuplexHandler, RemovableChannelHandler {
-        typealias InboundIn = HTTPRequestPart
-        typealias InboundOut = HTTPRequestPart
-        typealias OutboundIn = HTTPResponsePart
-        typealias OutboundOut = HTTPResponsePart
+        typealias InboundIn = HTTPServerRequestPart
+        typealias InboundOut = HTTPServerRequestPart
+        typealias OutboundIn = HTTPServerResponsePart
+        typealias OutboundOut = HTTPServerResponsePart
 
         private let fastPath: CachedImageFastPath
+        private let idleTimeout: TimeAmount?
+        private let connectionGuard: ConnectionGuard?
         /// Requests passed on whose responses have not been written to the end.
         private var passedOn = 0
+        /// Whether a request's head has been read and not its end.
+        private var reading = false
         /// The answer to the request whose parts are being read, when this handler answers it.
         private var answer: FastAnswer?
+        /// Set by a request or an answer that closes the connection: nothing more is answered here.
+        private var closing = false
+        private var lastActive = NIODeadline.now()
+        private var idleTimer: Scheduled<Void>?
+        /// Whether a part was passed on since the last `channelReadComplete`, and whether an answer was written since.
+        private var passedOnSinceReadComplete = false
+        private var unflushed = false
 
-        init(fastPath: CachedImageFastPath) {
-            self.fastPath = fastPath
+        init(fastPath: CachedImageFastPath, idleTimeout: TimeAmount?, connectionGuard: ConnectionGuard?) {
+            (self.fastPath, self.idleTimeout, self.connectionGuard) = (fastPath, idleTimeout, connectionGuard)
+        }
+
+        func handlerAdded(context: ChannelHandlerContext) {
+            if context.channel.isActive { startIdleTimer(context: context) }
+        }
+
+        func channelActive(context: ChannelHandlerContext) {
+            startIdleTimer(context: context)
+            context.fireChannelActive()
+        }
+
+        func channelInactive(context: ChannelHandlerContext) {
+            stopIdleTimer()
+            context.fireChannelInactive()
+        }
+
+        func handlerRemoved(context: ChannelHandlerContext) {
+            stopIdleTimer()
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            if idleTimeout != nil { lastActive = .now() }
             switch unwrapInboundIn(data) {
-            case .head(let request):
-                if passedOn == 0, context.channel.isWritable, let answer = fastPath.answer(request) {
+            case .head(let head):
+                reading = true
+                if unflushed, !context.channel.isWritable {
+                    // Answers waiting for the read's end (more than the channel's high watermark) go first.
+                    unflushed = false
+                    context.flush()
+                }
+                if !head.isKeepAlive { closing = true }  // the last request the client may send on this connection
+                if passedOn == 0, !closing, context.channel.isWritable, let answer = answer(head) {
                     self.answer = answer
                     return
                 }
                 passedOn += 1
             case .body:
-                if answer != nil { return }
+                break  // (the request of an answer given here has no body)
             case .end:
+                reading = false
                 if let answer {
                     self.answer = nil
-                    answer.write(to: context)
+                    write(answer, context: context)
                     return
                 }
             }
+            passedOnSinceReadComplete = true
             context.fireChannelRead(data)
         }
 
+        func channelReadComplete(context: ChannelHandlerContext) {
+            if unflushed {
+                unflushed = false
+                context.flush()
+            }
+            if passedOnSinceReadComplete {
+                passedOnSinceReadComplete = false
+                context.fireChannelReadComplete()
+            }
+        }
+
         func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-            // (Hummingbird's 400 for a request it could not parse answers no request passed on: never below zero.)
-            if case .end = unwrapOutboundIn(data) { passedOn = max(0, passedOn - 1) }
-            context.write(data, promise: promise)
+            switch unwrapOutboundIn(data) {
+            case .head(let head):
+                if head.headers[canonicalForm: "connection"].contains(where: { $0.lowercased() == "close" }) { closing = true }
+                context.write(data, promise: promise)
+            case .body:
+                context.write(data, promise: promise)
+            case .end:
+                // (Hummingbird's 400 for a request it could not parse answers no request passed on: never below zero.)
+                passedOn = max(0, passedOn - 1)
+                context.write(data, promise: promise)
+                answered(context: context)
+            }
+        }
+
+        /// The fast path's answer to a request with `head`, or nil when it is passed on.
+        private func answer(_ head: HTTPRequestHead) -> FastAnswer? {
+            guard head.method == .GET || head.method == .HEAD, !head.headers.contains(name: "content-length"), !head.headers.contains(name: "transfer-encoding"),
+                  let request = try? HTTPRequest(head, secure: false, splitCookie: false) else { return nil }
+            return fastPath.answer(request)
+        }
+
+        /// Writes `answer` (flushed at the end of the read).
+        private func write(_ answer: FastAnswer, context: ChannelHandlerContext) {
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(answer.head))), promise: nil)
+            if let body = answer.body {
+                if let connectionGuard {
+                    connectionGuard.inPieces(body, context: context, promise: nil) { piece, promise in
+                        context.write(wrapOutboundOut(.body(.byteBuffer(piece))), promise: promise)
+                    }
+                } else {
+                    context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+                }
+            }
+            context.write(wrapOutboundOut(.end(nil)), promise: nil)
+            unflushed = true
+            connectionGuard?.answeredAhead()
+            answered(context: context)
+        }
+
+        /// An answer has been written to its end: when it was the last in progress, the connection's idle time starts.
+        private func answered(context: ChannelHandlerContext) {
+            guard passedOn == 0, !reading, let idleTimeout else { return }
+            lastActive = .now()
+            scheduleIdleCheck(context: context, deadline: lastActive + idleTimeout)
+        }
+
+        private func startIdleTimer(context: ChannelHandlerContext) {
+            if let idleTimeout { scheduleIdleCheck(context: context, deadline: .now() + idleTimeout) }
+        }
+
+        private func stopIdleTimer() {
+            idleTimer?.cancel()
+            idleTimer = nil
+        }
+
+        /// At `deadline`: closes the connection if it has been idle for the idle timeout, else checks again when it
+        /// would have been; while an answer is being made (a request read whole, passed on), not at all: the answer's
+        /// end starts the idle time again.
+        private func scheduleIdleCheck(context: ChannelHandlerContext, deadline: NIODeadline) {
+            guard idleTimer == nil, let idleTimeout else { return }
+            idleTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
+                idleTimer = nil
+                guard context.channel.isActive, reading || passedOn == 0 else { return }
+                if NIODeadline.now() >= lastActive + idleTimeout {
+                    context.close(promise: nil)
+                } else {
+                    scheduleIdleCheck(context: context, deadline: lastActive + idleTimeout)
+                }
+            }
         }
     }
 }

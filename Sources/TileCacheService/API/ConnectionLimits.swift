@@ -143,8 +143,9 @@ final class OpenConnections: Sendable {
     }
 }
 
-/// Enforces `ConnectionLimits` on one connection (or one HTTP/2 stream: timeouts only). Sits after the HTTP codec,
-/// before the fast path, so it sees every request part read and every answer part written.
+/// Enforces `ConnectionLimits` on one connection (or one HTTP/2 stream: timeouts only). Sits after the HTTP codec, so it
+/// sees every request part read and every answer part written but the HTTP/1 fast path's, which tells it of each
+/// answer (`answeredAhead`) and sends a large body in its pieces (`inPieces`).
 final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -246,15 +247,10 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
-        case .body(var body) where body.readableBytes > Self.sendPiece:
-            // In pieces, each of which the client taking restarts the send timeout.
-            while body.readableBytes > Self.sendPiece {
-                let piece = body.readSlice(length: Self.sendPiece)!
-                let taken = context.eventLoop.makePromise(of: Void.self)
-                taken.futureResult.assumeIsolated().whenSuccess { [self] in lastProgress = .now() }
-                context.write(wrapOutboundOut(.body(piece)), promise: taken)
+        case .body(let body) where body.readableBytes > Self.sendPiece:
+            inPieces(body, context: context, promise: promise) { piece, promise in
+                context.write(wrapOutboundOut(.body(piece)), promise: promise)
             }
-            context.write(wrapOutboundOut(.body(body)), promise: promise)
         case .end:
             unanswered = max(0, unanswered - 1)
             if unanswered == 0 { idleSince = .now() }
@@ -263,6 +259,29 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         default:
             context.write(data, promise: promise)
         }
+    }
+
+    /// Hands `body` to `write` in pieces of `sendPiece` bytes, each of which the client taking restarts the send
+    /// timeout; the last piece with `promise`. (Also the HTTP/1 fast path's, which answers before this handler.)
+    func inPieces(_ body: ByteBuffer, context: ChannelHandlerContext, promise: EventLoopPromise<Void>?,
+                  _ write: (ByteBuffer, EventLoopPromise<Void>?) -> Void) {
+        var body = body
+        while body.readableBytes > Self.sendPiece {
+            let piece = body.readSlice(length: Self.sendPiece)!
+            let taken = context.eventLoop.makePromise(of: Void.self)
+            taken.futureResult.assumeIsolated().whenSuccess { [self] in lastProgress = .now() }
+            write(piece, taken)
+        }
+        write(body, promise)
+    }
+
+    /// A request the HTTP/1 fast path answered on this connection, which this handler did not see (that path sits
+    /// before the HTTP codec): the connection was busy for the answer's writing only, and is idle from now, for
+    /// shedding, unless a request passed on is unanswered.
+    func answeredAhead() {
+        guard unanswered == 0 else { return }
+        idleSince = .now()
+        updateSheddable()
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
