@@ -265,6 +265,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOPosix", package: "swift-nio"),  // raw HTTP/1.0 over a socket
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),  // the fast path's request, against it
             ],
             swiftSettings: swiftSettings
         ),

@@ -143,8 +143,8 @@ final class OpenConnections: Sendable {
     }
 }
 
-/// Enforces `ConnectionLimits` on one connection (or one HTTP/2 stream: timeouts only). Sits after the HTTP codec, so it
-/// sees every request part read and every answer part written but the HTTP/1 fast path's, which tells it of each
+/// Enforces `ConnectionLimits` on one connection (or one HTTP/2 stream: timeouts only). Sits after the HTTP codec, so
+/// it sees every request part read and every answer part written but the HTTP/1 fast path's, which tells it of each
 /// answer (`answeredAhead`) and sends a large body in its pieces (`inPieces`).
 final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
