@@ -160,10 +160,13 @@ public func buildApplication(_ dependencies: ServiceDependencies, logger: Logger
     // Before Hummingbird's handling of each connection (or HTTP/2 stream): HTTP/1.0's close and CONNECT's refusal,
     // the connection limits, and (with --trusted-proxies) the removal of proxy headers from peers that are not trusted.
     // (An HTTP/2 stream of the fast path's HTTPS server gets the same but the HTTP/1.0 handler's installer.)
-    let streamGuards: @Sendable () -> [any RemovableChannelHandler] = {
+    let connectionGuard: @Sendable () -> [any RemovableChannelHandler] = {
         [ConnectionGuard(connections: connections, limits: limits, logger: logger)]
-            + (configuration.trustedProxies.isEmpty ? [] : [ForwardedHeaders(proxies: configuration.trustedProxies)])
     }
+    let proxies: @Sendable () -> [any RemovableChannelHandler] = {
+        configuration.trustedProxies.isEmpty ? [] : [ForwardedHeaders(proxies: configuration.trustedProxies)]
+    }
+    let streamGuards: @Sendable () -> [any RemovableChannelHandler] = { connectionGuard() + proxies() }
     let guards: @Sendable () -> [any RemovableChannelHandler] = { [HTTP10ConnectionClose.Installer(logger: logger)] + streamGuards() }
     let door = FrontDoor(dependencies)
     let fastPath = configuration.fastPath ? door.fastPath : nil
@@ -171,7 +174,7 @@ public func buildApplication(_ dependencies: ServiceDependencies, logger: Logger
     if let tls = configuration.tls, let fastPath {
         // HTTPS: HTTP/2 when the client offers h2 by ALPN, HTTP/1.1 otherwise; the fast path answers in both.
         server = try fastPath.https(tls: try tls.serverConfiguration(), http1: .init(additionalChannelHandlers: guards(), idleTimeout: idleTimeout),
-                                    idleTimeout: configuration.idleTimeout, streamHandlers: streamGuards)
+                                    idleTimeout: configuration.idleTimeout, streamGuards: connectionGuard, routedStreamHandlers: proxies)
     } else if let tls = configuration.tls {
         // HTTPS without the fast path: Hummingbird's own server (its HTTP/1.1 connections and HTTP/2 streams share these
         // handlers).

@@ -6,8 +6,9 @@ order of the requests, "goaway": the last stream id of the server's GOAWAY frame
 server closed the connection, "silence": seconds from the last answer to the close, "indexed": the names in the HPACK dynamic table the server's
 answers built (hpack's decoder)}.
 
-Usage: h2_client.py [--mute] PORT CA_FILE OUT "METHOD PATH"... (--mute: the server's PING after its GOAWAY is never
-acknowledged) (HTTPConventionsTests: the HTTPS server's HTTP/2 streams and
+Usage: h2_client.py [--mute] PORT CA_FILE OUT "[OPEN ]METHOD PATH"... (--mute: the server's PING after its GOAWAY is
+never acknowledged; OPEN: the request's HEADERS without END_STREAM, and no more of it: its answer's "reset" says whether
+the server reset the stream) (HTTPConventionsTests: the HTTPS server's HTTP/2 streams and
 idle timeout; run with .build/h2-venv's Python, scripts/check-envs.sh h2)."""
 import json
 import socket
@@ -31,11 +32,13 @@ connection = h2.connection.H2Connection(config=h2.config.H2Configuration(client_
 connection.initiate_connection()
 answers = {}
 for request in requests:
-    method, path = request.split(" ", 1)
+    left_open = request.startswith("OPEN ")
+    method, path = request[5 if left_open else 0:].split(" ", 1)
     stream = connection.get_next_available_stream_id()
-    answers[stream] = {"request": request, "status": None, "source": None, "length": 0, "contentLength": None, "ended": False}
+    answers[stream] = {"request": request, "status": None, "source": None, "length": 0, "contentLength": None, "ended": False,
+                       "reset": False}
     connection.send_headers(stream, [(":method", method), (":path", path), (":scheme", "https"),
-                                     (":authority", "127.0.0.1:%d" % port), ("accept", "image/jpeg,*/*")], end_stream=True)
+                                     (":authority", "127.0.0.1:%d" % port), ("accept", "image/jpeg,*/*")], end_stream=not left_open)
 sock.sendall(connection.data_to_send())
 
 
@@ -58,6 +61,9 @@ def handle(event):
         connection.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
     elif isinstance(event, h2.events.StreamEnded):
         answers[event.stream_id]["ended"] = True
+        last_answer = time.time()
+    elif isinstance(event, h2.events.StreamReset):
+        answers[event.stream_id]["reset"] = True
         last_answer = time.time()
     elif isinstance(event, h2.events.ConnectionTerminated):
         goaway = event.last_stream_id

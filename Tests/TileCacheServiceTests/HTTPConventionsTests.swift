@@ -419,6 +419,35 @@ struct HTTPConventionsTests {
         await service.stop()
     }
 
+    @Test("HTTP/2 (hyper-h2): a request for an image in memory whose stream is left open (HEADERS without END_STREAM) is reset at the idle timeout, then the idle connection closed")
+    func http2StreamLeftOpen() async throws {
+        try await runProcess([ScriptServer.packageRoot + "/scripts/check-envs.sh", "h2"], description: "scripts/check-envs.sh h2")
+        let service = try await TLSService.start { $0.idleTimeout = .seconds(2) }
+        defer { service.running.cancel() }
+        let (directory, bound) = (service.directory, service.port)
+        try await runProcess(["/usr/bin/curl", "-sSf", "--cacert", directory + "/cert.pem", "--http2", "-o", "/dev/null",
+                              "https://127.0.0.1:\(bound)/api/v1/elements/26/thumbnail"], description: "curl (warm)")
+        // The fast path has the answer, and waits for the request's end; a stream answered there has no connection state
+        // handler, so its own timeout must end it, or the open stream would keep the connection from ever being idle.
+        try await runProcess([ScriptServer.packageRoot + "/.build/h2-venv/bin/python", ScriptServer.packageRoot + "/Tests/Clients/h2_client.py",
+                              "\(bound)", directory + "/cert.pem", directory + "/open.json", "OPEN GET /api/v1/elements/26/thumbnail",
+                              "GET /api/v1/elements/26/thumbnail"], description: "Tests/Clients/h2_client.py (a stream left open)")
+        struct Run: Decodable {
+            struct Answer: Decodable {
+                let status: Int?
+                let ended: Bool
+                let reset: Bool
+            }
+            let answers: [Answer]
+            let closed: Bool
+        }
+        let run = try JSONDecoder().decode(Run.self, from: Data(contentsOf: URL(fileURLWithPath: directory + "/open.json")))
+        #expect(run.answers.count == 2 && run.answers[0].reset && run.answers[0].status == nil, "\(run.answers)")
+        #expect(run.answers.count == 2 && run.answers[1].ended && run.answers[1].status == 200, "\(run.answers)")
+        #expect(run.closed)
+        await service.stop()
+    }
+
     @Test("--tls-cert with --no-fast-path: Hummingbird's own HTTPS server answers over HTTP/2 and HTTP/1.1, and logs no warning")
     func tlsWithoutFastPath() async throws {
         let service = try await TLSService.start { $0.fastPath = false }

@@ -19,22 +19,25 @@ extension CachedImageFastPath {
     /// Hummingbird's HTTP/2 server wraps every stream in an async channel and hands it to a task before any handler has
     /// seen its request: per request a task, an async channel and two thread hops, whatever answers it (issue 35: 0.26x
     /// nginx under h2load where swift-nio-http2 alone, one handler per stream, reaches 0.70x). Here each stream's
-    /// pipeline is Hummingbird's (the HTTPTypes codec, `streamHandlers`, its connection state handler; with
-    /// `StreamQuiesceFilter` after the codec) with `StreamHandler` last, which answers on the event loop what the fast path can, and wraps anything else in an
-    /// async channel and hands it to the connection's task, which runs Hummingbird's own `handleHTTP` on it (the
-    /// router). The connection's lifetime (idle timeout, GOAWAY and close on graceful shutdown) is swift-nio-http2's
+    /// pipeline is the HTTPTypes codec, `streamGuards` (the connection guard's timeouts) and `StreamHandler`, which
+    /// answers on the event loop what the fast path can. Anything else gets the rest of Hummingbird's stream pipeline
+    /// then (`StreamQuiesceFilter`, `routedStreamHandlers`, its connection state handler with the idle timeout) and is
+    /// wrapped in an async channel and handed to the connection's task, which runs Hummingbird's own `handleHTTP` on it
+    /// (the router): a stream the fast path answers costs no more handlers than it uses. The connection's lifetime (idle timeout, GOAWAY and close on graceful shutdown) is swift-nio-http2's
     /// `NIOHTTP2ServerConnectionManagementHandler`, with `ConnectionCloser` closing what it would leave open. HTTP/1.1 over
     /// TLS is the fast path's HTTP/1 channel.
     ///
     /// - Throws: NIOSSL's error when `tls` cannot make a context.
     func https(tls: TLSConfiguration, http1: HTTP1Channel.Configuration, idleTimeout: Duration,
-               streamHandlers: @escaping @Sendable () -> [any RemovableChannelHandler]) throws -> HTTPServerBuilder {
+               streamGuards: @escaping @Sendable () -> [any RemovableChannelHandler],
+               routedStreamHandlers: @escaping @Sendable () -> [any RemovableChannelHandler]) throws -> HTTPServerBuilder {
         var tls = tls
         tls.applicationProtocols = NIOHTTP2SupportedALPNProtocols
         let context = try NIOSSLContext(configuration: tls)
         return .init { responder in
             SecureChannel(http1: Channel(responder: responder, configuration: http1, fastPath: self),
-                          fastPath: self, context: context, idleTimeout: idleTimeout, streamHandlers: streamHandlers)
+                          fastPath: self, context: context, idleTimeout: idleTimeout, streamGuards: streamGuards,
+                          routedStreamHandlers: routedStreamHandlers)
         }
     }
 
@@ -50,7 +53,8 @@ extension CachedImageFastPath {
         let fastPath: CachedImageFastPath
         let context: NIOSSLContext
         let idleTimeout: Duration
-        let streamHandlers: @Sendable () -> [any RemovableChannelHandler]
+        let streamGuards: @Sendable () -> [any RemovableChannelHandler]
+        let routedStreamHandlers: @Sendable () -> [any RemovableChannelHandler]
 
         var responder: HTTPChannelHandler.Responder { http1.responder }
 
@@ -81,10 +85,10 @@ extension CachedImageFastPath {
                 stream.eventLoop.makeCompletedFuture {
                     let pipeline = stream.pipeline.syncOperations
                     try pipeline.addHandler(HTTP2FramePayloadToHTTPServerCodec())
-                    try pipeline.addHandler(StreamQuiesceFilter())
-                    try pipeline.addHandlers(streamHandlers())
-                    try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: idleTimeout, logger: logger))
-                    try pipeline.addHandler(StreamHandler(fastPath: fastPath, handOff: handOff))
+                    try pipeline.addHandlers(streamGuards())
+                    try pipeline.addHandler(StreamHandler(fastPath: fastPath, handOff: handOff, idleTimeout: idle) {
+                        [StreamQuiesceFilter()] + routedStreamHandlers() + [HTTPConnectionStateHandler(idleTimeout: idleTimeout, logger: logger)]
+                    })
                 }
             }
             try ConnectionCloser.add(manager, grace: idle, to: channel)
@@ -177,11 +181,12 @@ extension CachedImageFastPath {
         }
     }
 
-    /// First in an HTTP/2 stream's pipeline: keeps a graceful shutdown's `ChannelShouldQuiesceEvent`, which the
-    /// multiplexer passes to every stream, from Hummingbird's connection state handler, which would close the stream
-    /// as soon as its answer is written: before the client's flow-control window has let all of it out, so the rest
-    /// was dropped with an RST_STREAM (a photo larger than a 64 KiB window, cut at SIGTERM). The connection manager
-    /// runs the graceful close for the whole connection; each stream ends with its answer.
+    /// First of the handlers a stream for the router gets: keeps a graceful shutdown's `ChannelShouldQuiesceEvent`,
+    /// which the multiplexer passes to every stream, from Hummingbird's connection state handler, which would close the
+    /// stream as soon as its answer is written: before the client's flow-control window has let all of it out, so the
+    /// rest was dropped with an RST_STREAM (a photo larger than a 64 KiB window, cut at SIGTERM). The connection
+    /// manager runs the graceful close for the whole connection; each stream ends with its answer. (A stream the fast
+    /// path answers has no state handler: the event passes it by.)
     final class StreamQuiesceFilter: ChannelInboundHandler, RemovableChannelHandler {
         typealias InboundIn = HTTPRequestPart
 
@@ -192,25 +197,38 @@ extension CachedImageFastPath {
     }
 
     /// Last in an HTTP/2 stream's pipeline (one request): answers it on the event loop when the fast path can;
-    /// otherwise wraps the stream in an async channel, hands that to the connection's task for the router, and passes
-    /// the request's parts on to it.
+    /// otherwise adds the rest of Hummingbird's stream pipeline after it (`routedHandlers`: the quiesce filter, the
+    /// proxy headers' filter, the connection state handler), wraps the stream in an async channel, hands that to the
+    /// connection's task for the router, and passes the request's parts on to it.
+    ///
+    /// A stream answered here has no connection state handler, whose idle timeout closed a stream whose request never
+    /// ended: a request whose end does not come in the read that brought its head (HEADERS without END_STREAM, the end
+    /// left for a DATA frame that may never come) gets the same timeout here, from its last part read.
     final class StreamHandler: ChannelInboundHandler, RemovableChannelHandler {
         typealias InboundIn = HTTPRequestPart
         typealias InboundOut = HTTPRequestPart
 
         private let fastPath: CachedImageFastPath
         private let handOff: AsyncStream<RoutedStream>.Continuation
+        private let idleTimeout: TimeAmount
+        private let routedHandlers: () -> [any ChannelHandler]
         /// The answer, from the request's head until its end.
         private var answer: FastAnswer?
         /// Whether the stream is the router's.
         private var routed = false
+        /// While an answer waits for its request's end past the read of its head: when a part was last read, and the
+        /// check of the idle timeout.
+        private var lastRead = NIODeadline.now()
+        private var idleTimer: Scheduled<Void>?
 
-        init(fastPath: CachedImageFastPath, handOff: AsyncStream<RoutedStream>.Continuation) {
-            (self.fastPath, self.handOff) = (fastPath, handOff)
+        init(fastPath: CachedImageFastPath, handOff: AsyncStream<RoutedStream>.Continuation, idleTimeout: TimeAmount,
+             routedHandlers: @escaping () -> [any ChannelHandler]) {
+            (self.fastPath, self.handOff, self.idleTimeout, self.routedHandlers) = (fastPath, handOff, idleTimeout, routedHandlers)
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             guard !routed else { return context.fireChannelRead(data) }
+            if idleTimer != nil { lastRead = .now() }
             switch unwrapInboundIn(data) {
             case .head(let request):
                 if context.channel.isWritable, let answer = fastPath.answer(request) {
@@ -224,13 +242,41 @@ extension CachedImageFastPath {
             case .end:
                 guard let answer else { return }
                 self.answer = nil
+                stopIdleTimer()
                 answer.write(to: context)
             }
         }
 
-        /// Makes the stream the router's: its async channel (whose handlers follow this one) to the connection's task.
+        func channelReadComplete(context: ChannelHandlerContext) {
+            if answer != nil, idleTimer == nil {
+                lastRead = .now()
+                scheduleIdleCheck(context: context)
+            }
+            context.fireChannelReadComplete()
+        }
+
+        func handlerRemoved(context: ChannelHandlerContext) {
+            stopIdleTimer()
+        }
+
+        private func scheduleIdleCheck(context: ChannelHandlerContext) {
+            idleTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: lastRead + idleTimeout) { [self] in
+                idleTimer = nil
+                guard answer != nil else { return }
+                if NIODeadline.now() >= lastRead + idleTimeout { context.close(promise: nil) } else { scheduleIdleCheck(context: context) }
+            }
+        }
+
+        private func stopIdleTimer() {
+            idleTimer?.cancel()
+            idleTimer = nil
+        }
+
+        /// Makes the stream the router's: Hummingbird's handlers and its async channel (after this one) to the
+        /// connection's task.
         private func route(context: ChannelHandlerContext) {
             do {
+                try context.pipeline.syncOperations.addHandlers(routedHandlers())
                 let stream = try RoutedStream(wrappingChannelSynchronously: context.channel)
                 if case .terminated = handOff.yield(stream) {
                     context.close(promise: nil)
