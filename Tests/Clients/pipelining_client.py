@@ -1,19 +1,36 @@
 #!/usr/bin/env python3
 """Pipelines GET PATH... and then GET /healthz with Connection: close down one connection in one write (Python's
-socket module, no code of ours), and writes every byte the server sent until it closed to OUT.
+socket and ssl modules, no code of ours), and writes every byte the server sent until it closed to OUT.
 
-Usage: pipelining_client.py PORT OUT PATH... (FastPathTests: answers in the order of the requests)."""
+Usage: pipelining_client.py [--tls CA_FILE] PORT OUT PATH... (FastPathTests: answers in the order of the requests;
+--tls: HTTPS, HTTP/1.1 by ALPN, with a 4 KiB receive buffer, so the server's answers wait for the client:
+HTTPConventionsTests, a client pipelining over TLS)."""
 import socket
+import ssl
 import sys
 
-port, out, paths = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+tls = sys.argv[1] == "--tls"
+ca_file = sys.argv[2] if tls else None
+port, out, paths = int(sys.argv[1 + 2 * tls]), sys.argv[2 + 2 * tls], sys.argv[3 + 2 * tls:]
 requests = b"".join(b"GET " + p.encode() + b" HTTP/1.1\r\nHost: test\r\n\r\n" for p in paths)
 requests += b"GET /healthz HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n"
-s = socket.create_connection(("127.0.0.1", port), timeout=20)
+if tls:
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.settimeout(60)
+    s.connect(("127.0.0.1", port))
+    context = ssl.create_default_context(cafile=ca_file)
+    context.set_alpn_protocols(["http/1.1"])
+    s = context.wrap_socket(s, server_hostname="127.0.0.1")
+else:
+    s = socket.create_connection(("127.0.0.1", port), timeout=20)
 s.sendall(requests)
-data = b""
+data = bytearray()
 while True:
-    chunk = s.recv(65536)
+    try:
+        chunk = s.recv(65536)
+    except ssl.SSLError:  # a close without close_notify
+        break
     if not chunk:
         break
     data += chunk

@@ -76,10 +76,10 @@ struct FastPathConnectionTests {
             try await Self.exchange(channel, Self.thumbnail, collected, answers: 1)  // the router's: fetched
             try await Self.exchange(channel, Self.thumbnail, collected, answers: 2)  // the fast path's: in memory
             #expect(Self.fastPathAnswers(dependencies) == 1)
-            let asked = ContinuousClock.now
+            // Closed by the shutdown (Hummingbird's state handler, which saw none of this connection's requests but the
+            // first), not by the 120 s idle timeout.
             await group.triggerGracefulShutdown()
             try await SlowClientTests.closed(channel, within: .seconds(20), "the idle keep-alive connection")
-            #expect(ContinuousClock.now - asked < .seconds(20), "closed by the shutdown, not the 120 s idle timeout")
         }
     }
 

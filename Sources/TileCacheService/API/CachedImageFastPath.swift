@@ -138,9 +138,19 @@ struct CachedImageFastPath: Sendable {
         private var closing = false
         private var lastActive = NIODeadline.now()
         private var idleTimer: Scheduled<Void>?
-        /// Whether a part was passed on since the last `channelReadComplete`, and whether an answer was written since.
+        /// Whether a part was passed on since the last `channelReadComplete`, and the bytes of the answers written and
+        /// not flushed since (each head counted as `headAllowance`).
         private var passedOnSinceReadComplete = false
-        private var unflushed = false
+        private var unflushedBytes = 0
+
+        /// Answers are flushed at the end of a read, or before the next once this many bytes of them wait: a client that
+        /// pipelines requests and reads no answer is stopped by the channel's writability (requests are then passed on,
+        /// and Hummingbird's backpressure holds them), which counts flushed bytes only, and only those the socket did not
+        /// take where a TLS handler keeps what is written until a flush (NIOSSL). Without the bound, one read of a few
+        /// thousand pipelined requests over TLS was answered whole, in memory. NIO's default high watermark.
+        static let flushAfterBytes = 64 * 1024
+        /// What a head counts for in `unflushedBytes` (an image answer's head is about 500 bytes).
+        static let headAllowance = 512
 
         init(fastPath: CachedImageFastPath, idleTimeout: TimeAmount?, connectionGuard: ConnectionGuard?) {
             (self.fastPath, self.idleTimeout, self.connectionGuard) = (fastPath, idleTimeout, connectionGuard)
@@ -169,9 +179,10 @@ struct CachedImageFastPath: Sendable {
             switch unwrapInboundIn(data) {
             case .head(let head):
                 reading = true
-                if unflushed, !context.channel.isWritable {
-                    // Answers waiting for the read's end (more than the channel's high watermark) go first.
-                    unflushed = false
+                if unflushedBytes >= Self.flushAfterBytes || (unflushedBytes > 0 && !context.channel.isWritable) {
+                    // Answers waiting for the read's end go first, so that the channel's writability says what the
+                    // client has not taken.
+                    unflushedBytes = 0
                     context.flush()
                 }
                 if !head.isKeepAlive { closing = true }  // the last request the client may send on this connection
@@ -195,8 +206,8 @@ struct CachedImageFastPath: Sendable {
         }
 
         func channelReadComplete(context: ChannelHandlerContext) {
-            if unflushed {
-                unflushed = false
+            if unflushedBytes > 0 {
+                unflushedBytes = 0
                 context.flush()
             }
             if passedOnSinceReadComplete {
@@ -252,7 +263,7 @@ struct CachedImageFastPath: Sendable {
                 }
             }
             context.write(wrapOutboundOut(.end(nil)), promise: nil)
-            unflushed = true
+            unflushedBytes += Self.headAllowance + (answer.body?.readableBytes ?? 0)
             connectionGuard?.answeredAhead()
             answered(context: context)
         }
