@@ -211,15 +211,13 @@ extension CachedImageFastPath {
         private let fastPath: CachedImageFastPath
         private let handOff: AsyncStream<RoutedStream>.Continuation
         private let idleTimeout: TimeAmount
+        /// Made when an answer waits for its request's end past the read of its head.
+        private var idle: IdleTimeout?
         private let routedHandlers: () -> [any ChannelHandler]
         /// The answer, from the request's head until its end.
         private var answer: FastAnswer?
         /// Whether the stream is the router's.
         private var routed = false
-        /// While an answer waits for its request's end past the read of its head: when a part was last read, and the
-        /// check of the idle timeout.
-        private var lastRead = NIODeadline.now()
-        private var idleTimer: Scheduled<Void>?
 
         init(fastPath: CachedImageFastPath, handOff: AsyncStream<RoutedStream>.Continuation, idleTimeout: TimeAmount,
              routedHandlers: @escaping () -> [any ChannelHandler]) {
@@ -228,7 +226,7 @@ extension CachedImageFastPath {
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             guard !routed else { return context.fireChannelRead(data) }
-            if idleTimer != nil { lastRead = .now() }
+            idle?.touch()
             switch unwrapInboundIn(data) {
             case .head(let request):
                 if context.channel.isWritable, let answer = fastPath.answer(request) {
@@ -242,34 +240,24 @@ extension CachedImageFastPath {
             case .end:
                 guard let answer else { return }
                 self.answer = nil
-                stopIdleTimer()
+                idle?.stop()
                 answer.write(to: context)
             }
         }
 
         func channelReadComplete(context: ChannelHandlerContext) {
-            if answer != nil, idleTimer == nil {
-                lastRead = .now()
-                scheduleIdleCheck(context: context)
+            if answer != nil, idle?.isRunning != true {
+                if idle == nil {
+                    idle = IdleTimeout(idleTimeout)
+                    idle?.exempt = { [unowned self] in answer == nil }
+                }
+                idle?.start(context: context)
             }
             context.fireChannelReadComplete()
         }
 
         func handlerRemoved(context: ChannelHandlerContext) {
-            stopIdleTimer()
-        }
-
-        private func scheduleIdleCheck(context: ChannelHandlerContext) {
-            idleTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: lastRead + idleTimeout) { [self] in
-                idleTimer = nil
-                guard answer != nil else { return }
-                if NIODeadline.now() >= lastRead + idleTimeout { context.close(promise: nil) } else { scheduleIdleCheck(context: context) }
-            }
-        }
-
-        private func stopIdleTimer() {
-            idleTimer?.cancel()
-            idleTimer = nil
+            idle?.stop()
         }
 
         /// Makes the stream the router's: Hummingbird's handlers and its async channel (after this one) to the

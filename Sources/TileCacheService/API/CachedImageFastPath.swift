@@ -126,7 +126,8 @@ struct CachedImageFastPath: Sendable {
         typealias OutboundOut = HTTPServerResponsePart
 
         private let fastPath: CachedImageFastPath
-        private let idleTimeout: TimeAmount?
+        /// The connection's idle timeout, over every request (nil: none).
+        private let idle: IdleTimeout?
         private let connectionGuard: ConnectionGuard?
         /// Requests passed on whose responses have not been written to the end.
         private var passedOn = 0
@@ -136,8 +137,6 @@ struct CachedImageFastPath: Sendable {
         private var answer: FastAnswer?
         /// Set by a request or an answer that closes the connection: nothing more is answered here.
         private var closing = false
-        private var lastActive = NIODeadline.now()
-        private var idleTimer: Scheduled<Void>?
         /// Whether a part was passed on since the last `channelReadComplete`, and the bytes of the answers written and
         /// not flushed since (each head counted as `headAllowance`).
         private var passedOnSinceReadComplete = false
@@ -153,29 +152,32 @@ struct CachedImageFastPath: Sendable {
         static let headAllowance = 512
 
         init(fastPath: CachedImageFastPath, idleTimeout: TimeAmount?, connectionGuard: ConnectionGuard?) {
-            (self.fastPath, self.idleTimeout, self.connectionGuard) = (fastPath, idleTimeout, connectionGuard)
+            (self.fastPath, self.connectionGuard) = (fastPath, connectionGuard)
+            idle = idleTimeout.map(IdleTimeout.init)
+            // While an answer is being made (a request read whole and passed on), the connection is not idle.
+            idle?.exempt = { [unowned self] in !reading && passedOn > 0 }
         }
 
         func handlerAdded(context: ChannelHandlerContext) {
-            if context.channel.isActive { startIdleTimer(context: context) }
+            if context.channel.isActive { idle?.start(context: context) }
         }
 
         func channelActive(context: ChannelHandlerContext) {
-            startIdleTimer(context: context)
+            idle?.start(context: context)
             context.fireChannelActive()
         }
 
         func channelInactive(context: ChannelHandlerContext) {
-            stopIdleTimer()
+            idle?.stop()
             context.fireChannelInactive()
         }
 
         func handlerRemoved(context: ChannelHandlerContext) {
-            stopIdleTimer()
+            idle?.stop()
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-            if idleTimeout != nil { lastActive = .now() }
+            idle?.touch()
             switch unwrapInboundIn(data) {
             case .head(let head):
                 reading = true
@@ -219,7 +221,7 @@ struct CachedImageFastPath: Sendable {
         func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
             switch unwrapOutboundIn(data) {
             case .head(let head):
-                if head.headers[canonicalForm: "connection"].contains(where: { $0.lowercased() == "close" }) { closing = true }
+                if !head.isKeepAlive { closing = true }  // an answer that closes the connection
                 context.write(data, promise: promise)
             case .body:
                 context.write(data, promise: promise)
@@ -270,34 +272,8 @@ struct CachedImageFastPath: Sendable {
 
         /// An answer has been written to its end: when it was the last in progress, the connection's idle time starts.
         private func answered(context: ChannelHandlerContext) {
-            guard passedOn == 0, !reading, let idleTimeout else { return }
-            lastActive = .now()
-            scheduleIdleCheck(context: context, deadline: lastActive + idleTimeout)
-        }
-
-        private func startIdleTimer(context: ChannelHandlerContext) {
-            if let idleTimeout { scheduleIdleCheck(context: context, deadline: .now() + idleTimeout) }
-        }
-
-        private func stopIdleTimer() {
-            idleTimer?.cancel()
-            idleTimer = nil
-        }
-
-        /// At `deadline`: closes the connection if it has been idle for the idle timeout, else checks again when it
-        /// would have been; while an answer is being made (a request read whole, passed on), not at all: the answer's
-        /// end starts the idle time again.
-        private func scheduleIdleCheck(context: ChannelHandlerContext, deadline: NIODeadline) {
-            guard idleTimer == nil, let idleTimeout else { return }
-            idleTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
-                idleTimer = nil
-                guard context.channel.isActive, reading || passedOn == 0 else { return }
-                if NIODeadline.now() >= lastActive + idleTimeout {
-                    context.close(promise: nil)
-                } else {
-                    scheduleIdleCheck(context: context, deadline: lastActive + idleTimeout)
-                }
-            }
+            guard passedOn == 0, !reading else { return }
+            idle?.start(context: context)
         }
     }
 }
