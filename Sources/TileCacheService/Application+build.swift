@@ -159,7 +159,8 @@ public func buildApplication(_ dependencies: ServiceDependencies, logger: Logger
     let connections = OpenConnections(maximum: limits.maxConnections ?? ConnectionLimits.defaultMaximum(), metrics: dependencies.metrics)
     // Before Hummingbird's handling of each connection (or HTTP/2 stream): HTTP/1.0's close and CONNECT's refusal,
     // the connection limits, and (with --trusted-proxies) the removal of proxy headers from peers that are not trusted.
-    // (An HTTP/2 stream of the fast path's HTTPS server gets the same but the HTTP/1.0 handler's installer.)
+    // (An HTTP/2 stream of the fast path's HTTPS server gets the connection guard, and the proxy headers' filter only
+    // when it goes to the router; the HTTP/1.0 handler's installer is HTTP/1's.)
     let connectionGuard: @Sendable () -> [any RemovableChannelHandler] = {
         [ConnectionGuard(connections: connections, limits: limits, logger: logger)]
     }
