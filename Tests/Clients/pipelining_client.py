@@ -2,16 +2,24 @@
 """Pipelines GET PATH... and then GET /healthz with Connection: close down one connection in one write (Python's
 socket and ssl modules, no code of ours), and writes every byte the server sent until it closed to OUT.
 
-Usage: pipelining_client.py [--tls CA_FILE] PORT OUT PATH... (FastPathTests: answers in the order of the requests;
---tls: HTTPS, HTTP/1.1 by ALPN, with a 4 KiB receive buffer, so the server's answers wait for the client:
-HTTPConventionsTests, a client pipelining over TLS)."""
+Usage: pipelining_client.py [--tls CA_FILE [--read-after FILE]] PORT OUT PATH... (FastPathTests: answers in the order
+of the requests; --tls: HTTPS, HTTP/1.1 by ALPN, with a 4 KiB receive buffer, so the server's answers wait for the
+client: HTTPConventionsTests, a client pipelining over TLS; --read-after: nothing is read until FILE exists, checked
+every 10 ms for at most 60 s, so the server's answers fill what the connection holds however fast either side is)."""
+import os
 import socket
 import ssl
 import sys
+import time
 
-tls = sys.argv[1] == "--tls"
-ca_file = sys.argv[2] if tls else None
-port, out, paths = int(sys.argv[1 + 2 * tls]), sys.argv[2 + 2 * tls], sys.argv[3 + 2 * tls:]
+arguments = sys.argv[1:]
+tls = arguments[0] == "--tls"
+ca_file = arguments[1] if tls else None
+arguments = arguments[2:] if tls else arguments
+read_after = None
+if arguments[0] == "--read-after":
+    read_after, arguments = arguments[1], arguments[2:]
+port, out, paths = int(arguments[0]), arguments[1], arguments[2:]
 requests = b"".join(b"GET " + p.encode() + b" HTTP/1.1\r\nHost: test\r\n\r\n" for p in paths)
 requests += b"GET /healthz HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n"
 if tls:
@@ -25,6 +33,12 @@ if tls:
 else:
     s = socket.create_connection(("127.0.0.1", port), timeout=20)
 s.sendall(requests)
+if read_after:
+    deadline = time.monotonic() + 60
+    while not os.path.exists(read_after):
+        if time.monotonic() > deadline:
+            sys.exit(f"{read_after} not made within 60 s")
+        time.sleep(0.01)
 data = bytearray()
 while True:
     try:
