@@ -219,6 +219,24 @@ struct HTTPConventionsTests {
         }
     }
 
+    @Test("Connection: close in any case, alone or among other options, closes the connection after the answer (`Close` was held for the 30 s idle timeout)",
+          arguments: [true, false])
+    func connectionCloseAnyCase(fastPath: Bool) async throws {
+        try await withService(try await .start { $0.fastPath = fastPath }, mode: .live) { client, _ in
+            let port = try #require(client.port)
+            #expect(try await client.execute(uri: "/iron.jpg", method: .get).status == .ok)  // in memory: the fast path's
+            for value in ["close", "Close", "CLOSE", "keep-alive, Close", "Close, TE"] {
+                for path in ["/iron.jpg", "/api/v1/elements/1"] {
+                    // `raw` returns once the server closes the connection, and throws when it is open after 10 s.
+                    let answer = try await Self.raw("GET \(path) HTTP/1.1\r\nHost: t\r\nTE: trailers\r\nConnection: \(value)\r\n\r\n"
+                                                    + "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n", port: port)
+                    #expect(answer.hasPrefix("HTTP/1.1 200 OK"), "\(value), \(path): \(answer.prefix(80))")
+                    #expect(answer.components(separatedBy: "HTTP/1.1 ").count == 2, "\(value), \(path): nothing after the answer")
+                }
+            }
+        }
+    }
+
     @Test("CONNECT is 405 and the connection closes (it was a 404 without Content-Length, then a stalled connection); a malformed chunk size is 400, not 413; an announced body over 64 KiB is 413 at once; a transfer coding other than chunked is 501",
           arguments: [true, false])
     func connectAndChunks(fastPath: Bool) async throws {

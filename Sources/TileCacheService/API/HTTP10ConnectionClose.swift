@@ -2,18 +2,21 @@ import Logging
 import NIOCore
 import NIOHTTP1
 
-/// HTTP/1.0 closes the connection after each answer unless the request asks to keep it alive (RFC 9112, 9.3).
-/// Hummingbird's HTTP/1 channel closes only on `Connection: close`, and the HTTPTypes requests it handles carry no
-/// version, so an HTTP/1.0 client was held open for the whole idle timeout (30 s) after its answer. Placed right after
-/// NIO's request decoder, this handler gives such a request `Connection: close`, which everything after it honours (the
-/// fast path leaves it to the router, and Hummingbird closes after the answer).
+/// HTTP/1.0 closes the connection after each answer unless the request asks to keep it alive, and HTTP/1.1 after a
+/// request whose `Connection` field has the `close` option, in any case and among other options (RFC 9112, 9.3 and 9.6;
+/// RFC 9110, 7.6.1: connection options are case-insensitive). Hummingbird's HTTP/1 channel closes only when the
+/// request's `Connection` is exactly `close`, and the HTTPTypes requests it handles carry no version, so an HTTP/1.0
+/// client, and one that sent `Connection: Close`, was held open for the whole idle timeout (30 s) after its answer.
+/// Placed right after NIO's request decoder, this handler gives every request that does not keep the connection alive
+/// (NIO's `isKeepAlive`) exactly `Connection: close`, which everything after it honours (the fast path leaves it to the
+/// router, and Hummingbird closes after the answer).
 final class HTTP10ConnectionClose: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard case .head(var head) = unwrapInboundIn(data), !head.isKeepAlive,
-              head.headers[canonicalForm: "connection"].map({ $0.lowercased() }) != ["close"] else {
+        // (Compared as Hummingbird compares it: `Close` must become `close`.)
+        guard case .head(var head) = unwrapInboundIn(data), !head.isKeepAlive, head.headers["connection"] != ["close"] else {
             context.fireChannelRead(data)
             return
         }
