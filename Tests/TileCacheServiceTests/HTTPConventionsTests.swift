@@ -202,7 +202,7 @@ struct HTTPConventionsTests {
         }
     }
 
-    @Test("HTTP/1.0: the connection closes after the answer (it was held for the 30 s idle timeout); with keep-alive it stays",
+    @Test("HTTP/1.0: the connection closes after the answer (it was held for the 30 s idle timeout); with keep-alive it stays. Connection: close in any case, alone or among other options, closes it too (`Close` was held)",
           arguments: [true, false])
     func http10(fastPath: Bool) async throws {
         try await withService(try await .start { $0.fastPath = fastPath }, mode: .live) { client, _ in
@@ -216,18 +216,9 @@ struct HTTPConventionsTests {
             let both = try await Self.raw("GET /api/v1/elements/1 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"
                                           + "GET /api/v1/elements/2 HTTP/1.0\r\nConnection: close\r\n\r\n", port: port)
             #expect(both.components(separatedBy: "HTTP/1.1 200 OK").count == 3, "\(both.prefix(200))")
-        }
-    }
-
-    @Test("Connection: close in any case, alone or among other options, closes the connection after the answer (`Close` was held for the 30 s idle timeout)",
-          arguments: [true, false])
-    func connectionCloseAnyCase(fastPath: Bool) async throws {
-        try await withService(try await .start { $0.fastPath = fastPath }, mode: .live) { client, _ in
-            let port = try #require(client.port)
-            #expect(try await client.execute(uri: "/iron.jpg", method: .get).status == .ok)  // in memory: the fast path's
+            // HTTP/1.1 with the close option: nothing after the answer is answered.
             for value in ["close", "Close", "CLOSE", "keep-alive, Close", "Close, TE"] {
                 for path in ["/iron.jpg", "/api/v1/elements/1"] {
-                    // `raw` returns once the server closes the connection, and throws when it is open after 10 s.
                     let answer = try await Self.raw("GET \(path) HTTP/1.1\r\nHost: t\r\nTE: trailers\r\nConnection: \(value)\r\n\r\n"
                                                     + "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n", port: port)
                     #expect(answer.hasPrefix("HTTP/1.1 200 OK"), "\(value), \(path): \(answer.prefix(80))")
