@@ -478,6 +478,7 @@ struct HTTPConventionsTests {
         // client that reads none of it), and the router none. It now flushes every 64 KiB, and the channel stops taking
         // answers once the socket holds what the client has not read (a few MB here): the next request goes to the router,
         // whose answer waits.
+        // (The route's count is read first: the fast path counts an answer as its own before it counts it by route.)
         try await waitUntil("a photo request answered by the router", within: .seconds(30)) {
             service.photoAnswers() - photosBefore > service.fastPathAnswers() - fastBefore
         }
