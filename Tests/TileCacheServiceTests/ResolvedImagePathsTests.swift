@@ -27,6 +27,10 @@ struct ResolvedImagePathsTests {
             #expect(memo.resolved("/api/v1/elements/unobtainium/thumbnail") { calls.add(1, ordering: .relaxed); return nil } == nil)
         }
         #expect(calls.load(ordering: .relaxed) == 4 && memo.count == 1)
+        // One resolution a path, shared by everything that keeps it (the answers remembered for each of its targets).
+        let first = memo.resolved("/api/v1/elements/26/thumbnail") { nil }
+        let second = memo.resolved("/api/v1/elements/26/thumbnail") { nil }
+        #expect(first != nil && first === second)
     }
 
     @Test("more distinct paths than its capacity: it never holds more, and the newest is kept")
