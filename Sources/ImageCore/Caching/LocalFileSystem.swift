@@ -137,15 +137,20 @@ public enum LocalFile {
         return try readAll(descriptor, path: path, size: Int(info.st_size), upTo: limit)
     }
 
+    /// What a file is read by once it is longer than `fstat` said.
+    private static let chunk = 64 * 1024
+
     /// The first `limit` bytes of the open file `descriptor` (all of it when shorter), whose size is `size`: read into
     /// the array that is returned (room for `size` and one byte more, so that a file as long as `fstat` said is read
-    /// whole by one buffer and its end seen without another), then, only for a file that grew since or whose size the
-    /// system does not know (`/proc`), in chunks appended to it.
+    /// whole by one buffer and its end seen without another), then, only for a file that grew since, in chunks appended
+    /// to it. A size of 0 may be a file whose size the system does not know (`/proc`, devices, some of which refuse
+    /// small reads): its first read has room for a whole chunk.
     private static func readAll(_ descriptor: Int32, path: String, size: Int, upTo limit: Int) throws(ImageCoreError) -> [UInt8] {
         guard limit > 0 else { return [] }
         var failure: Int32 = 0
         var atEnd = false
-        var bytes = [UInt8](unsafeUninitializedCapacity: min(limit, max(0, size) + 1)) { buffer, initialized in
+        let room = size > 0 ? size + 1 : Self.chunk
+        var bytes = [UInt8](unsafeUninitializedCapacity: min(limit, room)) { buffer, initialized in
             while initialized < buffer.count {
                 let count = Glibc.read(descriptor, buffer.baseAddress! + initialized, buffer.count - initialized)
                 if count == 0 { atEnd = true; return }
@@ -159,7 +164,7 @@ public enum LocalFile {
         }
         if failure != 0 { throw ImageCoreError(.io, subject: path, message: String(cString: strerror(failure))) }
         if atEnd || bytes.count >= limit { return bytes }
-        var chunk = [UInt8](repeating: 0, count: min(64 * 1024, limit - bytes.count))
+        var chunk = [UInt8](repeating: 0, count: min(Self.chunk, limit - bytes.count))
         while bytes.count < limit {
             let wanted = min(chunk.count, limit - bytes.count)
             let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, wanted) }
