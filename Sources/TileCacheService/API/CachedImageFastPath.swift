@@ -187,7 +187,7 @@ struct CachedImageFastPath: Sendable {
                     unflushedBytes = 0
                     context.flush()
                 }
-                if !head.isKeepAlive { closing = true }  // the last request the client may send on this connection
+                if head.closesConnection { closing = true }  // the last request the client may send on this connection
                 if passedOn == 0, !closing, context.channel.isWritable, let answer = answer(head) {
                     self.answer = answer
                     return

@@ -2,13 +2,13 @@ import Logging
 import NIOCore
 import NIOHTTP1
 
-/// HTTP/1.0 closes the connection after each answer unless the request asks to keep it alive, and HTTP/1.1 after a
-/// request whose `Connection` field has the `close` option, in any case and among other options (RFC 9112, 9.3 and 9.6;
+/// HTTP/1.0 closes the connection after each answer unless the request asks to keep it alive, and any request whose
+/// `Connection` field has the `close` option closes it, in any case and among other options (RFC 9112, 9.3 and 9.6;
 /// RFC 9110, 7.6.1: connection options are case-insensitive). Hummingbird's HTTP/1 channel closes only when the
 /// request's `Connection` is exactly `close`, and the HTTPTypes requests it handles carry no version, so an HTTP/1.0
 /// client, and one that sent `Connection: Close`, was held open for the whole idle timeout (30 s) after its answer.
-/// Placed right after NIO's request decoder, this handler gives every request that does not keep the connection alive
-/// (NIO's `isKeepAlive`) exactly `Connection: close`, which everything after it honours (the fast path leaves it to the
+/// Placed right after NIO's request decoder, this handler gives every request that closes the connection
+/// (`closesConnection`) exactly `Connection: close`, which everything after it honours (the fast path leaves it to the
 /// router, and Hummingbird closes after the answer).
 final class HTTP10ConnectionClose: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
@@ -16,7 +16,7 @@ final class HTTP10ConnectionClose: ChannelInboundHandler, RemovableChannelHandle
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         // (Compared as Hummingbird compares it: `Close` must become `close`.)
-        guard case .head(var head) = unwrapInboundIn(data), !head.isKeepAlive, head.headers["connection"] != ["close"] else {
+        guard case .head(var head) = unwrapInboundIn(data), head.closesConnection, head.headers["connection"] != ["close"] else {
             context.fireChannelRead(data)
             return
         }
@@ -51,5 +51,15 @@ final class HTTP10ConnectionClose: ChannelInboundHandler, RemovableChannelHandle
             }
             context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
         }
+    }
+}
+
+extension HTTPRequestHead {
+    /// Whether the connection closes after this request's answer: NIO's `isKeepAlive` (llhttp's reading: HTTP/1.1 unless
+    /// a `close` option, HTTP/1.0 only with a `keep-alive` option), or, in HTTP/1.0, a `close` option beside
+    /// `keep-alive`, which llhttp does not look for there and RFC 9112 (9.3) says wins.
+    var closesConnection: Bool {
+        !isKeepAlive || (version.major == 1 && version.minor == 0
+                         && headers[canonicalForm: "connection"].contains { $0.utf8.count == 5 && $0.lowercased() == "close" })
     }
 }
