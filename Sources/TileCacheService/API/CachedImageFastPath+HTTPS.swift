@@ -18,14 +18,14 @@ extension CachedImageFastPath {
     ///
     /// Hummingbird's HTTP/2 server wraps every stream in an async channel and hands it to a task before any handler has
     /// seen its request: per request a task, an async channel and two thread hops, whatever answers it (issue 35: 0.26x
-    /// nginx under h2load where swift-nio-http2 alone, one handler per stream, reaches 0.70x). Here each stream's
-    /// pipeline is the HTTPTypes codec, `streamGuards` (the connection guard's timeouts) and `StreamHandler`, which
-    /// answers on the event loop what the fast path can. Anything else gets the rest of Hummingbird's stream pipeline
-    /// then (`StreamQuiesceFilter`, `routedStreamHandlers`, its connection state handler with the idle timeout) and is
-    /// wrapped in an async channel and handed to the connection's task, which runs Hummingbird's own `handleHTTP` on it
-    /// (the router): a stream the fast path answers costs no more handlers than it uses. The connection's lifetime (idle timeout, GOAWAY and close on graceful shutdown) is swift-nio-http2's
-    /// `NIOHTTP2ServerConnectionManagementHandler`, with `ConnectionCloser` closing what it would leave open. HTTP/1.1 over
-    /// TLS is the fast path's HTTP/1 channel.
+    /// nginx under h2load where swift-nio-http2 alone, one handler per stream, reaches 0.70x). Here each stream's pipeline
+    /// is the HTTPTypes codec, `streamGuards` (the connection guard's timeouts) and `StreamHandler`, which answers on the
+    /// event loop what the fast path can. Anything else gets the rest of Hummingbird's stream pipeline then
+    /// (`StreamQuiesceFilter`, `routedStreamHandlers`, its connection state handler with the idle timeout) and is wrapped
+    /// in an async channel and handed to the connection's task, which runs Hummingbird's own `handleHTTP` on it (the
+    /// router): a stream the fast path answers costs no more handlers than it uses. The connection's lifetime (idle
+    /// timeout, GOAWAY and close on graceful shutdown) is swift-nio-http2's `NIOHTTP2ServerConnectionManagementHandler`,
+    /// with `ConnectionCloser` closing what it would leave open. HTTP/1.1 over TLS is the fast path's HTTP/1 channel.
     ///
     /// - Throws: NIOSSL's error when `tls` cannot make a context.
     func https(tls: TLSConfiguration, http1: HTTP1Channel.Configuration, idleTimeout: Duration,
