@@ -168,11 +168,21 @@ struct CORSMiddleware<Context: RequestContext>: RouterMiddleware {
 }
 
 extension CORSMiddleware: ServiceMiddleware where Context == BasicRequestContext {
-    /// The same headers on an image the fast path answers (a GET or HEAD, never a preflight or a write).
+    /// The fast path answers a GET or HEAD, never a preflight or a write.
     func fastPath(_ request: FastRequest, next: (FastRequest) -> FastAnswer?) -> FastAnswer? {
-        guard request.head.method == .get || request.head.method == .head, var answer = next(request) else { return nil }
-        Self.decorate(&answer.head.headerFields, origin: request.head.headerFields[.origin], policy: policy)
-        return answer
+        guard request.head.method == .get || request.head.method == .head else { return nil }
+        return next(request)
+    }
+
+    /// The same headers on an image the fast path answers.
+    func fastPathDecorate(_ head: inout HTTPResponse, for request: FastRequest) {
+        Self.decorate(&head.headerFields, origin: request.head.headerFields[.origin], policy: policy)
+    }
+
+    /// The `Origin` when origins are listed (whether it is one decides the fields); nothing of the request otherwise.
+    var fastPathDecorationKey: (@Sendable (FastRequest) -> String)? {
+        guard case .listed = policy.origins else { return nil }
+        return { request in request.head.headerFields[.origin].map { "+" + $0 } ?? "-" }
     }
 }
 

@@ -34,4 +34,8 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
 extension JSONErrorMiddleware: ServiceMiddleware where Context == BasicRequestContext {
     /// Nothing: the fast path gives no error answers (a request that would get one goes to the router).
     func fastPath(_ request: FastRequest, next: (FastRequest) -> FastAnswer?) -> FastAnswer? { next(request) }
+
+    /// Adds no field to a fast answer's head.
+    func fastPathDecorate(_ head: inout HTTPResponse, for request: FastRequest) {}
+    var fastPathDecorationKey: (@Sendable (FastRequest) -> String)? { nil }
 }

@@ -8,7 +8,8 @@ import Synchronization
 /// response, adds it to the request's logger, and, when the service logs requests (`-v`, `--log-format json`), logs one
 /// line per request: method, path, status, bytes, duration, the cache layer that answered and the ID.
 struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
-    static var header: HTTPField.Name { HTTPField.Name("X-Request-ID")! }
+    /// `X-Request-ID` (made once, in `IDSequence`: every request reads it, and making a name lowercases and checks it).
+    static var header: HTTPField.Name { IDSequence.header }
     /// Log a line per request (at info); otherwise only the ID is handled.
     let logRequests: Bool
     /// The logger of requests the fast path answers (the router's come with the request context's).
@@ -87,8 +88,9 @@ struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 }
 
-/// The process's request-ID state (`RequestLogMiddleware.newID`).
+/// The process's request-ID state (`RequestLogMiddleware.newID`), and the header's name.
 private enum IDSequence {
+    static let header = HTTPField.Name("X-Request-ID")!
     static let prefix = UInt64.random(in: .min ... .max)
     static let key = UInt64.random(in: .min ... .max)
     static let next = Atomic<UInt64>(0)
@@ -105,7 +107,7 @@ extension RequestLogMiddleware: ServiceMiddleware where Context == BasicRequestC
         let started = ContinuousClock.now
         guard var answer = next(request) else { return nil }
         let id = Self.requestID(request.head.headerFields)
-        answer.head.headerFields[fields: Self.header] = [Self.field(id)]
+        answer.setOwnField(Self.field(id))
         if logRequests {
             var logger = logger
             logger[metadataKey: "hb.request.id"] = .stringConvertible(RequestID())
@@ -115,4 +117,8 @@ extension RequestLogMiddleware: ServiceMiddleware where Context == BasicRequestC
         }
         return answer
     }
+
+    /// The ID is the request's own (`fastPath`): nothing the same for every request.
+    func fastPathDecorate(_ head: inout HTTPResponse, for request: FastRequest) {}
+    var fastPathDecorationKey: (@Sendable (FastRequest) -> String)? { nil }
 }

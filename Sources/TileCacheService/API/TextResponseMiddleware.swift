@@ -164,4 +164,8 @@ extension TextResponseMiddleware: ServiceMiddleware where Context == BasicReques
     /// Nothing: the fast path answers images only (a placeholder, which is text, goes to the router and through here),
     /// which this middleware leaves as they are.
     func fastPath(_ request: FastRequest, next: (FastRequest) -> FastAnswer?) -> FastAnswer? { next(request) }
+
+    /// Adds no field to a fast answer's head.
+    func fastPathDecorate(_ head: inout HTTPResponse, for request: FastRequest) {}
+    var fastPathDecorationKey: (@Sendable (FastRequest) -> String)? { nil }
 }

@@ -40,4 +40,8 @@ extension WriteTokenMiddleware: ServiceMiddleware where Context == BasicRequestC
         guard !Self.writeMethods.contains(request.head.method) else { return nil }
         return next(request)
     }
+
+    /// Adds no field to a fast answer's head.
+    func fastPathDecorate(_ head: inout HTTPResponse, for request: FastRequest) {}
+    var fastPathDecorationKey: (@Sendable (FastRequest) -> String)? { nil }
 }

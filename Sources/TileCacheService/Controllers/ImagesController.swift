@@ -155,11 +155,11 @@ struct ImagesController: Sendable {
             parsed.put((prepared.request, prepared.options), target: target, accept: readingKey)
             return nil
         }
-        let head = PreparedImageAnswers.Inputs(served) == prepared.inputs ? prepared.head
+        let used = PreparedImageAnswers.Inputs(served) == prepared.inputs ? prepared
             : prepare(served, request: prepared.request, options: prepared.options, route: prepared.route,
                       target: target, readingKey: readingKey)
         recordAnswer(prepared.request, element: prepared.route.element, kind: prepared.route.route.kind)
-        return FastAnswer(head: head, body: served.bytes ?? ByteBuffer())
+        return FastAnswer(head: used.head, body: served.bytes ?? ByteBuffer(), prepared: used)
     }
 
     /// The answer to a request for the image of `route` (its route and element) while everything it needs is in the
@@ -196,9 +196,9 @@ struct ImagesController: Sendable {
         } else {
             guard let served = pipeline.cachedImage(for: imageRequest) else { return handOver() }
             if unconditional {
-                let head = prepare(served, request: imageRequest, options: options, route: route, target: target, readingKey: key)
+                let prepared = prepare(served, request: imageRequest, options: options, route: route, target: target, readingKey: key)
                 recordAnswer(imageRequest, element: element, kind: kind)
-                return FastAnswer(head: head, body: served.bytes ?? ByteBuffer())
+                return FastAnswer(head: prepared.head, body: served.bytes ?? ByteBuffer(), prepared: prepared)
             }
             answer = Self.answer(served, to: headers, options: options, maxAgeSeconds: maxAgeSeconds)
         }
@@ -207,14 +207,14 @@ struct ImagesController: Sendable {
         return FastAnswer(head: response.head, body: answer.body)
     }
 
-    /// The head of the answer to an unconditional request for the image `served`, remembered for
-    /// the next request with `target` and `readingKey`.
+    /// The answer to an unconditional request for the image `served` (its head), remembered for the next request with
+    /// `target` and `readingKey`.
     private func prepare(_ served: ImageResponse, request: ImageRequest, options: ImageOptions, route: ResolvedImagePaths.Resolved,
-                         target: String, readingKey: String?) -> HTTPResponse {
+                         target: String, readingKey: String?) -> PreparedImageAnswers.Prepared {
         let head = Self.answer(served, to: [:], options: options, maxAgeSeconds: maxAgeSeconds).response.head
-        preparedAnswers.remember(.init(route: route, request: request, options: options, inputs: .init(served), head: head),
-                                 target: target, readingKey: readingKey)
-        return head
+        let prepared = PreparedImageAnswers.Prepared(route: route, request: request, options: options, inputs: .init(served), head: head)
+        preparedAnswers.remember(prepared, target: target, readingKey: readingKey)
+        return prepared
     }
 
     /// What the route records for an answer besides the pipeline's statistics: the trace, and the photo's availability.

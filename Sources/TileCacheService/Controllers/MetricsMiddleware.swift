@@ -35,4 +35,8 @@ extension MetricsMiddleware: ServiceMiddleware where Context == BasicRequestCont
                                 duration: ContinuousClock.now - started)
         return answer
     }
+
+    /// Adds no field to a fast answer's head.
+    func fastPathDecorate(_ head: inout HTTPResponse, for request: FastRequest) {}
+    var fastPathDecorationKey: (@Sendable (FastRequest) -> String)? { nil }
 }

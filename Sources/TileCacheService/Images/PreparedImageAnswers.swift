@@ -13,7 +13,8 @@ import NIOCore
 /// inputs are equal gets the same head, so the fast path skips resolving its path, reading the request and building the
 /// head again; one whose inputs differ (the image was replaced in memory) gets a head made anew, which replaces the
 /// remembered one. Reading and building were 7% of the service's CPU under wrk on one cached thumbnail (perf,
-/// 2026-11-28, AMD EPYC).
+/// 2026-11-28, AMD EPYC). The first fast answer made from an entry puts the head the middleware decorate in its place
+/// (`keep`), so the decorations are made once an entry too (issue 35, tenth session).
 ///
 /// Only answers the fast path made are kept, at most `capacity`, and only for a target and reading key of at most
 /// `longestKey` bytes together (a cache-buster or an `Accept` header can be long: up to NIO's 80 KiB a header); when
@@ -30,18 +31,50 @@ final class PreparedImageAnswers: Sendable {
         var byteCount: Int
     }
 
-    /// One remembered answer: the route and reading it was made for, what the image was, and the head.
+    /// One remembered answer: the route and reading it was made for, what the image was, and the head; and the head as
+    /// the middleware decorate it, once a fast answer has used it.
     final class Prepared: Sendable {
         /// The image route and element the target's path resolved to.
         let route: ResolvedImagePaths.Resolved
         let request: ImageRequest
         let options: ImageOptions
         let inputs: Inputs
-        let head: HTTPResponse
+        /// The head as the route made it; nil once `decorated` holds for every request (its key is nil: no middleware's
+        /// decoration reads the request, which then holds for every request of the process, the middleware being fixed).
+        let plain: HTTPResponse?
+        /// The head as every middleware decorates it (`ServiceMiddlewareChain.decorate`) for the requests of one
+        /// decoration key: made by the first fast answer, kept for the next (`PreparedImageAnswers.keep`); a request
+        /// with another key makes and keeps its own.
+        let decorated: DecoratedHead?
 
         init(route: ResolvedImagePaths.Resolved, request: ImageRequest, options: ImageOptions, inputs: Inputs, head: HTTPResponse) {
-            (self.route, self.request, self.options, self.inputs, self.head) = (route, request, options, inputs, head)
+            (self.route, self.request, self.options, self.inputs, plain, decorated) = (route, request, options, inputs, head, nil)
         }
+
+        private init(_ prepared: Prepared, decorated: DecoratedHead) {
+            (route, request, options, inputs) = (prepared.route, prepared.request, prepared.options, prepared.inputs)
+            plain = decorated.key == nil ? nil : prepared.plain
+            self.decorated = decorated
+        }
+
+        /// The head as the route made it, or once only the decoration for every request is kept, that one.
+        var head: HTTPResponse { plain ?? decorated!.head }
+
+        /// The decorated head kept for `key`; nil when none is.
+        func decoratedHead(key: String?) -> HTTPResponse? {
+            decorated.flatMap { $0.key == key ? $0.head : nil }
+        }
+
+        /// This answer with `head` as its head decorated for the requests of `key`.
+        func decorated(_ head: HTTPResponse, for key: String?) -> Prepared {
+            Prepared(self, decorated: DecoratedHead(key: key, head: head))
+        }
+    }
+
+    /// A remembered answer's head with every middleware's decoration for the requests whose decoration key is `key`.
+    struct DecoratedHead: Sendable {
+        let key: String?
+        let head: HTTPResponse
     }
 
     static let capacity = 4096
@@ -56,6 +89,14 @@ final class PreparedImageAnswers: Sendable {
     func prepared(target: String, readingKey: String?) -> Prepared? {
         let key = ParsedImageRequests.Key(target: target, accept: readingKey)
         return answers.withLockedValue { $0[key] }
+    }
+
+    /// Puts `decorated`, made from `prepared`, in its place, unless another answer has taken it since.
+    func keep(_ decorated: Prepared, for prepared: Prepared, target: String, readingKey: String?) {
+        let key = ParsedImageRequests.Key(target: target, accept: readingKey)
+        answers.withLockedValue { answers in
+            if answers[key] === prepared { answers[key] = decorated }
+        }
     }
 
     /// Remembers `prepared` for `target` and `readingKey`, unless they are longer than `longestKey` together.
