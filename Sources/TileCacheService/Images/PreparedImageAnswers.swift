@@ -48,7 +48,8 @@ final class PreparedImageAnswers: Sendable {
         let decorated: DecoratedHead?
 
         init(route: ResolvedImagePaths.Resolved, request: ImageRequest, options: ImageOptions, inputs: Inputs, head: HTTPResponse) {
-            (self.route, self.request, self.options, self.inputs, plain, decorated) = (route, request, options, inputs, head, nil)
+            (self.route, self.request, self.options, self.inputs) = (route, request, options, inputs)
+            (plain, decorated) = (PreparedImageAnswers.compacted(head), nil)
         }
 
         private init(_ prepared: Prepared, decorated: DecoratedHead) {
@@ -75,6 +76,21 @@ final class PreparedImageAnswers: Sendable {
     struct DecoratedHead: Sendable {
         let key: String?
         let head: HTTPResponse
+
+        init(key: String?, head: HTTPResponse) {
+            (self.key, self.head) = (key, PreparedImageAnswers.compacted(head))
+        }
+    }
+
+    /// `head` with its fields in an array of their size, as an entry keeps it: fields appended one by one (the route's,
+    /// then the decorations, to a copy of those) leave an array with room for as many again, about 50 bytes a field.
+    static func compacted(_ head: HTTPResponse) -> HTTPResponse {
+        var fields = HTTPFields()
+        fields.reserveCapacity(head.headerFields.count)
+        fields.append(contentsOf: head.headerFields)
+        var kept = head
+        kept.headerFields = fields
+        return kept
     }
 
     static let capacity = 4096
