@@ -68,8 +68,8 @@ struct CachedImageFastPath: Sendable {
 
     /// Gives `answer` every middleware's decoration for `request`: the decorated head its remembered answer keeps for
     /// the request's decoration key, else one made now (and kept, when the answer is a remembered one's). Decorating
-    /// and converting the head for every answer was 9% of the service's CPU under wrk on one cached thumbnail (perf,
-    /// 2026-12-01, AMD EPYC).
+    /// the head for every answer, and copying it to do so, made a cached thumbnail's request 84,021 instructions against
+    /// 77,309 now (callgrind, keep-alive requests; docs/benchmarks.md, issue 35's tenth session).
     private func decorate(_ answer: inout FastAnswer, for request: FastRequest, target: String, readingKey: String?) {
         let key = chain.decorationKey(request)
         if let kept = answer.prepared?.decoratedHead(key: key) {
