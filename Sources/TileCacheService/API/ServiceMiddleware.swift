@@ -98,7 +98,8 @@ struct ServiceMiddlewareChain: Sendable {
     }
 
     /// The answer `handler` gives `request`, through every middleware's fast-path half; nil when one declines or the
-    /// handler has no answer. The handler's answer has every middleware's decoration (`decorate`).
+    /// handler has no answer. The handler gives its answer every middleware's decoration itself (`decorate`), so that
+    /// a remembered answer's can be made once.
     func fastPath(_ request: FastRequest, handler: (FastRequest) -> FastAnswer?) -> FastAnswer? {
         func run(_ index: Int, _ request: FastRequest) -> FastAnswer? {
             guard index < middlewares.count else { return handler(request) }
