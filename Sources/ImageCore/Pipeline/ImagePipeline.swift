@@ -175,7 +175,8 @@ public final class ImagePipeline: Sendable {
         defer { if configuration.maxPendingLoads != nil { pending.withLockedValue { $0 -= 1 } } }
         let deadline = configuration.requestTimeout.map { started + $0 }
         let (loaded, joined) = try await shared(request, policy: policy, deadline: deadline)
-        return response(loaded, to: request, shared: joined, started: started)
+        // A request for an original that joined a variant's load of it waits for its store as that variant does.
+        return response(await loaded.settled(), to: request, shared: joined, started: started)
     }
 
     /// `request`'s entry in the memory tier as a load's result (a memory hit), or nil; nil at once for a reload.

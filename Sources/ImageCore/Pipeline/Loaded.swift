@@ -24,6 +24,20 @@ struct Loaded: Sendable {
     var bytesDownloaded: Int
     /// When the source stops being fresh, when known (see `CachedImage.freshUntil`).
     var freshUntil: Date?
+    /// The download's store in the data tiers, still running, when the load is a variant's source (`LoadPolicy
+    /// .variant`): see `LoadedBytes.pendingStore`. Whoever takes the load's result waits for it before answering
+    /// (`settled()`, or `VariantMaker.make`), so no request ends before its source is stored.
+    var pendingStore: Task<[String], Never>?
+
+    /// This result once its pending store has finished, with the store's warnings before the others, where they are
+    /// when the load waits for its store itself.
+    func settled() async -> Loaded {
+        guard let pendingStore else { return self }
+        var settled = self
+        settled.pendingStore = nil
+        settled.warnings = await pendingStore.value + warnings
+        return settled
+    }
 }
 
 /// What an original's load found before it became a `Loaded`: the bytes, their metadata, how they were had, and the
@@ -41,6 +55,10 @@ struct LoadedBytes: Sendable {
     var httpStatus: Int?
     var timings: TransferTimings?
     var bytesDownloaded = 0
+    /// The store of a download in the data tiers, begun after its validation and left running, when the load is only a
+    /// variant's source (`LoadPolicy.variant`): the write and the variant's lookup and processing then take the
+    /// blocking pool's threads at once, instead of one after the other. Its value is the reasons a tier stored nothing.
+    var pendingStore: Task<[String], Never>?
 }
 
 /// A JPEG download decoded for a variant rather than in full, a decode that was also its validation (the inspector's

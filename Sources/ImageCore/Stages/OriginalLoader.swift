@@ -44,7 +44,8 @@ struct OriginalLoader: Sendable {
                       warnings: loaded.warnings + (loaded.validated?.warnings ?? []), httpStatus: loaded.httpStatus,
                       timings: loaded.timings, bytesDownloaded: loaded.bytesDownloaded,
                       freshUntil: metadata.storedAt.addingTimeInterval(
-                          Double(metadata.maxAgeSeconds ?? Int(configuration.defaultFreshness.components.seconds))))
+                          Double(metadata.maxAgeSeconds ?? Int(configuration.defaultFreshness.components.seconds))),
+                      pendingStore: loaded.pendingStore)
     }
 
     // MARK: - Other spellings
@@ -228,8 +229,14 @@ struct OriginalLoader: Sendable {
                                  timings: response.timings, bytesDownloaded: response.downloadedBytes)
         // The tiers' warnings first, then the verdict's, on every path (`load` appends a full decode's after these).
         if policy.writesTiers {
-            loaded.warnings = await store(response.body, metadata: metadata, for: ImageKey(url: url, addresses: policy.addresses), in: tiers[...])
-                + loaded.warnings
+            let key = ImageKey(url: url, addresses: policy.addresses)
+            if policy.variant != nil {
+                // Only a variant's source: the variant is looked up and made while the bytes are written (the
+                // taker of the result waits for the store: `Loaded.settled()`, `VariantMaker.make`).
+                loaded.pendingStore = Task { [self] in await store(response.body, metadata: metadata, for: key, in: tiers[...]) }
+            } else {
+                loaded.warnings = await store(response.body, metadata: metadata, for: key, in: tiers[...]) + loaded.warnings
+            }
         }
         return loaded
     }

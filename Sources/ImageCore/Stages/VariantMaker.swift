@@ -17,13 +17,28 @@ struct VariantMaker: Sendable {
     let logger: Logger
 
     /// The variant `request` asks for; `source()` loads its source (from memory, or its own coalesced load).
+    ///
+    /// A source just downloaded may still be being stored (`Loaded.pendingStore`): the variant is looked up, made and
+    /// stored meanwhile, and the source's store is waited for before this returns or throws. A variant made now
+    /// carries the store's warnings first, as it carries the rest of its source's.
     func make(_ request: ImageRequest, policy: LoadPolicy,
               source loadSource: () async throws(ImageCoreError) -> Loaded) async throws(ImageCoreError) -> Loaded {
         if policy.readsTiers, let stored = await madeElsewhere(request, policy: policy) { return stored }
         var source = try await loadSource()
-        if policy.readsTiers, let stored = await madeHere(request, of: source, policy: policy) { return stored }
+        let sourceStore = source.pendingStore
+        source.pendingStore = nil
+        if policy.readsTiers, let stored = await madeHere(request, of: source, policy: policy) {
+            _ = await sourceStore?.value
+            return stored
+        }
         let servedBy = source.servedBy ?? request.url
-        let variant = try await process(request, source: source, servedBy: servedBy)
+        let variant: ProcessedImage
+        do throws(ImageCoreError) {
+            variant = try await process(request, source: source, servedBy: servedBy)
+        } catch {
+            _ = await sourceStore?.value
+            throw error
+        }
         source.variantPixels = nil  // used: not held through the stores below, nor by the variant's waiters
         var loaded = source
         loaded.bytes = ByteBuffer(bytes: variant.bytes)
@@ -32,7 +47,12 @@ struct VariantMaker: Sendable {
         loaded.validators = source.validators.processed(request.processing)
         loaded.image = variant.image
         loaded.processed = true
-        guard policy.writesTiers else { return loaded }
+        guard policy.writesTiers else {
+            // A source's store is begun only when tiers are written (`OriginalLoader.accept`), but this request may
+            // have joined a load begun by another.
+            if let sourceStore { loaded.warnings = await sourceStore.value + loaded.warnings }
+            return loaded
+        }
         // Result storage: the variant under its own key, fresh as long as its source.
         let now = Date()
         let key = request.key(servedBy: servedBy)
@@ -41,6 +61,7 @@ struct VariantMaker: Sendable {
                                          storedAt: now)
         metadata.maxAgeSeconds = loaded.freshUntil.map { max(0, Int($0.timeIntervalSince(now))) }
         for tier in tiers { _ = await tier.store(variant.bytes, metadata: metadata, for: key) }
+        if let sourceStore { loaded.warnings = await sourceStore.value + loaded.warnings }
         return loaded
     }
 

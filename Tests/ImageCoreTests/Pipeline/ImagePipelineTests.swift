@@ -233,6 +233,63 @@ struct ImagePipelineTests {
         }
     }
 
+    /// A tier that holds nothing and stores nothing, saying why: a source's store (an original's key) waits until a
+    /// variant's store has begun, or 10 s (scaled), and records which.
+    final class GatedTier: DataTier {
+        let events = Mutex<[String]>([])
+        private let (variantStored, open) = AsyncStream.makeStream(of: Void.self)
+        var hitOutcome: ImageOutcome { .sharedHit }
+        var holdsValidatedImages: Bool { true }
+
+        func entry(for key: ImageKey, decode: (@Sendable (DiskCacheEntry) -> ValidatedImage?)?) async -> TierHit? { nil }
+
+        func store(_ bytes: [UInt8], metadata: DiskCacheMetadata, for key: ImageKey) async -> String? {
+            guard key.processing.isNone else {
+                events.withLock { $0.append("variant stored") }
+                open.finish()
+                return nil
+            }
+            events.withLock { $0.append("source store begun") }
+            let waited = await withTaskGroup(of: Bool.self) { group in
+                group.addTask { [variantStored] in
+                    for await _ in variantStored {}
+                    return true
+                }
+                group.addTask {
+                    try? await Task.sleep(for: TestTime.scaled(.seconds(10)))
+                    return false
+                }
+                let first = await group.next()!
+                group.cancelAll()
+                return first
+            }
+            events.withLock { $0.append(waited ? "source stored after the variant's store began" : "source stored after 10 s") }
+            return "not stored: the gated tier keeps nothing"
+        }
+    }
+
+    @Test("a variant's cold miss makes and stores the variant while its downloaded source is being stored, and answers after both, the source's warning first")
+    func variantWhileSourceStores() async throws {
+        try await withOrigin { origin in
+            let tier = GatedTier()
+            var configuration = ImagePipeline.Configuration()
+            configuration.diskDirectory = nil
+            configuration.memoryContent = .encoded
+            configuration.downloader = .testing()
+            configuration.extraTiers = [DataTierFactory(settings: "gated") { _, _ in tier }]
+            let pipeline = ImagePipeline(configuration: configuration)
+            let url = urls(origin, count: 1)[0]
+            let variant = try await pipeline.image(for: ImageRequest(url: url, processing: ImageProcessing(width: 64)))
+            #expect(variant.outcome == .networkFetch && variant.processed && variant.header.width == 64)
+            // Before the change the source's store came first, and ran out its 10 s waiting for a store that had not begun.
+            #expect(tier.events.withLock { $0 } == ["source store begun", "variant stored", "source stored after the variant's store began"])
+            #expect(variant.warnings.first == "not stored: the gated tier keeps nothing", "\(variant.warnings)")
+            // An original: its store is waited for in its load, as before.
+            let original = try await pipeline.image(for: ImageRequest(url: urls(origin, count: 2)[1]))
+            #expect(original.outcome == .networkFetch && original.warnings.first == "not stored: the gated tier keeps nothing")
+        }
+    }
+
     @Test("a variant of a disk entry is made from the stored source, which is not downloaded again")
     func variantFromDisk() async throws {
         try await withTemporaryDirectory { directory in
