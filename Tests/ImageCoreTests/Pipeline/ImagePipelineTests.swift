@@ -237,7 +237,6 @@ struct ImagePipelineTests {
     /// variant's store has begun, or 10 s (scaled), and records which.
     final class GatedTier: DataTier {
         let events = Mutex<[String]>([])
-        private let (variantStored, open) = AsyncStream.makeStream(of: Void.self)
         var hitOutcome: ImageOutcome { .sharedHit }
         var holdsValidatedImages: Bool { true }
 
@@ -246,23 +245,12 @@ struct ImagePipelineTests {
         func store(_ bytes: [UInt8], metadata: DiskCacheMetadata, for key: ImageKey) async -> String? {
             guard key.processing.isNone else {
                 events.withLock { $0.append("variant stored") }
-                open.finish()
                 return nil
             }
             events.withLock { $0.append("source store begun") }
-            let waited = await withTaskGroup(of: Bool.self) { group in
-                group.addTask { [variantStored] in
-                    for await _ in variantStored {}
-                    return true
-                }
-                group.addTask {
-                    try? await Task.sleep(for: TestTime.scaled(.seconds(10)))
-                    return false
-                }
-                let first = await group.next()!
-                group.cancelAll()
-                return first
-            }
+            let waited = (try? await waitUntil("a variant's store begins", within: .seconds(10)) { [self] in
+                events.withLock { $0.contains("variant stored") }
+            }) != nil
             events.withLock { $0.append(waited ? "source stored after the variant's store began" : "source stored after 10 s") }
             return "not stored: the gated tier keeps nothing"
         }
