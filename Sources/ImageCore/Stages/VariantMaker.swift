@@ -47,20 +47,17 @@ struct VariantMaker: Sendable {
         loaded.validators = source.validators.processed(request.processing)
         loaded.image = variant.image
         loaded.processed = true
-        guard policy.writesTiers else {
-            // A source's store is begun only when tiers are written (`OriginalLoader.accept`), but this request may
-            // have joined a load begun by another.
-            if let sourceStore { loaded.warnings = await sourceStore.value + loaded.warnings }
-            return loaded
+        if policy.writesTiers {
+            // Result storage: the variant under its own key, fresh as long as its source.
+            let now = Date()
+            let key = request.key(servedBy: servedBy)
+            var metadata = DiskCacheMetadata(url: key.cacheKey, header: loaded.header, bytes: variant.bytes, contentType: nil,
+                                             etag: loaded.validators.etag, lastModified: loaded.validators.lastModified, cacheControl: nil,
+                                             storedAt: now)
+            metadata.maxAgeSeconds = loaded.freshUntil.map { max(0, Int($0.timeIntervalSince(now))) }
+            for tier in tiers { _ = await tier.store(variant.bytes, metadata: metadata, for: key) }
         }
-        // Result storage: the variant under its own key, fresh as long as its source.
-        let now = Date()
-        let key = request.key(servedBy: servedBy)
-        var metadata = DiskCacheMetadata(url: key.cacheKey, header: loaded.header, bytes: variant.bytes, contentType: nil,
-                                         etag: loaded.validators.etag, lastModified: loaded.validators.lastModified, cacheControl: nil,
-                                         storedAt: now)
-        metadata.maxAgeSeconds = loaded.freshUntil.map { max(0, Int($0.timeIntervalSince(now))) }
-        for tier in tiers { _ = await tier.store(variant.bytes, metadata: metadata, for: key) }
+        // Also without tier writes of its own: this request may have joined a source's load that another began.
         if let sourceStore { loaded.warnings = await sourceStore.value + loaded.warnings }
         return loaded
     }
