@@ -266,6 +266,9 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOPosix", package: "swift-nio"),  // raw HTTP/1.0 over a socket
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),  // the fast path's request, against it
+                // NIO's HTTP/1 encoder in an embedded channel: the reference for the fast path's server's encoding.
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -73,49 +73,61 @@ struct CachedImageFastPath: Sendable {
     private func decorate(_ answer: inout FastAnswer, for request: FastRequest, target: String, readingKey: String?) {
         let key = chain.decorationKey(request)
         if let kept = answer.prepared?.decoratedHead(key: key) {
-            answer.head = kept
+            answer.head = kept.head
+            answer.encodedHead = kept.http1
             return
         }
         chain.decorate(&answer.head, for: request)
         if let prepared = answer.prepared {
-            images.preparedAnswers.keep(prepared.decorated(answer.head, for: key), for: prepared, target: target, readingKey: readingKey)
+            let decorated = prepared.decorated(answer.head, for: key)
+            images.preparedAnswers.keep(decorated, for: prepared, target: target, readingKey: readingKey)
+            answer.encodedHead = decorated.decorated?.http1
         }
     }
 
-    /// The HTTP/1 server with the fast path: Hummingbird's own `HTTP1Channel`, with the fast path's handler right after
-    /// NIO's request decoder, before everything else (the HTTP/1.0 and refusal handlers, the HTTPTypes codec, the
-    /// connection guards, Hummingbird's connection state handler and its async channel): an answer given there is NIO's
-    /// response parts, encoded by NIO's encoder, and crosses no other handler. So that handler also keeps what those
-    /// handlers kept from the requests they no longer see: the idle timeout (Hummingbird's state handler gets none),
-    /// and the connection guard's record of when the connection was last busy and of an answer's progress
-    /// (`ConnectionGuard.answeredAhead`, `inPieces`).
+    /// The HTTP/1 server with the fast path: Hummingbird's own `HTTP1Channel`'s pipeline, with NIO's response encoder
+    /// replaced by the fast path's handler, right after NIO's request decoder, before everything else (the HTTP/1.0 and
+    /// refusal handlers, the HTTPTypes codec, the connection guards, Hummingbird's connection state handler and its
+    /// async channel). It encodes every answer on the connection (`HTTP1ResponseEncoder`, NIO's encoder's bytes), and an
+    /// answer it gives itself crosses no other handler. So it also keeps what those handlers kept from the requests they
+    /// no longer see: the idle timeout (Hummingbird's state handler gets none), and the connection guard's record of when
+    /// the connection was last busy and of an answer's progress (`ConnectionGuard.answeredAhead`, `inPieces`).
     func http1(_ configuration: HTTP1Channel.Configuration) -> HTTPServerBuilder {
         .init { responder in Channel(responder: responder, configuration: configuration, fastPath: self) }
     }
 
-    /// `HTTP1Channel` with the fast path's handler inserted into each connection's pipeline.
+    /// `HTTP1Channel` with the fast path's handler in place of NIO's response encoder.
     struct Channel: ServerChildChannel, HTTPChannelHandler {
         let base: HTTP1Channel
+        let configuration: HTTP1Channel.Configuration
         let fastPath: CachedImageFastPath
-        /// The connection's idle timeout, kept by `Handler` (the base channel's state handler has none).
-        let idleTimeout: TimeAmount?
 
         init(responder: @escaping HTTPChannelHandler.Responder, configuration: HTTP1Channel.Configuration, fastPath: CachedImageFastPath) {
-            var routed = configuration
-            routed.idleTimeout = nil
-            (base, self.fastPath, idleTimeout) = (HTTP1Channel(responder: responder, configuration: routed), fastPath, configuration.idleTimeout)
+            (base, self.configuration, self.fastPath) = (HTTP1Channel(responder: responder, configuration: configuration), configuration, fastPath)
         }
 
         var responder: HTTPChannelHandler.Responder { base.responder }
 
+        /// `HTTP1Channel.setup`'s pipeline (Hummingbird 2's: NIO's decoder with the configuration's limits, no pipelining
+        /// assistance or error handler, the HTTPTypes codec, the additional handlers, the connection state handler, the
+        /// async channel), with `Handler` for NIO's encoder, which `configureHTTPServerPipeline` pairs with the decoder
+        /// (the decoder here is unpaired: the handler keeps the requests' methods), and the idle timeout kept by `Handler`.
         func setup(channel: any NIOCore.Channel, logger: Logger) -> EventLoopFuture<HTTP1Channel.Value> {
-            base.setup(channel: channel, logger: logger).flatMapThrowing { value in
+            channel.eventLoop.makeCompletedFuture {
+                var limits = NIOHTTPDecoderLimitConfiguration()
+                limits.maxHeaderFieldSize = configuration.httpDecoder.maxHeaderFieldSize
+                limits.maxHeaderListSize = configuration.httpDecoder.maxHeaderListSize
+                limits.maxHeaderFieldCount = configuration.httpDecoder.maxHeaderFieldCount
                 let pipeline = channel.pipeline.syncOperations
-                let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+                let decoder = ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: limits))
+                try pipeline.addHandler(decoder)
+                try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+                try pipeline.addHandlers(configuration.additionalChannelHandlers())
+                try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
                 let connectionGuard = try? pipeline.handler(type: ConnectionGuard.self)
-                try pipeline.addHandler(Handler(fastPath: fastPath, idleTimeout: idleTimeout, connectionGuard: connectionGuard),
+                try pipeline.addHandler(Handler(fastPath: fastPath, idleTimeout: configuration.idleTimeout, connectionGuard: connectionGuard),
                                         position: .after(decoder))
-                return value
+                return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
             }
         }
 
@@ -140,13 +152,22 @@ struct CachedImageFastPath: Sendable {
     /// body has its head and end decoded from the same bytes), and none is given while a request passed on is.
     ///
     /// Answers are flushed once per read (`channelReadComplete`), and a read of which nothing was passed on ends here.
+    ///
+    /// It is the connection's response encoder too: the answers to the requests passed on are encoded as NIO's encoder
+    /// encodes them (`HTTP1ResponseEncoder`, framed by their requests' methods, which it keeps), and its own are written
+    /// as bytes, their heads from those a remembered answer keeps (`FastAnswer.http1Head`).
     final class Handler: ChannelDuplexHandler, RemovableChannelHandler {
         typealias InboundIn = HTTPServerRequestPart
         typealias InboundOut = HTTPServerRequestPart
         typealias OutboundIn = HTTPServerResponsePart
-        typealias OutboundOut = HTTPServerResponsePart
+        typealias OutboundOut = IOData
 
         private let fastPath: CachedImageFastPath
+        /// Encodes the answers passed on to it (the router's, and the refusals').
+        private var encoder = HTTP1ResponseEncoder()
+        /// The methods of the requests passed on whose answers' heads have not been written, oldest first: the encoder
+        /// frames an answer to HEAD or CONNECT without a body.
+        private var methods = CircularBuffer<HTTPMethod>(initialCapacity: 2)
         /// The connection's idle timeout, over every request (nil: none).
         private let idle: IdleTimeout?
         private let connectionGuard: ConnectionGuard?
@@ -214,6 +235,7 @@ struct CachedImageFastPath: Sendable {
                     return
                 }
                 passedOn += 1
+                methods.append(head.method)
             case .body:
                 break  // (the request of an answer given here has no body)
             case .end:
@@ -240,16 +262,18 @@ struct CachedImageFastPath: Sendable {
         }
 
         func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+            let allocator = context.channel.allocator
             switch unwrapOutboundIn(data) {
             case .head(let head):
                 if !head.isKeepAlive { closing = true }  // an answer that closes the connection
-                context.write(data, promise: promise)
-            case .body:
-                context.write(data, promise: promise)
-            case .end:
-                // (Hummingbird's 400 for a request it could not parse answers no request passed on: never below zero.)
+                // (Hummingbird's 400 for a request it could not parse answers no request passed on: no method.)
+                let method = HTTP1ResponseEncoder.answersRequest(head.status) ? methods.popFirst() : nil
+                encoder.write(head: head, answering: method, allocator: allocator, promise: promise) { context.write(wrapOutboundOut($0), promise: $1) }
+            case .body(let body):
+                encoder.write(body: body, allocator: allocator, promise: promise) { context.write(wrapOutboundOut($0), promise: $1) }
+            case .end(let trailers):
                 passedOn = max(0, passedOn - 1)
-                context.write(data, promise: promise)
+                encoder.write(end: trailers, allocator: allocator, promise: promise) { context.write(wrapOutboundOut($0), promise: $1) }
                 answered(context: context)
             }
         }
@@ -273,19 +297,19 @@ struct CachedImageFastPath: Sendable {
                                headerFields: HTTPFields(head.headers, splitCookie: false))
         }
 
-        /// Writes `answer` (flushed at the end of the read, or sooner: `flushAfterBytes`).
+        /// Writes `answer` (flushed at the end of the read, or sooner: `flushAfterBytes`): its head's bytes, then its body
+        /// (its `Content-Length` frames it).
         private func write(_ answer: FastAnswer, context: ChannelHandlerContext) {
-            context.write(wrapOutboundOut(.head(answer.http1Head)), promise: nil)
+            context.write(wrapOutboundOut(.byteBuffer(answer.http1Head(allocator: context.channel.allocator))), promise: nil)
             if let body = answer.body {
                 if let connectionGuard {
                     connectionGuard.inPieces(body, context: context, promise: nil) { piece, promise in
-                        context.write(wrapOutboundOut(.body(.byteBuffer(piece))), promise: promise)
+                        context.write(wrapOutboundOut(.byteBuffer(piece)), promise: promise)
                     }
                 } else {
-                    context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+                    context.write(wrapOutboundOut(.byteBuffer(body)), promise: nil)
                 }
             }
-            context.write(wrapOutboundOut(.end(nil)), promise: nil)
             unflushedBytes += Self.headAllowance + (answer.body?.readableBytes ?? 0)
             connectionGuard?.answeredAhead()
             answered(context: context)

@@ -18,11 +18,15 @@ struct FastRequest {
 /// are the fields of the request's own (`X-Request-ID`, `Date`, `Server`, in that order), written after the head's as
 /// the router's answer has them.
 struct FastAnswer {
-    var head: HTTPResponse
+    /// (Any change to it drops `encodedHead`, made from it.)
+    var head: HTTPResponse { didSet { encodedHead = nil } }
     var ownFields: [HTTPField] = []
     var body: ByteBuffer?
     /// The remembered answer the head is made from, which keeps it decorated (`CachedImageFastPath.decorate`).
     var prepared: PreparedImageAnswers.Prepared?
+    /// `head` in HTTP/1.1 (`FastAnswer.encoded`), when the remembered answer keeps it so: the HTTP/1 fast path writes it
+    /// as it is (`http1Head`).
+    var encodedHead: ByteBuffer?
 
     init(head: HTTPResponse, body: ByteBuffer?, prepared: PreparedImageAnswers.Prepared? = nil) {
         (self.head, self.body, self.prepared) = (head, body, prepared)
@@ -44,15 +48,44 @@ struct FastAnswer {
         return whole
     }
 
-    /// The whole head as NIO's HTTP/1 head, as `HTTPResponseHead(wholeHead)` makes it (HTTP/1.1, the status's code and
-    /// reason phrase, every field by its name as given), in one array.
-    var http1Head: HTTPResponseHead {
-        var fields: [(String, String)] = []
-        fields.reserveCapacity(head.headerFields.count + ownFields.count)
-        for field in head.headerFields { fields.append((field.name.rawName, field.value)) }
-        for field in ownFields { fields.append((field.name.rawName, field.value)) }
-        return HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: head.status.code, reasonPhrase: head.status.reasonPhrase),
-                                headers: HTTPHeaders(fields))
+    /// The whole head in HTTP/1.1, its end included: the bytes `HTTP1ResponseEncoder` (NIO's encoder's) writes for
+    /// `HTTPResponseHead(wholeHead)` (HTTP/1.1, the status's code and reason phrase, every field by its name as given,
+    /// framed: a 304 keeps no `Content-Length`), made from `encodedHead` when it is kept.
+    func http1Head(allocator: ByteBufferAllocator) -> ByteBuffer {
+        guard let encodedHead else {
+            var fields: [(String, String)] = []
+            fields.reserveCapacity(head.headerFields.count + ownFields.count)
+            for field in head.headerFields { fields.append((field.name.rawName, field.value)) }
+            for field in ownFields { fields.append((field.name.rawName, field.value)) }
+            let whole = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: head.status.code, reasonPhrase: head.status.reasonPhrase),
+                                         headers: HTTPHeaders(fields))
+            var encoder = HTTP1ResponseEncoder()
+            var bytes = ByteBuffer()
+            encoder.write(head: whole, answering: nil, allocator: allocator, promise: nil) { data, _ in
+                if case .byteBuffer(let buffer) = data { bytes = buffer }
+            }
+            return bytes
+        }
+        var buffer = allocator.buffer(capacity: encodedHead.readableBytes + 160)
+        buffer.writeImmutableBuffer(encodedHead)
+        for field in ownFields { buffer.writeField(name: field.name.rawName, value: field.value) }
+        buffer.writeStaticString("\r\n")
+        return buffer
+    }
+
+    /// `head`'s status line and fields in HTTP/1.1, without the head's end, in a buffer of their size: what a remembered
+    /// answer keeps (`PreparedImageAnswers.DecoratedHead`). Nil unless the encoder would write `head` as it is: a status
+    /// with a body, `Content-Length` and no `Transfer-Encoding` (a remembered answer's 200 always is).
+    static func encoded(_ head: HTTPResponse) -> ByteBuffer? {
+        let status = HTTPResponseStatus(statusCode: head.status.code, reasonPhrase: head.status.reasonPhrase)
+        guard status.mayHaveResponseBody, head.headerFields[.contentLength] != nil, head.headerFields[.transferEncoding] == nil
+        else { return nil }
+        var buffer = ByteBufferAllocator().buffer(capacity: 1024)
+        buffer.writeStatusLine(version: .http1_1, status: status)
+        for field in head.headerFields { buffer.writeField(name: field.name.rawName, value: field.value) }
+        var sized = ByteBufferAllocator().buffer(capacity: buffer.readableBytes)
+        sized.writeBuffer(&buffer)
+        return sized
     }
 }
 

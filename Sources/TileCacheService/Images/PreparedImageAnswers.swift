@@ -19,7 +19,8 @@ import NIOCore
 /// Only answers the fast path made are kept, at most `capacity`, and only for a target and reading key of at most
 /// `longestKey` bytes together (a cache-buster or an `Accept` header can be long: up to NIO's 80 KiB a header); when
 /// full it starts again empty, so targets a client invents cannot grow it (as `ResolvedImagePaths`). About 1.8 KB an
-/// entry with a short key (measured on the serve soak's mix), plus at most `longestKey` of key: at most about 12 MB.
+/// entry with a short key (measured on the serve soak's mix), plus its decorated head's HTTP/1.1 bytes (a thumbnail's:
+/// 252, and the buffer's own allocation), plus at most `longestKey` of key: at most about 14 MB.
 ///
 /// Thread-safety: any thread; a lock around a dictionary of immutable entries.
 final class PreparedImageAnswers: Sendable {
@@ -62,8 +63,8 @@ final class PreparedImageAnswers: Sendable {
         var head: HTTPResponse { plain ?? decorated!.head }
 
         /// The decorated head kept for `key`; nil when none is.
-        func decoratedHead(key: String?) -> HTTPResponse? {
-            decorated.flatMap { $0.key == key ? $0.head : nil }
+        func decoratedHead(key: String?) -> DecoratedHead? {
+            decorated.flatMap { $0.key == key ? $0 : nil }
         }
 
         /// This answer with `head` as its head decorated for the requests of `key`.
@@ -72,13 +73,16 @@ final class PreparedImageAnswers: Sendable {
         }
     }
 
-    /// A remembered answer's head with every middleware's decoration for the requests whose decoration key is `key`.
+    /// A remembered answer's head with every middleware's decoration for the requests whose decoration key is `key`,
+    /// and that head in HTTP/1.1 (`FastAnswer.encoded`), which the HTTP/1 fast path writes as it is: NIO's encoder wrote
+    /// it field by field for every answer.
     struct DecoratedHead: Sendable {
         let key: String?
         let head: HTTPResponse
+        let http1: ByteBuffer?
 
         init(key: String?, head: HTTPResponse) {
-            (self.key, self.head) = (key, PreparedImageAnswers.compacted(head))
+            (self.key, self.head, http1) = (key, PreparedImageAnswers.compacted(head), FastAnswer.encoded(head))
         }
     }
 
