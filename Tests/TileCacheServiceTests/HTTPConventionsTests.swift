@@ -295,6 +295,8 @@ struct HTTPConventionsTests {
             let first = try #require(try await client.execute(uri: "/healthz", method: .get).headers[id])
             let second = try #require(try await client.execute(uri: "/api/v1/elements/1", method: .get).headers[id])
             #expect(first.count == 32 && second.count == 32 && first != second)
+            // 32 hex digits: the process's prefix, then its scrambled counter.
+            #expect((first + second).allSatisfy(\.isHexDigit) && first.prefix(16) == second.prefix(16) && first.suffix(16) != second.suffix(16))
             for unsafe in ["a b\u{7F}", "<script>alert(1)</script>", "id\"quoted\"", "a;b"] {
                 let answer = try await client.execute(uri: "/healthz", method: .get, headers: [id: unsafe])
                 #expect(answer.headers[id] != unsafe && answer.headers[id]?.count == 32, "\(unsafe)")

@@ -107,11 +107,25 @@ extension ByteBuffer {
         writeStaticString("\r\n")
     }
 
-    /// `name: value\r\n`.
+    /// `name: value\r\n`, in one write: four `writeString`s and `writeStaticString`s cost about 280 instructions each
+    /// (each checks exclusivity and capacity and moves the writer index).
     mutating func writeField(name: String, value: String) {
-        writeString(name)
-        writeStaticString(": ")
-        writeString(value)
-        writeStaticString("\r\n")
+        var (name, value) = (name, value)  // (`withUTF8` is mutating: it makes a bridged string contiguous)
+        let count = name.utf8.count + value.utf8.count + 4
+        writeWithUnsafeMutableBytes(minimumWritableBytes: count) { out in
+            var at = 0
+            func put(_ bytes: UnsafeBufferPointer<UInt8>) {
+                UnsafeMutableRawBufferPointer(rebasing: out[at..<at + bytes.count]).copyMemory(from: UnsafeRawBufferPointer(bytes))
+                at += bytes.count
+            }
+            name.withUTF8(put)
+            out[at] = UInt8(ascii: ":")
+            out[at + 1] = UInt8(ascii: " ")
+            at += 2
+            value.withUTF8(put)
+            out[at] = UInt8(ascii: "\r")
+            out[at + 1] = UInt8(ascii: "\n")
+            return at + 2
+        }
     }
 }
