@@ -10,7 +10,8 @@ import NIOHTTP1
 /// - `CONNECT`: 405. NIO's decoder treats a CONNECT as the start of a tunnel (it stops parsing what follows, waiting
 ///   for an upgrade handler that never comes), so the router's 404 went out without `Content-Length` and the
 ///   connection stalled until the idle timeout. The answer has no body: the response encoder (NIO's, or the fast
-///   path's `HTTP1ResponseEncoder`, which writes the same) frames every answer to a CONNECT without one (RFC 9112 6.3 says so of a 2xx); the close ends it.
+///   path's `HTTP1ResponseEncoder`, which writes the same) frames every answer to a CONNECT without one (RFC 9112 6.3
+///   says so of a 2xx); the close ends it.
 /// - A `Transfer-Encoding` other than `chunked` alone (`gzip, chunked`): 501, as RFC 9112 6.1 asks of a coding the
 ///   server does not know; it was accepted and the gzip ignored.
 /// - A `Content-Length` above `maxBodyBytes`: 413 at once, as nginx's `client_max_body_size` does. The route refused
