@@ -163,11 +163,9 @@ struct CachedImageFastPath: Sendable {
         typealias OutboundOut = IOData
 
         private let fastPath: CachedImageFastPath
-        /// Encodes the answers passed on to it (the router's, and the refusals').
+        /// Encodes the answers to the requests passed on (the router's, and the refusals'), which it records: it frames
+        /// an answer to HEAD or CONNECT without a body.
         private var encoder = HTTP1ResponseEncoder()
-        /// The methods of the requests passed on whose answers' heads have not been written, oldest first: the encoder
-        /// frames an answer to HEAD or CONNECT without a body.
-        private var methods = CircularBuffer<HTTPMethod>(initialCapacity: 2)
         /// The connection's idle timeout, over every request (nil: none).
         private let idle: IdleTimeout?
         private let connectionGuard: ConnectionGuard?
@@ -235,7 +233,7 @@ struct CachedImageFastPath: Sendable {
                     return
                 }
                 passedOn += 1
-                methods.append(head.method)
+                encoder.record(head.method)
             case .body:
                 break  // (the request of an answer given here has no body)
             case .end:
@@ -266,9 +264,8 @@ struct CachedImageFastPath: Sendable {
             switch unwrapOutboundIn(data) {
             case .head(let head):
                 if !head.isKeepAlive { closing = true }  // an answer that closes the connection
-                // (Hummingbird's 400 for a request it could not parse answers no request passed on: no method.)
-                let method = HTTP1ResponseEncoder.answersRequest(head.status) ? methods.popFirst() : nil
-                encoder.write(head: head, answering: method, allocator: allocator, promise: promise) { context.write(wrapOutboundOut($0), promise: $1) }
+                // (Hummingbird's 400 for a request it could not parse answers no request passed on: none is recorded.)
+                encoder.write(head: head, allocator: allocator, promise: promise) { context.write(wrapOutboundOut($0), promise: $1) }
             case .body(let body):
                 encoder.write(body: body, allocator: allocator, promise: promise) { context.write(wrapOutboundOut($0), promise: $1) }
             case .end(let trailers):

@@ -11,33 +11,46 @@ import NIOHTTP1
 /// method, fed by NIO's decoder for every request head (`HTTPServerRequestMethodQueue`, which frames the answers to
 /// HEAD and CONNECT without a body), so an answer that skipped it would leave its request's method for the next answer
 /// to be framed by, and the queue would grow with every request on a keep-alive connection. The handler right after
-/// the decoder sees every request head: it keeps the methods of the requests it passes on and encodes their answers
-/// here, and writes its own answers' heads as it keeps them, encoded once (`FastAnswer.encodedHead`).
+/// the decoder sees every request head: it records the requests it passes on here (`record`), as NIO's decoder does
+/// for its encoder, and writes its own answers' heads as it keeps them, encoded once (`FastAnswer.encodedHead`).
 struct HTTP1ResponseEncoder {
     /// Whether the answer being written is framed in chunks.
     private var isChunked = false
     /// Set while the answer to a HEAD or CONNECT request is written: its body parts are refused, its framing fields
     /// kept, so it says what the same GET would have answered.
     private var suppressesBody = false
+    /// The methods of the requests recorded whose answers' heads have not been written, oldest first (what NIO's
+    /// decoder feeds its encoder: `HTTPServerRequestMethodQueue`).
+    private var methods = CircularBuffer<HTTPMethod>(initialCapacity: 2)
 
-    /// Whether an answer with `status` answers a request (every status but the informational ones other than 101, which
-    /// another head follows): the request's method is taken for it.
-    static func answersRequest(_ status: HTTPResponseStatus) -> Bool {
-        !((100..<200).contains(status.code) && status.code != 101)
+    /// A request whose answer this encoder writes, after the answers to those recorded before it.
+    mutating func record(_ method: HTTPMethod) {
+        methods.append(method)
     }
 
-    /// Writes `head`, the answer to a request whose method is `method` (nil: none known, framed from the status alone).
-    mutating func write(head: HTTPResponseHead, answering method: HTTPMethod?, allocator: ByteBufferAllocator,
-                        promise: EventLoopPromise<Void>?, _ write: (IOData, EventLoopPromise<Void>?) -> Void) {
-        var head = head
+    /// Writes `head`. A final answer answers the oldest request recorded and is framed by its method (with none
+    /// recorded, from the status alone); an informational one other than 101 takes no request: another head follows.
+    mutating func write(head: HTTPResponseHead, allocator: ByteBufferAllocator, promise: EventLoopPromise<Void>?,
+                        _ write: (IOData, EventLoopPromise<Void>?) -> Void) {
+        let final = !((100..<200).contains(head.status.code) && head.status.code != 101)
+        let method = final ? methods.popFirst() : nil
         if let method { suppressesBody = method == .HEAD || method == .CONNECT }
-        let chunked = Self.frame(&head.headers, hasBody: method != .CONNECT && head.status.mayHaveResponseBody, version: head.version)
+        let (bytes, chunked) = Self.encoded(head, answering: method, allocator: allocator)
         isChunked = suppressesBody ? false : chunked
+        write(.byteBuffer(bytes), promise)
+    }
+
+    /// `head`'s bytes, framed for an answer to a request with `method` (nil: from the status alone), and whether its
+    /// body is chunked.
+    static func encoded(_ head: HTTPResponseHead, answering method: HTTPMethod?,
+                        allocator: ByteBufferAllocator) -> (bytes: ByteBuffer, chunked: Bool) {
+        var head = head
+        let chunked = frame(&head.headers, hasBody: method != .CONNECT && head.status.mayHaveResponseBody, version: head.version)
         var buffer = allocator.buffer(capacity: 256)
         buffer.writeStatusLine(version: head.version, status: head.status)
         for (name, value) in head.headers { buffer.writeField(name: name, value: value) }
         buffer.writeStaticString("\r\n")
-        write(.byteBuffer(buffer), promise)
+        return (buffer, chunked)
     }
 
     /// Writes a body part; fails `promise` with NIO's `responseBodyNotAllowed` in an answer to HEAD or CONNECT.

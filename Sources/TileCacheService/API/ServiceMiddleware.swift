@@ -59,12 +59,7 @@ struct FastAnswer {
             for field in ownFields { fields.append((field.name.rawName, field.value)) }
             let whole = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: head.status.code, reasonPhrase: head.status.reasonPhrase),
                                          headers: HTTPHeaders(fields))
-            var encoder = HTTP1ResponseEncoder()
-            var bytes = ByteBuffer()
-            encoder.write(head: whole, answering: nil, allocator: allocator, promise: nil) { data, _ in
-                if case .byteBuffer(let buffer) = data { bytes = buffer }
-            }
-            return bytes
+            return HTTP1ResponseEncoder.encoded(whole, answering: nil, allocator: allocator).bytes
         }
         var buffer = allocator.buffer(capacity: encodedHead.readableBytes + 160)
         buffer.writeImmutableBuffer(encodedHead)
