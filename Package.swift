@@ -194,6 +194,7 @@ let package = Package(
                 .product(name: "HummingbirdTLS", package: "hummingbird"),  // serve --tls-cert/--tls-key
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),  // HTTP/2 over TLS by ALPN
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),  // the fast path's HTTPS server
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),  // its answers on the connection, before the streams
                 .product(name: "NIOHTTPTypesHTTP2", package: "swift-nio-extras"),
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),  // the HTTP/1 fast path, ahead of the codec
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -269,6 +270,11 @@ let package = Package(
                 // NIO's HTTP/1 encoder in an embedded channel: the reference for the fast path's server's encoding.
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+                // swift-nio-extras' HTTP/2 codec: the reference for the fast path's HTTP/2 conversions.
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOHTTPTypesHTTP2", package: "swift-nio-extras"),
             ],
             swiftSettings: swiftSettings
         ),

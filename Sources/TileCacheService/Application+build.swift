@@ -175,7 +175,8 @@ public func buildApplication(_ dependencies: ServiceDependencies, logger: Logger
     if let tls = configuration.tls, let fastPath {
         // HTTPS: HTTP/2 when the client offers h2 by ALPN, HTTP/1.1 otherwise; the fast path answers in both.
         server = try fastPath.https(tls: try tls.serverConfiguration(), http1: .init(additionalChannelHandlers: guards(), idleTimeout: idleTimeout),
-                                    idleTimeout: configuration.idleTimeout, streamGuards: connectionGuard, routedStreamHandlers: proxies)
+                                    idleTimeout: configuration.idleTimeout, sendTimeout: limits.sendTimeout, metrics: dependencies.metrics,
+                                    streamGuards: connectionGuard, routedStreamHandlers: proxies)
     } else if let tls = configuration.tls {
         // HTTPS without the fast path: Hummingbird's own server (its HTTP/1.1 connections and HTTP/2 streams share these
         // handlers).

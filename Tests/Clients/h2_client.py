@@ -6,8 +6,8 @@ order of the requests, "goaway": the last stream id of the server's GOAWAY frame
 server closed the connection, "silence": seconds from the last answer to the close, "indexed": the names in the HPACK dynamic table the server's
 answers built (hpack's decoder)}.
 
-Usage: h2_client.py [--mute] PORT CA_FILE OUT "[OPEN ]METHOD PATH"... (--mute: the server's PING after its GOAWAY is
-never acknowledged; OPEN: the request's HEADERS without END_STREAM, and no more of it: its answer's "reset" says whether
+Usage: h2_client.py [--mute] [--window=N] PORT CA_FILE OUT "[OPEN ]METHOD PATH"... (--mute: the server's PING after its
+GOAWAY is never acknowledged; --window=N: the streams' initial flow-control window, sent before the requests; OPEN: the request's HEADERS without END_STREAM, and no more of it: its answer's "reset" says whether
 the server reset the stream) (HTTPConventionsTests: the HTTPS server's HTTP/2 streams and
 idle timeout; run with .build/h2-venv's Python, scripts/check-envs.sh h2)."""
 import json
@@ -19,10 +19,14 @@ import time
 import h2.config
 import h2.connection
 import h2.events
+import h2.settings
 import hyperframe.frame
 
-mute = sys.argv[1] == "--mute"  # never acknowledge the server's PING after its GOAWAY
-port, ca_file, out, requests = int(sys.argv[1 + mute]), sys.argv[2 + mute], sys.argv[3 + mute], sys.argv[4 + mute:]
+arguments = sys.argv[1:]
+mute = "--mute" in arguments  # never acknowledge the server's PING after its GOAWAY
+window = next((int(a.split("=", 1)[1]) for a in arguments if a.startswith("--window=")), None)  # streams' initial window
+arguments = [a for a in arguments if a != "--mute" and not a.startswith("--window=")]
+port, ca_file, out, requests = int(arguments[0]), arguments[1], arguments[2], arguments[3:]
 context = ssl.create_default_context(cafile=ca_file)
 context.set_alpn_protocols(["h2"])
 sock = context.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=60), server_hostname="127.0.0.1")
@@ -30,6 +34,8 @@ if sock.selected_alpn_protocol() != "h2":
     raise SystemExit("ALPN chose %r, not h2" % sock.selected_alpn_protocol())
 connection = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
 connection.initiate_connection()
+if window is not None:
+    connection.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: window})
 answers = {}
 for request in requests:
     left_open = request.startswith("OPEN ")

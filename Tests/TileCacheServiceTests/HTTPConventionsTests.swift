@@ -373,15 +373,20 @@ struct HTTPConventionsTests {
         let service = try await TLSService.start { $0.idleTimeout = .seconds(2) }
         defer { service.running.cancel() }
         let (directory, bound, log, fastPathAnswers) = (service.directory, service.port, service.log, service.fastPathAnswers)
-        try await runProcess(["/usr/bin/curl", "-sSf", "--cacert", directory + "/cert.pem", "--http2", "-o", "/dev/null",
-                              "https://127.0.0.1:\(bound)/api/v1/elements/26/thumbnail"], description: "curl (warm)")
+        for image in ["thumbnail", "image"] {
+            try await runProcess(["/usr/bin/curl", "-sSf", "--cacert", directory + "/cert.pem", "--http2", "-o", "/dev/null",
+                                  "https://127.0.0.1:\(bound)/api/v1/elements/26/\(image)"], description: "curl (warm)")
+        }
         let before = fastPathAnswers()
-        // 10 GETs and a HEAD of the thumbnail in memory (the fast path); 20 thumbnails and a variant not yet loaded, an
-        // element's JSON and a 404 (the router), interleaved.
+        // 10 GETs and a HEAD of the thumbnail in memory and 2 GETs of the photo in memory (the fast path, on the
+        // connection: no stream channel); 20 thumbnails and a variant not yet loaded, an element's JSON and a 404 (the
+        // router), interleaved. The photo is larger than the client's 64 KiB window: the rest of it waits in the HTTP/2
+        // handler for the client's WINDOW_UPDATE frames on a stream no stream channel has.
         var requests = [String]()
         for number in 1...20 {
             requests.append("GET /api/v1/elements/\(number + 30)/thumbnail")
             if number.isMultiple(of: 2) { requests.append("GET /api/v1/elements/26/thumbnail") }
+            if number.isMultiple(of: 10) { requests.append("GET /api/v1/elements/26/image") }
         }
         requests += ["HEAD /api/v1/elements/26/thumbnail", "GET /api/v1/elements/79", "GET /nope", "GET /api/v1/elements/27/thumbnail?w=40"]
         try await runProcess([ScriptServer.packageRoot + "/.build/h2-venv/bin/python", ScriptServer.packageRoot + "/Tests/Clients/h2_client.py",
@@ -408,9 +413,12 @@ struct HTTPConventionsTests {
             let head = answer.request.hasPrefix("HEAD ")
             #expect(answer.ended && answer.status == (answer.request.hasSuffix("/nope") ? 404 : 200)
                     && answer.contentLength != nil && answer.length == (head ? 0 : answer.contentLength), "\(answer)")
-            if answer.request.hasSuffix("/26/thumbnail") { #expect(answer.source == "memory", "\(answer)") }
+            if answer.request.hasSuffix("/26/thumbnail") || answer.request.hasSuffix("/26/image") {
+                #expect(answer.source == "memory", "\(answer)")
+            }
+            if answer.request.hasSuffix("/26/image") { #expect((answer.contentLength ?? 0) > 65_535, "\(answer)") }
         }
-        #expect(fastPathAnswers() == before + 11, "the 11 requests for the thumbnail in memory, by the fast path")
+        #expect(fastPathAnswers() == before + 13, "the 13 requests for the thumbnail and the photo in memory, by the fast path")
         // HPACK: the fields answers repeat are indexed; X-Request-ID, new in every answer, is not (it evicted them).
         #expect(run.indexed.contains("cache-control") && run.indexed.contains("access-control-expose-headers")
                 && !run.indexed.contains("x-request-id"), "\(run.indexed)")
@@ -460,6 +468,43 @@ struct HTTPConventionsTests {
         #expect(run.answers.count == 2 && run.answers[0].reset && run.answers[0].status == nil, "\(run.answers)")
         #expect(run.answers.count == 2 && run.answers[1].ended && run.answers[1].status == 200, "\(run.answers)")
         #expect(run.closed)
+        await service.stop()
+    }
+
+    @Test("HTTP/2 (hyper-h2): a client that grants its streams no flow-control window gets the head of a photo in memory the fast path answers on the connection, and the connection is reset at the send timeout, as a stream's connection guard would end it")
+    func http2StalledClient() async throws {
+        try await runProcess([ScriptServer.packageRoot + "/scripts/check-envs.sh", "h2"], description: "scripts/check-envs.sh h2")
+        let sendTimeout = TestTime.scaled(.seconds(1))
+        let service = try await TLSService.start { $0.connectionLimits.sendTimeout = sendTimeout }
+        defer { service.running.cancel() }
+        let (directory, bound) = (service.directory, service.port)
+        try await runProcess(["/usr/bin/curl", "-sSf", "--cacert", directory + "/cert.pem", "--http2", "-o", "/dev/null",
+                              "https://127.0.0.1:\(bound)/api/v1/elements/26/image"], description: "curl (warm)")
+        let before = service.fastPathAnswers()
+        // Without the timeout the stream stays open for good (its DATA waits for a window), and with it the connection:
+        // the connection manager's idle timer waits for open streams (the idle timeout here is the default 60 s).
+        try await runProcess([ScriptServer.packageRoot + "/.build/h2-venv/bin/python", ScriptServer.packageRoot + "/Tests/Clients/h2_client.py",
+                              "--window=0", "\(bound)", directory + "/cert.pem", directory + "/stalled.json", "GET /api/v1/elements/26/image"],
+                             description: "Tests/Clients/h2_client.py --window=0")
+        struct Run: Decodable {
+            struct Answer: Decodable {
+                let status: Int?
+                let length: Int
+                let ended: Bool
+            }
+            let answers: [Answer]
+            let closed: Bool
+            let goaway: Int?
+            let silence: Double
+        }
+        let run = try JSONDecoder().decode(Run.self, from: Data(contentsOf: URL(fileURLWithPath: directory + "/stalled.json")))
+        let seconds = Double(sendTimeout.components.seconds) + Double(sendTimeout.components.attoseconds) / 1e18
+        #expect(run.answers.count == 1 && run.answers[0].status == 200 && run.answers[0].length == 0 && !run.answers[0].ended, "\(run.answers)")
+        #expect(run.closed && run.goaway == nil && run.silence >= seconds * 0.9 && run.silence < seconds * 3 + 5,
+                "closed \(run.closed), goaway \(String(describing: run.goaway)), after \(run.silence) s (send timeout \(seconds) s)")
+        #expect(service.fastPathAnswers() == before + 1, "answered on the connection, by the fast path")
+        #expect(service.connectionsClosed("send-timeout") == 1)
+        #expect(service.log.messages.contains { $0.text.contains("took none of its answer") }, "\(service.log.messages.map(\.text))")
         await service.stop()
     }
 
@@ -561,6 +606,9 @@ struct HTTPConventionsTests {
 
         /// `tilecache_http_fast_path_answers_total`.
         func fastPathAnswers() -> Int { metric("tilecache_http_fast_path_answers_total") }
+
+        /// `tilecache_http_connections_closed_total` for `reason`.
+        func connectionsClosed(_ reason: String) -> Int { metric("tilecache_http_connections_closed_total{reason=\"\(reason)\"}") }
 
         /// The photos' 200 answers, by the fast path or the router (`tilecache_http_requests_total` of GET
         /// `/api/v1/elements/{id}/image`).

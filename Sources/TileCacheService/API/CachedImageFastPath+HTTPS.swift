@@ -18,25 +18,29 @@ extension CachedImageFastPath {
     ///
     /// Hummingbird's HTTP/2 server wraps every stream in an async channel and hands it to a task before any handler has
     /// seen its request: per request a task, an async channel and two thread hops, whatever answers it (issue 35: 0.26x
-    /// nginx under h2load where swift-nio-http2 alone, one handler per stream, reaches 0.70x). Here each stream's pipeline
-    /// is the HTTPTypes codec, `streamGuards` (the connection guard's timeouts) and `StreamHandler`, which answers on the
-    /// event loop what the fast path can. Anything else gets the rest of Hummingbird's stream pipeline then
+    /// nginx under h2load where swift-nio-http2 alone, one handler per stream, reaches 0.70x). Here a request the fast
+    /// path can answer from its HEADERS frame is answered on the connection, before the stream multiplexer
+    /// (`StreamAnswerer`): its stream never becomes a stream channel. Any other stream's pipeline is the HTTPTypes codec,
+    /// `streamGuards` (the connection guard's timeouts) and `StreamHandler`, which answers on the event loop what the fast
+    /// path can (a request whose end comes after its head). Anything else gets the rest of Hummingbird's stream pipeline then
     /// (`StreamQuiesceFilter`, `routedStreamHandlers`, its connection state handler with the idle timeout) and is wrapped
     /// in an async channel and handed to the connection's task, which runs Hummingbird's own `handleHTTP` on it (the
-    /// router): a stream the fast path answers costs no more handlers than it uses. The connection's lifetime (idle
-    /// timeout, GOAWAY and close on graceful shutdown) is swift-nio-http2's `NIOHTTP2ServerConnectionManagementHandler`,
-    /// with `ConnectionCloser` closing what it would leave open. HTTP/1.1 over TLS is the fast path's HTTP/1 channel.
+    /// router). The connection's lifetime (idle timeout, GOAWAY and close on graceful shutdown) is swift-nio-http2's
+    /// `NIOHTTP2ServerConnectionManagementHandler`, with `ConnectionCloser` closing what it would leave open; it counts
+    /// the open streams by the HTTP/2 handler's events, since the multiplexer is swift-nio-http2's separate one (its
+    /// inline multiplexer has no place for a handler before it). HTTP/1.1 over TLS is the fast path's HTTP/1 channel.
     ///
     /// - Throws: NIOSSL's error when `tls` cannot make a context.
-    func https(tls: TLSConfiguration, http1: HTTP1Channel.Configuration, idleTimeout: Duration,
-               streamGuards: @escaping @Sendable () -> [any RemovableChannelHandler],
+    func https(tls: TLSConfiguration, http1: HTTP1Channel.Configuration, idleTimeout: Duration, sendTimeout: Duration,
+               metrics: ServiceMetrics, streamGuards: @escaping @Sendable () -> [any RemovableChannelHandler],
                routedStreamHandlers: @escaping @Sendable () -> [any RemovableChannelHandler]) throws -> HTTPServerBuilder {
         var tls = tls
         tls.applicationProtocols = NIOHTTP2SupportedALPNProtocols
         let context = try NIOSSLContext(configuration: tls)
         return .init { responder in
             SecureChannel(http1: Channel(responder: responder, configuration: http1, fastPath: self),
-                          fastPath: self, context: context, idleTimeout: idleTimeout, streamGuards: streamGuards,
+                          fastPath: self, context: context, idleTimeout: idleTimeout,
+                          sendTimeout: .nanoseconds(Int64(sendTimeout.nanoseconds)), metrics: metrics, streamGuards: streamGuards,
                           routedStreamHandlers: routedStreamHandlers)
         }
     }
@@ -53,6 +57,8 @@ extension CachedImageFastPath {
         let fastPath: CachedImageFastPath
         let context: NIOSSLContext
         let idleTimeout: Duration
+        let sendTimeout: TimeAmount
+        let metrics: ServiceMetrics
         let streamGuards: @Sendable () -> [any RemovableChannelHandler]
         let routedStreamHandlers: @Sendable () -> [any RemovableChannelHandler]
 
@@ -79,8 +85,17 @@ extension CachedImageFastPath {
             // Idle: no open stream for the idle timeout. (Hummingbird's HTTP/2 server sets no age or grace limit either.)
             let manager = NIOHTTP2ServerConnectionManagementHandler(
                 eventLoop: channel.eventLoop, configuration: .init(maxIdleTime: idle, maxAge: nil, maxGraceTime: nil, keepalive: nil))
-            _ = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
-                mode: .server, connectionConfiguration: .init(), streamConfiguration: .init(), streamDelegate: manager.http2StreamDelegate
+            let pipeline = channel.pipeline.syncOperations
+            let streamConfiguration = NIOHTTP2Handler.StreamConfiguration()
+            // The HTTP/2 handler without its inline multiplexer, so that `StreamAnswerer` sees the frames first; the
+            // multiplexer after it has the inline one's settings (swift-nio-http2's defaults, as before).
+            try pipeline.addHandler(NIOHTTP2Handler(mode: .server, connectionConfiguration: .init(), streamConfiguration: streamConfiguration))
+            try ConnectionCloser.add(manager, grace: idle, to: channel)
+            try pipeline.addHandler(StreamAnswerer(fastPath: fastPath, sendTimeout: sendTimeout, metrics: metrics, logger: logger))
+            let multiplexer = HTTP2StreamMultiplexer(
+                mode: .server, channel: channel, targetWindowSize: streamConfiguration.targetWindowSize,
+                outboundBufferSizeHighWatermark: streamConfiguration.outboundBufferSizeHighWatermark,
+                outboundBufferSizeLowWatermark: streamConfiguration.outboundBufferSizeLowWatermark
             ) { stream in
                 stream.eventLoop.makeCompletedFuture {
                     let pipeline = stream.pipeline.syncOperations
@@ -91,7 +106,7 @@ extension CachedImageFastPath {
                     })
                 }
             }
-            try ConnectionCloser.add(manager, grace: idle, to: channel)
+            try pipeline.addHandler(multiplexer)
             // The connection's task stops taking streams when the connection closes; when that task is gone (cancelled),
             // the connection goes with it, so no stream waits for a router that will never read it.
             handOff.onTermination = { _ in channel.close(promise: nil) }
