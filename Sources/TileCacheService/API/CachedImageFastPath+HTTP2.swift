@@ -66,8 +66,9 @@ extension CachedImageFastPath {
             if unflushedBytes > 0 {
                 unflushedBytes = 0
                 context.flush()
-                if waiting > 0, sendTimer == nil { scheduleSendCheck(context: context, taken: taken) }
             }
+            // (Also after a flush earlier in the read: `flushAfterBytes`.)
+            if waiting > 0, sendTimer == nil { scheduleSendCheck(context: context, taken: taken) }
             context.fireChannelReadComplete()
         }
 
