@@ -126,10 +126,8 @@ extension CachedImageFastPath {
                 sendTimer = nil
                 guard waiting > 0 else { return }
                 if taken != before { return scheduleSendCheck(context: context, taken: taken) }
-                logger.info("closed: the client took none of its answer for \(sendTimeout.nanoseconds / 1_000_000_000) s",
-                            metadata: ["remote": "\(context.channel.remoteAddress?.description ?? "?")"])
-                metrics.connectionClosed(reason: "send-timeout")
-                OpenConnections.reset(context.channel)
+                ConnectionGuard.close(context: context, reason: "send-timeout", reset: true, ConnectionGuard.sendTimeoutMessage(sendTimeout),
+                                      logger: logger, metrics: metrics)
             }
         }
     }

@@ -303,8 +303,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         sendTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: lastProgress + sendTimeout) { [self] in
             guard stalledSince != nil else { return }
             if NIODeadline.now() - lastProgress >= sendTimeout {
-                close(context: context, reason: "send-timeout", reset: true,
-                      "closed: the client took none of its answer for \(sendTimeout.seconds) s")
+                close(context: context, reason: "send-timeout", reset: true, Self.sendTimeoutMessage(sendTimeout))
             } else {
                 scheduleSendCheck(context: context)
             }
@@ -314,13 +313,26 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// Closes the connection (or HTTP/2 stream); with `reset`, a connection is reset so the kernel drops what the
     /// client has not taken (`OpenConnections.reset`). A stream is closed alone: its connection may be reading others.
     private func close(context: ChannelHandlerContext, reason: String, reset: Bool = false, _ message: Logger.Message) {
+        Self.close(context: context, reason: reason, reset: reset && entry != nil, message, logger: logger, metrics: connections.metrics)
+    }
+
+    /// Closes the channel of `context` for `reason`, logged and counted: with `reset`, by a reset
+    /// (`OpenConnections.reset`). (Also the HTTP/2 fast path's, for the answers it gives on the connection:
+    /// `CachedImageFastPath.StreamAnswerer`.)
+    static func close(context: ChannelHandlerContext, reason: String, reset: Bool, _ message: Logger.Message, logger: Logger,
+                      metrics: ServiceMetrics) {
         logger.info(message, metadata: ["remote": "\(context.channel.remoteAddress?.description ?? "?")"])
-        connections.metrics.connectionClosed(reason: reason)
-        if reset, entry != nil {
+        metrics.connectionClosed(reason: reason)
+        if reset {
             OpenConnections.reset(context.channel)
         } else {
             context.close(promise: nil)
         }
+    }
+
+    /// What is logged when a connection is closed because its client took none of its answer for `timeout`.
+    static func sendTimeoutMessage(_ timeout: TimeAmount) -> Logger.Message {
+        "closed: the client took none of its answer for \(timeout.seconds) s"
     }
 
     /// Publishes since when the connection could be closed without cutting an answer short.
