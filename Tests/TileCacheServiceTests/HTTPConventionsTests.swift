@@ -389,25 +389,7 @@ struct HTTPConventionsTests {
             if number.isMultiple(of: 10) { requests.append("GET /api/v1/elements/26/image") }
         }
         requests += ["HEAD /api/v1/elements/26/thumbnail", "GET /api/v1/elements/79", "GET /nope", "GET /api/v1/elements/27/thumbnail?w=40"]
-        try await runProcess([ScriptServer.packageRoot + "/.build/h2-venv/bin/python", ScriptServer.packageRoot + "/Tests/Clients/h2_client.py",
-                              "\(bound)", directory + "/cert.pem", directory + "/out.json"] + requests,
-                             description: "Tests/Clients/h2_client.py")
-        struct Run: Decodable {
-            struct Answer: Decodable {
-                let request: String
-                let status: Int?
-                let source: String?
-                let length: Int
-                let contentLength: Int?
-                let ended: Bool
-            }
-            let answers: [Answer]
-            let goaway: Int?
-            let closed: Bool
-            let silence: Double
-            let indexed: [String]
-        }
-        let run = try JSONDecoder().decode(Run.self, from: Data(contentsOf: URL(fileURLWithPath: directory + "/out.json")))
+        let run = try await service.h2Client("out", requests)
         #expect(run.answers.map(\.request) == requests)
         for answer in run.answers {
             let head = answer.request.hasPrefix("HEAD ")
@@ -425,17 +407,12 @@ struct HTTPConventionsTests {
         // The connection, idle after its last answer, is closed by the idle timeout (2 s), gracefully: GOAWAY first.
         #expect(run.goaway != nil && run.closed && run.silence >= 1 && run.silence < 10, "goaway \(String(describing: run.goaway)), closed \(run.closed) after \(run.silence) s")
         // A client that never acknowledges the PING after the GOAWAY: closed anyway, the idle timeout after the GOAWAY.
-        try await runProcess([ScriptServer.packageRoot + "/.build/h2-venv/bin/python", ScriptServer.packageRoot + "/Tests/Clients/h2_client.py",
-                              "--mute", "\(bound)", directory + "/cert.pem", directory + "/mute.json", "GET /api/v1/elements/26/thumbnail"],
-                             description: "Tests/Clients/h2_client.py --mute")
-        let mute = try JSONDecoder().decode(Run.self, from: Data(contentsOf: URL(fileURLWithPath: directory + "/mute.json")))
+        let mute = try await service.h2Client("mute", options: ["--mute"], ["GET /api/v1/elements/26/thumbnail"])
         #expect(mute.answers.first?.status == 200 && mute.goaway != nil && mute.closed && mute.silence >= 3 && mute.silence < 12,
                 "goaway \(String(describing: mute.goaway)), closed \(mute.closed) after \(mute.silence) s")
         // A connection that never opens a stream is idle from its start (the manager's idle timer, started on
         // channelActive, which an ALPN-negotiated connection had before the manager was added, never started).
-        try await runProcess([ScriptServer.packageRoot + "/.build/h2-venv/bin/python", ScriptServer.packageRoot + "/Tests/Clients/h2_client.py",
-                              "\(bound)", directory + "/cert.pem", directory + "/none.json"], description: "Tests/Clients/h2_client.py (no request)")
-        let none = try JSONDecoder().decode(Run.self, from: Data(contentsOf: URL(fileURLWithPath: directory + "/none.json")))
+        let none = try await service.h2Client("none", [])
         #expect(none.goaway != nil && none.closed && none.silence >= 1 && none.silence < 10,
                 "goaway \(String(describing: none.goaway)), closed \(none.closed) after \(none.silence) s")
         #expect(log.warnings.isEmpty, "\(log.warnings.map { "\($0.level) \($0.text)" })")
@@ -452,19 +429,7 @@ struct HTTPConventionsTests {
                               "https://127.0.0.1:\(bound)/api/v1/elements/26/thumbnail"], description: "curl (warm)")
         // The fast path has the answer, and waits for the request's end; a stream answered there has no connection state
         // handler, so its own timeout must end it, or the open stream would keep the connection from ever being idle.
-        try await runProcess([ScriptServer.packageRoot + "/.build/h2-venv/bin/python", ScriptServer.packageRoot + "/Tests/Clients/h2_client.py",
-                              "\(bound)", directory + "/cert.pem", directory + "/open.json", "OPEN GET /api/v1/elements/26/thumbnail",
-                              "GET /api/v1/elements/26/thumbnail"], description: "Tests/Clients/h2_client.py (a stream left open)")
-        struct Run: Decodable {
-            struct Answer: Decodable {
-                let status: Int?
-                let ended: Bool
-                let reset: Bool
-            }
-            let answers: [Answer]
-            let closed: Bool
-        }
-        let run = try JSONDecoder().decode(Run.self, from: Data(contentsOf: URL(fileURLWithPath: directory + "/open.json")))
+        let run = try await service.h2Client("open", ["OPEN GET /api/v1/elements/26/thumbnail", "GET /api/v1/elements/26/thumbnail"])
         #expect(run.answers.count == 2 && run.answers[0].reset && run.answers[0].status == nil, "\(run.answers)")
         #expect(run.answers.count == 2 && run.answers[1].ended && run.answers[1].status == 200, "\(run.answers)")
         #expect(run.closed)
@@ -483,21 +448,7 @@ struct HTTPConventionsTests {
         let before = service.fastPathAnswers()
         // Without the timeout the stream stays open for good (its DATA waits for a window), and with it the connection:
         // the connection manager's idle timer waits for open streams (the idle timeout here is the default 60 s).
-        try await runProcess([ScriptServer.packageRoot + "/.build/h2-venv/bin/python", ScriptServer.packageRoot + "/Tests/Clients/h2_client.py",
-                              "--window=0", "\(bound)", directory + "/cert.pem", directory + "/stalled.json", "GET /api/v1/elements/26/image"],
-                             description: "Tests/Clients/h2_client.py --window=0")
-        struct Run: Decodable {
-            struct Answer: Decodable {
-                let status: Int?
-                let length: Int
-                let ended: Bool
-            }
-            let answers: [Answer]
-            let closed: Bool
-            let goaway: Int?
-            let silence: Double
-        }
-        let run = try JSONDecoder().decode(Run.self, from: Data(contentsOf: URL(fileURLWithPath: directory + "/stalled.json")))
+        let run = try await service.h2Client("stalled", options: ["--window=0"], ["GET /api/v1/elements/26/image"])
         let seconds = Double(sendTimeout.components.seconds) + Double(sendTimeout.components.attoseconds) / 1e18
         #expect(run.answers.count == 1 && run.answers[0].status == 200 && run.answers[0].length == 0 && !run.answers[0].ended, "\(run.answers)")
         #expect(run.closed && run.goaway == nil && run.silence >= seconds * 0.9 && run.silence < seconds * 3 + 5,
@@ -606,6 +557,34 @@ struct HTTPConventionsTests {
 
         /// `tilecache_http_fast_path_answers_total`.
         func fastPathAnswers() -> Int { metric("tilecache_http_fast_path_answers_total") }
+
+        /// What Tests/Clients/h2_client.py writes (every field it writes; see its docstring).
+        struct H2ClientRun: Decodable {
+            struct Answer: Decodable {
+                let request: String
+                let status: Int?
+                let source: String?
+                let length: Int
+                let contentLength: Int?
+                let ended: Bool
+                let reset: Bool
+            }
+            let answers: [Answer]
+            let goaway: Int?
+            let closed: Bool
+            let silence: Double
+            let indexed: [String]
+        }
+
+        /// Runs Tests/Clients/h2_client.py (hyper-h2) with `options` and `requests` against the service, and reads what
+        /// it wrote to `name`.json in the service's directory.
+        func h2Client(_ name: String, options: [String] = [], _ requests: [String]) async throws -> H2ClientRun {
+            let out = directory + "/\(name).json"
+            try await runProcess([ScriptServer.packageRoot + "/.build/h2-venv/bin/python", ScriptServer.packageRoot + "/Tests/Clients/h2_client.py"]
+                                 + options + ["\(port)", directory + "/cert.pem", out] + requests,
+                                 description: "Tests/Clients/h2_client.py \((options + [name]).joined(separator: " "))")
+            return try JSONDecoder().decode(H2ClientRun.self, from: Data(contentsOf: URL(fileURLWithPath: out)))
+        }
 
         /// `tilecache_http_connections_closed_total` for `reason`.
         func connectionsClosed(_ reason: String) -> Int { metric("tilecache_http_connections_closed_total{reason=\"\(reason)\"}") }
