@@ -1,8 +1,9 @@
 // The floors under `tilecache serve` (issue 19): the same file's bytes answered by a minimal Hummingbird route and by a
-// minimal SwiftNIO HTTP/1 server, so bench-compare's table shows what the framework costs and what our layers cost; and
+// minimal SwiftNIO HTTP/1 server, so bench-compare's table shows what the framework costs and what our layers cost; by a
+// SwiftNIO channel with no HTTP codec (issue 35: what NIO's channel costs without llhttp and the HTTP/1 parts); and
 // (issue 35) by a minimal SwiftNIO HTTP/2 server over TLS: swift-nio-http2's stream channel per request and the same
 // handler, the floor under `serve --tls-cert` for h2load.
-// Usage: ServeFloor hummingbird|nio PORT FILE
+// Usage: ServeFloor hummingbird|nio|nio-raw PORT FILE
 //        ServeFloor nio-h2 PORT FILE CERT.pem KEY.pem   (each prints "listening on PORT" once it accepts connections)
 import Foundation
 import Hummingbird
@@ -15,7 +16,7 @@ import NIOSSL
 let arguments = CommandLine.arguments
 guard arguments.count == (arguments.count > 1 && arguments[1] == "nio-h2" ? 6 : 4), let port = Int(arguments[2]),
       let data = FileManager.default.contents(atPath: arguments[3]) else {
-    FileHandle.standardError.write(Data("usage: ServeFloor hummingbird|nio PORT FILE | nio-h2 PORT FILE CERT KEY\n".utf8))
+    FileHandle.standardError.write(Data("usage: ServeFloor hummingbird|nio|nio-raw PORT FILE | nio-h2 PORT FILE CERT KEY\n".utf8))
     exit(64)
 }
 let body = ByteBuffer(bytes: data)
@@ -46,6 +47,46 @@ final class Handler: ChannelInboundHandler {
                 written.whenComplete { _ in channel.close(promise: nil) }
             }
         }
+    }
+}
+
+/// Answers every request head (bytes up to a blank line) with fixed response bytes, first in the pipeline: SwiftNIO's
+/// channel machinery with no HTTP parsing or encoding (the floor under any handler on a NIO channel).
+final class RawHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+    let response: ByteBuffer
+    var pending = ByteBuffer()
+    init(body: ByteBuffer) {
+        var response = ByteBuffer(string: "HTTP/1.1 200 OK\r\nContent-Type: image/jpeg\r\nContent-Length: \(body.readableBytes)\r\n\r\n")
+        response.writeImmutableBuffer(body)
+        self.response = response
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var buffer = unwrapInboundIn(data)
+        pending.writeBuffer(&buffer)
+        // Each blank line (CR LF CR LF) ends a request's head.
+        let (consumed, heads) = pending.withUnsafeReadableBytes { bytes -> (Int, Int) in
+            var (consumed, heads, index) = (0, 0, 3)
+            while index < bytes.count {
+                if bytes[index] == 10, bytes[index - 1] == 13, bytes[index - 2] == 10, bytes[index - 3] == 13 {
+                    heads += 1
+                    consumed = index + 1
+                    index += 4
+                } else {
+                    index += 1
+                }
+            }
+            return (consumed, heads)
+        }
+        pending.moveReaderIndex(forwardBy: consumed)
+        for _ in 0..<heads { context.write(wrapOutboundOut(response), promise: nil) }
+        pending.discardReadBytes()
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        context.flush()
     }
 }
 
@@ -84,6 +125,8 @@ case "nio":
         try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
         try channel.pipeline.syncOperations.addHandler(Handler(body: body))
     }
+case "nio-raw":
+    try await serveNIO { channel in try channel.pipeline.syncOperations.addHandler(RawHandler(body: body)) }
 case "nio-h2":
     // TLS 1.3 with ALPN h2, swift-nio-http2's inline multiplexer: one stream channel per request, HTTP/2 frames turned
     // into HTTP/1 parts, the same handler. (Hummingbird's HTTP/2 server adds an async channel and a task per stream.)
@@ -104,6 +147,6 @@ case "nio-h2":
         }
     }
 default:
-    FileHandle.standardError.write(Data("ServeFloor: unknown kind '\(arguments[1])' (hummingbird, nio or nio-h2)\n".utf8))
+    FileHandle.standardError.write(Data("ServeFloor: unknown kind '\(arguments[1])' (hummingbird, nio, nio-raw or nio-h2)\n".utf8))
     exit(64)
 }

@@ -322,10 +322,10 @@ http {{ access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000;
 """)
     start(["nginx", "-c", nginx_conf])
     wait_http(f"http://127.0.0.1:{nginx_port}/thumb.jpg")
-    # The floors: fixed bytes from a minimal Hummingbird route and a minimal SwiftNIO server; and the service with
-    # every request through the router.
+    # The floors: fixed bytes from a minimal Hummingbird route, a minimal SwiftNIO HTTP/1 server and a SwiftNIO channel
+    # with no HTTP codec; and the service with every request through the router.
     floors = {}
-    for kind in ["hummingbird", "nio"]:
+    for kind in ["hummingbird", "nio", "nio-raw"]:
         _, port = start([SERVE_FLOOR, kind, "0", os.path.join(static, "thumb.jpg")], r"listening on (\d+)")
         floors[kind] = f"http://127.0.0.1:{port}/thumb.jpg"
     _, routed = serve("routed", "--no-fast-path")
@@ -337,7 +337,8 @@ http {{ access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000;
         targets = [("tilecache", service + ours_url), ("nginx", f"http://127.0.0.1:{nginx_port}{theirs_url}"),
                    ("tilecache --no-fast-path", routed + ours_url)]
         if theirs_url == "/thumb.jpg":
-            targets += [("Hummingbird floor", floors["hummingbird"]), ("SwiftNIO floor", floors["nio"])]
+            targets += [("Hummingbird floor", floors["hummingbird"]), ("SwiftNIO floor", floors["nio"]),
+                        ("SwiftNIO floor, no HTTP codec", floors["nio-raw"])]
         rps, p99 = {name: [] for name, _ in targets}, {name: [] for name, _ in targets}
         for round_number in range(ROUNDS):
             for name, url in targets:
@@ -356,12 +357,14 @@ http {{ access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000;
     sections.append(f"### 6. The service against nginx serving the same bytes as static files\n\n`wrk -t2 -c32 -d{WRK_SECONDS}s"
                     f" --latency`, {ROUNDS} alternating rounds (medians); wrk, nginx (2 workers) and TileCache share the 2 cores."
                     " The floors answer the same thumbnail's bytes: `Benchmarks/ServeFloor hummingbird` (one Hummingbird route, no"
-                    " middleware) and `ServeFloor nio` (SwiftNIO's HTTP/1 pipeline and one handler on the event loop)."
+                    " middleware), `ServeFloor nio` (SwiftNIO's HTTP/1 pipeline and one handler on the event loop) and"
+                    " `ServeFloor nio-raw` (a SwiftNIO channel with no HTTP codec: one handler finds each head's blank line and"
+                    " writes fixed response bytes, the floor under any HTTP/1 server on a NIO channel)."
                     " `--no-fast-path` sends every request through Hummingbird's router and the middleware, as before the fast path.\n\n"
                     + table(["target", "server", "req/s", "p99 ms", "× nginx", "rounds (req/s)"], wrk_rows))
     commands += [f"wrk -t2 -c32 -d{WRK_SECONDS}s --latency http://127.0.0.1:PORT/api/v1/elements/26/thumbnail[?w=64]",
                  f"wrk -t2 -c32 -d{WRK_SECONDS}s --latency http://127.0.0.1:NGINX/thumb[-64].jpg",
-                 "Benchmarks/.build/release/ServeFloor hummingbird|nio 0 thumb.jpg"]
+                 "Benchmarks/.build/release/ServeFloor hummingbird|nio|nio-raw 0 thumb.jpg"]
 
     # --- 6c. HTTP/2 over TLS: h2load against nginx with http2 on the same certificate.
     log("6c. HTTP/2 over TLS against nginx")
