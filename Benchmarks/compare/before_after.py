@@ -9,6 +9,8 @@ binary in each round, so each binary's ratio to nginx is from one run.
 """
 import os, re, shutil, socket, statistics, subprocess, sys, tempfile, time
 
+from bench_support import write_nginx_config
+
 BEFORE, AFTER = sys.argv[1], sys.argv[2]
 ROUNDS = int(sys.argv[3]) if len(sys.argv) > 3 else 5
 WORK = tempfile.mkdtemp(prefix="tilecache-before-after-")
@@ -84,14 +86,7 @@ def nginx(files):
     for name, url in files.items():
         subprocess.run(["curl", "-s", "-o", os.path.join(static, name), url], check=True)
     port = free_port()
-    conf = os.path.join(WORK, "nginx.conf")
-    with open(conf, "w") as out:
-        out.write(f"""worker_processes 2; pid {WORK}/nginx.pid; error_log {WORK}/nginx-error.log; daemon off;
-events {{ worker_connections 1024; }}
-http {{ access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000; types {{ image/jpeg jpg; }}
-  server {{ listen 127.0.0.1:{port}; root {static}; etag on; }} }}
-""")
-    start(["nginx", "-c", conf])
+    start(["nginx", "-c", write_nginx_config(WORK, static, port)])
     base = f"http://127.0.0.1:{port}"
     wait_http(base + "/" + next(iter(files)))
     return base

@@ -1,5 +1,5 @@
 """What the side-by-side scripts of this folder share: a free loopback port, waiting for a server, stopping the servers
-started, a percentile, and the camera photos (the test suite's five photos and two phone-sized copies libvips enlarges from them)."""
+started, nginx's configuration for the static peer, a percentile, and the camera photos (the test suite's five photos and two phone-sized copies libvips enlarges from them)."""
 import http.client
 import os
 import shutil
@@ -39,6 +39,19 @@ def stop(processes, work=None):
             process.wait(timeout=30)
     if work:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def write_nginx_config(work, static, port):
+    """Writes `work`/nginx.conf for the static peer of the HTTP/1 rows: 2 workers serving `static` on 127.0.0.1:`port`
+    in the foreground, no access log, sendfile, keep-alive for 100,000 requests; returns its path (`nginx -c PATH`)."""
+    path = os.path.join(work, "nginx.conf")
+    with open(path, "w") as out:
+        out.write(f"""worker_processes 2; pid {work}/nginx.pid; error_log {work}/nginx-error.log; daemon off;
+events {{ worker_connections 1024; }}
+http {{ access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000; types {{ image/jpeg jpg; }}
+  server {{ listen 127.0.0.1:{port}; root {static}; etag on; }} }}
+""")
+    return path
 
 
 def percentile(values, fraction):

@@ -17,6 +17,8 @@ import sys
 import time
 from datetime import datetime, timezone
 
+from bench_support import write_nginx_config
+
 TILECACHE, CACHE_COMPARISON, WORK, ROUNDS = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -312,15 +314,7 @@ try:
     subprocess.run(["curl", "-s", "-o", os.path.join(static, "thumb.jpg"), service + "/api/v1/elements/26/thumbnail"], check=True)
     subprocess.run(["curl", "-s", "-o", os.path.join(static, "thumb-64.jpg"), service + "/api/v1/elements/26/thumbnail?w=64"], check=True)
     nginx_port = free_port()
-    nginx_conf = os.path.join(WORK, "nginx.conf")
-    with open(nginx_conf, "w") as file:
-        file.write(f"""worker_processes 2; pid {WORK}/nginx.pid; error_log {WORK}/nginx-error.log; daemon off;
-events {{ worker_connections 1024; }}
-http {{ access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000;
-  types {{ image/jpeg jpg; }}
-  server {{ listen 127.0.0.1:{nginx_port}; root {static}; etag on; }} }}
-""")
-    start(["nginx", "-c", nginx_conf])
+    start(["nginx", "-c", write_nginx_config(WORK, static, nginx_port)])
     wait_http(f"http://127.0.0.1:{nginx_port}/thumb.jpg")
     # The floors: fixed bytes from a minimal Hummingbird route, a minimal SwiftNIO HTTP/1 server and a SwiftNIO channel
     # with no HTTP codec; and the service with every request through the router.

@@ -10,7 +10,7 @@ over the requests wrk counted. wrk shares the 2 cores, so requests per second fo
 """
 import os, re, subprocess, sys, tempfile, time
 
-from bench_support import free_port, stop, wait_http
+from bench_support import free_port, stop, wait_http, write_nginx_config
 
 TILECACHE, FLOOR, ROUNDS = sys.argv[1], sys.argv[2], int(sys.argv[3])
 KINDS = (sys.argv[4] if len(sys.argv) > 4 else "nio,nio-raw").split(",")
@@ -59,13 +59,7 @@ try:
     os.chmod(WORK, 0o755)  # nginx's workers (nobody, when run as root) must reach the file
     subprocess.run(["curl", "-s", "-o", os.path.join(static, "thumb.jpg"), thumbnail], check=True)
     nginx_port = free_port()
-    with open(os.path.join(WORK, "nginx.conf"), "w") as out:
-        out.write(f"""worker_processes 2; pid {WORK}/nginx.pid; error_log {WORK}/nginx-error.log; daemon off;
-events {{ worker_connections 1024; }}
-http {{ access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000; types {{ image/jpeg jpg; }}
-  server {{ listen 127.0.0.1:{nginx_port}; root {static}; etag on; }} }}
-""")
-    nginx = start(["nginx", "-c", os.path.join(WORK, "nginx.conf")])
+    nginx = start(["nginx", "-c", write_nginx_config(WORK, static, nginx_port)])
     wait_http(nginx_port, "/thumb.jpg", "cpu_per_request")
     workers = []
     for _ in range(50):
@@ -73,6 +67,8 @@ http {{ access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000; t
         if len(workers) == 2:
             break
         time.sleep(0.1)
+    else:
+        raise SystemExit(f"cpu_per_request: nginx (pid {nginx.pid}) has {len(workers)} workers after 5 s, not 2")
     servers = {"nginx": (f"http://127.0.0.1:{nginx_port}/thumb.jpg", workers), "tilecache": (thumbnail, [service.pid])}
     for kind in KINDS:
         port = free_port()
