@@ -19,10 +19,11 @@ per disagreement and a summary table. Fails when a rule below breaks:
 KNOWN_DIFFERENCES below lists the files where TileCache knowingly disagrees, each with the reason; they are reported,
 not failed.
 
-The peers' verdicts depend only on a file's bytes and the tools' versions, so they are kept in
-scripts/verdict-oracles.json by SHA-256, with the versions they were made with: a run judges anew only the files (or,
-when a tool's version changed, all of them) the record does not hold, and `--record` (what `make verdicts` uses)
-judges everything again and rewrites the record. TileCache's own verdicts are always today's.
+The peers' verdicts depend only on a file's bytes and each tool's version, so they are kept in
+scripts/verdict-oracles.json by SHA-256, with the versions they were made with: a run asks a tool anew only about the
+files the record does not hold, and about every file only when that tool's own version changed (a Chromium update
+from Debian reloads the 438 files in Chromium, 3 s, not every peer on every file, 111 s); `--record` (what
+`make verdicts` uses) judges everything again and rewrites the record. TileCache's own verdicts are always today's.
 
 Usage: scripts/verdict_oracles.py CORPUS_DIR INSPECT_JSON [--record]
 """
@@ -70,14 +71,14 @@ def pillow(path):
                 image.load()
             return ("ok", size)
     except Exception as error:  # Pillow raises many types for bad files
-        return ("fail: " + str(error).splitlines()[0][:80], None)
+        return ("fail: " + str(error).splitlines()[0], None)
 
 
 def vips(path, fail_on):
     """Decodes every pixel (`vips avg`) with the given fail_on; returns the outcome and, when it worked, the size."""
     result = subprocess.run(["vips", "avg", f"{path}[fail_on={fail_on}]"], capture_output=True, text=True)
     if result.returncode != 0:
-        return ("fail: " + (result.stderr.strip().splitlines() or ["?"])[0][:80], None)
+        return ("fail: " + (result.stderr.strip().splitlines() or ["?"])[0], None)
     header = subprocess.run(["vipsheader", path], capture_output=True, text=True).stdout
     match = re.search(r": (\d+)x(\d+) ", header)
     return ("ok", (int(match.group(1)), int(match.group(2))) if match else None)
@@ -141,25 +142,37 @@ started = time.time()
 digests = {name: hashlib.sha256(open(os.path.join(corpus, name), "rb").read()).hexdigest() for name in names}
 versions = tool_versions()
 recorded = {}
+stale = set(versions)  # the tools whose recorded verdicts were made with another version: asked about every file
 if not rerecord and os.path.exists(RECORD):
     stored = json.load(open(RECORD))
-    if stored.get("tools") == versions:
-        recorded = stored.get("files", {})
-    else:
-        print(f"verdict oracles: the record was made with {stored.get('tools')}, these are {versions}: judging every file")
+    recorded = stored.get("files", {})
+    stale = {tool for tool in versions if stored.get("tools", {}).get(tool) != versions[tool]}
+    if stale:
+        made = ", ".join(f"{tool} {stored.get('tools', {}).get(tool)}" for tool in sorted(stale))
+        now = ", ".join(versions[tool] for tool in sorted(stale))
+        print(f"verdict oracles: the record was made with {made}; these are {now}: those tools judge every file again")
+    if stale == set(versions):
+        recorded = {}
 fresh = [name for name in names if digests[name] not in recorded]
-browser = chromium_sizes(fresh) if fresh else {}
+# The files each tool is asked about now: those the record lacks, and every file for a tool whose version changed.
+asked = {tool: names if tool in stale else fresh for tool in versions}
+started_chromium = time.time()
+browser = chromium_sizes(asked["chromium"]) if asked["chromium"] else {}
+chromium_seconds = time.time() - started_chromium
 
 
 def judge(name):
+    """The five peer verdicts of `name`: today's from each tool asked about it, the record's from the others."""
     path = os.path.join(corpus, name)
     is_jpeg = verdicts[name]["format"] == "jpeg"
-    return (pillow(path), vips(path, "none"), vips(path, "truncated"), vips(path, "warning"),
-            djpeg(path) if is_jpeg else ("-", ""))
-
-
-with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
-    judged_now = dict(zip(fresh, pool.map(judge, fresh)))
+    old = recorded.get(digests[name])
+    now = {tool: name in asked[tool] or old is None for tool in ("pillow", "vips", "djpeg")}
+    kept = from_record(old)[0] if old is not None else (None,) * 5
+    return (pillow(path) if now["pillow"] else kept[0],
+            vips(path, "none") if now["vips"] else kept[1],
+            vips(path, "truncated") if now["vips"] else kept[2],
+            vips(path, "warning") if now["vips"] else kept[3],
+            (djpeg(path) if is_jpeg else ("-", "")) if now["djpeg"] else kept[4])
 
 
 def stable(text):
@@ -169,7 +182,9 @@ def stable(text):
 
 
 def as_record(peer, chrome):
-    return {"peers": [[stable(outcome), list(size) if isinstance(size, tuple) else stable(size) if size else size]
+    """A file's verdicts as the record keeps them: each message without the corpus's folder, then cut to 86 characters
+    (cut first, a record depended on the length of the folder's path)."""
+    return {"peers": [[stable(outcome)[:86], list(size) if isinstance(size, tuple) else stable(size) if size else size]
                       for outcome, size in peer],
             "chromium": list(chrome) if chrome else None}
 
@@ -179,8 +194,14 @@ def from_record(entry):
     return peers, tuple(entry["chromium"]) if entry["chromium"] else None
 
 
-for name in fresh:
-    recorded[digests[name]] = as_record(judged_now[name], browser.get(name))
+again = sorted(set(fresh) | {name for tool in ("pillow", "vips", "djpeg") for name in asked[tool]})
+with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+    judged_now = dict(zip(again, pool.map(judge, again)))
+for name in sorted(set(again) | set(asked["chromium"])):  # sorted: files with the same bytes leave the same record
+    old = recorded.get(digests[name])
+    peer = judged_now[name] if name in judged_now else from_record(old)[0]
+    chrome = browser.get(name) if name in asked["chromium"] else from_record(old)[1]
+    recorded[digests[name]] = as_record(peer, chrome)
 peers, browser = {}, {}
 for name in names:
     peers[name], browser[name] = from_record(recorded[digests[name]])
@@ -222,10 +243,12 @@ for name in names:
     if judged == "truncated" and vips_truncated == "ok" and pil == "ok":
         failures.append(f"{name}: we say truncated, libvips (fail_on=truncated) and Pillow both open it")
 
-if fresh and not rerecord:
-    print(f"verdict oracles: {len(fresh)} files are not in {os.path.basename(RECORD)} (a new or changed corpus file, or new tool"
-          " versions): judged now; `make verdicts` records them")
-print(f"verdict oracles: {len(names)} files, {len(fresh)} judged by the peers now, {len(names) - len(fresh)} from"
+if (fresh or stale) and not rerecord:
+    print(f"verdict oracles: {len(fresh)} files are not in {os.path.basename(RECORD)} (new or changed corpus files) and"
+          f" {len(stale)} of the tools have new versions ({', '.join(sorted(stale)) or 'none'}): judged now;"
+          " `make verdicts` records them")
+counts = ", ".join(f"{tool} {len(asked[tool])}" for tool in sorted(versions))
+print(f"verdict oracles: {len(names)} files; asked now: {counts} (Chromium {chromium_seconds:.0f} s); the rest from"
       f" {os.path.basename(RECORD)} ({versions['vips']}, Pillow {versions['pillow']}, {versions['chromium']}), {time.time() - started:.0f} s")
 print("| TileCache | Pillow | libvips | libvips fail_on=warning | djpeg | Chromium | files |")
 print("|---|---|---|---|---|---|---|")
