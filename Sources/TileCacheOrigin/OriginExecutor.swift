@@ -2,8 +2,9 @@ import Foundation
 
 /// A task executor backed by one dedicated thread.
 ///
-/// The origin runs its accept loop, connection handlers and injected delays here, so its timing does not depend on
-/// the Swift cooperative pool that the code under test (and CPU-heavy tests beside it) keeps busy.
+/// The origin runs its accept loop and connection handlers here, so its timing does not depend on the Swift cooperative
+/// pool that the code under test (and CPU-heavy tests beside it) keeps busy. Its injected delays wait on the event
+/// loop's timers (`OriginResponder.pause`): a `Task.sleep` wakes through a job on that pool, whatever executor waits.
 ///
 /// `@unchecked Sendable`: `jobs` and `stopping` are only touched with `condition` locked.
 final class OriginExecutor: TaskExecutor, @unchecked Sendable {

@@ -54,7 +54,7 @@ struct OriginResponder: Sendable {
         }
         defer { state.withLock { $0.inFlight -= 1 } }
 
-        if configuration.latency > .zero { try await Task.sleep(for: configuration.latency) }
+        if configuration.latency > .zero { try await Self.pause(configuration.latency, on: channel.eventLoop) }
         let isHead = head.method == .HEAD
         let keepAlive = head.isKeepAlive
 
@@ -100,10 +100,10 @@ struct OriginResponder: Sendable {
             try await send(status: 200, body: images.hugeDimensionsImage(), type: "image/jpeg", to: outbound, head: isHead)
             return keepAlive
         case .noResponse?:
-            try await Task.sleep(for: .seconds(3600))
+            try await Self.pause(.seconds(3600), on: channel.eventLoop)
             return false
         case .delay(let extra)?:
-            try await Task.sleep(for: extra)
+            try await Self.pause(extra, on: channel.eventLoop)
         default:
             break
         }
@@ -144,7 +144,7 @@ struct OriginResponder: Sendable {
             let chunk = max(1, rate / 10)
             for start in stride(from: 0, to: image.bytes.count, by: chunk) {
                 try await outbound.write(ByteBuffer(bytes: image.bytes[start..<min(start + chunk, image.bytes.count)]))
-                try await Task.sleep(for: .milliseconds(100))
+                try await Self.pause(.milliseconds(100), on: channel.eventLoop)
             }
             return keepAlive
         case .chunked?:
@@ -163,6 +163,25 @@ struct OriginResponder: Sendable {
         default:
             try await send(status: 200, body: image.bytes, type: type, extra: validators, to: outbound, head: isHead)
             return keepAlive
+        }
+    }
+
+    /// Waits `duration` on the connection's event loop, whose timer fires on the origin's own thread: not `Task.sleep`,
+    /// whose wake-up is a job on the cooperative pool, so that a pool kept busy by the code under test (or by CPU-heavy
+    /// tests beside it) stretched every injected latency. Measured with both of a 2-core machine's pool threads running
+    /// synchronous work for 1.5 s: a 300 ms latency took 1.56 s by libcurl's clock with `Task.sleep`, 0.35 s with this.
+    /// (TransferEngineTests' queued-deadline test, 1.3 s to spare on paper, failed that way in a `make test`.)
+    /// Cancelling the task ends the wait at once with `CancellationError`.
+    static func pause(_ duration: Duration, on eventLoop: any EventLoop) async throws {
+        let scheduled = eventLoop.scheduleTask(in: .nanoseconds(duration.nanoseconds)) {}
+        try await withTaskCancellationHandler {
+            do {
+                try await scheduled.futureResult.get()
+            } catch EventLoopError.cancelled {
+                throw CancellationError()
+            }
+        } onCancel: {
+            scheduled.cancel()
         }
     }
 
