@@ -151,28 +151,25 @@ if not rerecord and os.path.exists(RECORD):
         made = ", ".join(f"{tool} {stored.get('tools', {}).get(tool)}" for tool in sorted(stale))
         now = ", ".join(versions[tool] for tool in sorted(stale))
         print(f"verdict oracles: the record was made with {made}; these are {now}: those tools judge every file again")
-    if stale == set(versions):
-        recorded = {}
-fresh = [name for name in names if digests[name] not in recorded]
+fresh = {name for name in names if digests[name] not in recorded}
 # The files each tool is asked about now: those the record lacks, and every file for a tool whose version changed.
-asked = {tool: names if tool in stale else fresh for tool in versions}
+asked = {tool: set(names) if tool in stale else fresh for tool in versions}
 started_chromium = time.time()
-browser = chromium_sizes(asked["chromium"]) if asked["chromium"] else {}
+browser = chromium_sizes(sorted(asked["chromium"])) if asked["chromium"] else {}
 chromium_seconds = time.time() - started_chromium
 
 
 def judge(name):
-    """The five peer verdicts of `name`: today's from each tool asked about it, the record's from the others."""
+    """The five peer verdicts of `name`: today's from each tool asked about it, the record's from the others (a file
+    the record lacks is asked of every tool)."""
     path = os.path.join(corpus, name)
     is_jpeg = verdicts[name]["format"] == "jpeg"
-    old = recorded.get(digests[name])
-    now = {tool: name in asked[tool] or old is None for tool in ("pillow", "vips", "djpeg")}
-    kept = from_record(old)[0] if old is not None else (None,) * 5
-    return (pillow(path) if now["pillow"] else kept[0],
-            vips(path, "none") if now["vips"] else kept[1],
-            vips(path, "truncated") if now["vips"] else kept[2],
-            vips(path, "warning") if now["vips"] else kept[3],
-            (djpeg(path) if is_jpeg else ("-", "")) if now["djpeg"] else kept[4])
+    kept = from_record(recorded[digests[name]])[0] if name not in fresh else None
+    return (pillow(path) if name in asked["pillow"] else kept[0],
+            vips(path, "none") if name in asked["vips"] else kept[1],
+            vips(path, "truncated") if name in asked["vips"] else kept[2],
+            vips(path, "warning") if name in asked["vips"] else kept[3],
+            (djpeg(path) if is_jpeg else ("-", "")) if name in asked["djpeg"] else kept[4])
 
 
 def stable(text):
@@ -194,13 +191,12 @@ def from_record(entry):
     return peers, tuple(entry["chromium"]) if entry["chromium"] else None
 
 
-again = sorted(set(fresh) | {name for tool in ("pillow", "vips", "djpeg") for name in asked[tool]})
+again = sorted(asked["pillow"] | asked["vips"] | asked["djpeg"])
 with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
     judged_now = dict(zip(again, pool.map(judge, again)))
-for name in sorted(set(again) | set(asked["chromium"])):  # sorted: files with the same bytes leave the same record
-    old = recorded.get(digests[name])
-    peer = judged_now[name] if name in judged_now else from_record(old)[0]
-    chrome = browser.get(name) if name in asked["chromium"] else from_record(old)[1]
+for name in sorted(set(again) | asked["chromium"]):  # sorted: files with the same bytes leave the same record
+    peer = judged_now[name] if name in judged_now else from_record(recorded[digests[name]])[0]
+    chrome = browser.get(name) if name in asked["chromium"] else from_record(recorded[digests[name]])[1]
     recorded[digests[name]] = as_record(peer, chrome)
 peers, browser = {}, {}
 for name in names:
