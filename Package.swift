@@ -41,6 +41,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-http2", from: "1.36.0"),  // the fast path's HTTP/2 streams
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.25.0"),  // their HTTPTypes codec
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),  // the CLI's config file
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),  // generated inputs in tests
     ],
     targets: [
         // C libraries from Debian, each behind a small shim header.
@@ -277,6 +278,8 @@ let package = Package(
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOHTTPTypesHTTP2", package: "swift-nio-extras"),
+                // Generated request heads: the fast path's head reader against NIO's decoder.
+                .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: swiftSettings
         ),

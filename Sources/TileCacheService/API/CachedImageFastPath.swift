@@ -85,13 +85,15 @@ struct CachedImageFastPath: Sendable {
         }
     }
 
-    /// The HTTP/1 server with the fast path: Hummingbird's own `HTTP1Channel`'s pipeline, with NIO's response encoder
-    /// replaced by the fast path's handler, right after NIO's request decoder, before everything else (the HTTP/1.0 and
-    /// refusal handlers, the HTTPTypes codec, the connection guards, Hummingbird's connection state handler and its
-    /// async channel). It encodes every answer on the connection (`HTTP1ResponseEncoder`, NIO's encoder's bytes), and an
-    /// answer it gives itself crosses no other handler. So it also keeps what those handlers kept from the requests they
-    /// no longer see: the idle timeout (Hummingbird's state handler gets none), and the connection guard's record of when
-    /// the connection was last busy and of an answer's progress (`ConnectionGuard.answeredAhead`, `inPieces`).
+    /// The HTTP/1 server with the fast path: Hummingbird's own `HTTP1Channel`'s pipeline, with a head reader before
+    /// NIO's request decoder (`HeadReader`: requests in a strict subset of the syntax go to the fast path without the
+    /// decoder), and NIO's response encoder replaced by the fast path's handler, right after NIO's request decoder,
+    /// before everything else (the HTTP/1.0 and refusal handlers, the HTTPTypes codec, the connection guards,
+    /// Hummingbird's connection state handler and its async channel). It encodes every answer on the connection
+    /// (`HTTP1ResponseEncoder`, NIO's encoder's bytes), and an answer it gives itself crosses no other handler. So it also
+    /// keeps what those handlers kept from the requests they no longer see: the idle timeout (Hummingbird's state
+    /// handler gets none), and the connection guard's record of when the connection was last busy and of an answer's
+    /// progress (`ConnectionGuard.answeredAhead`, `inPieces`).
     func http1(_ configuration: HTTP1Channel.Configuration) -> HTTPServerBuilder {
         .init { responder in Channel(responder: responder, configuration: configuration, fastPath: self) }
     }
@@ -111,7 +113,8 @@ struct CachedImageFastPath: Sendable {
         /// `HTTP1Channel.setup`'s pipeline (Hummingbird 2's: NIO's decoder with the configuration's limits, no pipelining
         /// assistance or error handler, the HTTPTypes codec, the additional handlers, the connection state handler, the
         /// async channel), with `Handler` for NIO's encoder, which `configureHTTPServerPipeline` pairs with the decoder
-        /// (the decoder here is unpaired: the handler keeps the requests' methods), and the idle timeout kept by `Handler`.
+        /// (the decoder here is unpaired: the handler keeps the requests' methods), the idle timeout kept by `Handler`,
+        /// and `HeadReader` before the decoder, which offers `Handler` the requests it reads itself.
         func setup(channel: any NIOCore.Channel, logger: Logger) -> EventLoopFuture<HTTP1Channel.Value> {
             channel.eventLoop.makeCompletedFuture {
                 var limits = NIOHTTPDecoderLimitConfiguration()
@@ -125,8 +128,11 @@ struct CachedImageFastPath: Sendable {
                 try pipeline.addHandlers(configuration.additionalChannelHandlers())
                 try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
                 let connectionGuard = try? pipeline.handler(type: ConnectionGuard.self)
-                try pipeline.addHandler(Handler(fastPath: fastPath, idleTimeout: configuration.idleTimeout, connectionGuard: connectionGuard),
-                                        position: .after(decoder))
+                let handler = Handler(fastPath: fastPath, idleTimeout: configuration.idleTimeout, connectionGuard: connectionGuard)
+                try pipeline.addHandler(handler, position: .after(decoder))
+                let headLimits = HTTP1StrictHead.Limits(maxHeaderFieldSize: limits.maxHeaderFieldSize, maxHeaderListSize: limits.maxHeaderListSize,
+                                                        maxHeaderFieldCount: limits.maxHeaderFieldCount)
+                try pipeline.addHandler(HeadReader(answerer: handler, limits: headLimits), position: .before(decoder))
                 return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
             }
         }
@@ -150,6 +156,9 @@ struct CachedImageFastPath: Sendable {
     /// connection on `ChannelShouldQuiesceEvent` when no request it saw is in progress, else after the last answer; an
     /// answer given here is never in progress then (it is written as its request's end is read, and a request with no
     /// body has its head and end decoded from the same bytes), and none is given while a request passed on is.
+    ///
+    /// The requests `HeadReader` reads itself, before the decoder, it answers the same way (`answerAhead`); those it
+    /// does not answer come to it from the decoder as the others do.
     ///
     /// Answers are flushed once per read (`channelReadComplete`), and a read of which nothing was passed on ends here.
     ///
@@ -177,6 +186,12 @@ struct CachedImageFastPath: Sendable {
         private var answer: FastAnswer?
         /// Set by a request or an answer that closes the connection: nothing more is answered here.
         private var closing = false
+        /// Set when the fast path had no answer to a request `HeadReader` offered: the decoder's reading of it, which
+        /// comes next, is passed on without asking again.
+        private var declined = false
+        /// The handler's context, for the answers to requests `HeadReader` offers (from `handlerAdded` to
+        /// `handlerRemoved`, on the channel's event loop).
+        private var context: ChannelHandlerContext?
         /// Whether a part was passed on since the last `channelReadComplete`, and the bytes of the answers written and
         /// not flushed since (each head counted as `headAllowance`).
         private var passedOnSinceReadComplete = false
@@ -199,6 +214,7 @@ struct CachedImageFastPath: Sendable {
         }
 
         func handlerAdded(context: ChannelHandlerContext) {
+            self.context = context
             if context.channel.isActive { idle?.start(context: context) }
         }
 
@@ -213,7 +229,32 @@ struct CachedImageFastPath: Sendable {
         }
 
         func handlerRemoved(context: ChannelHandlerContext) {
+            self.context = nil
             idle?.stop()
+        }
+
+        /// Answers `request`, read by `HeadReader` before the decoder, when it would answer the decoder's reading of
+        /// it (`channelRead`): nothing passed on is in progress, the connection takes writes and is not closing, and
+        /// the fast path has the answer. Returns whether it did; if not, the decoder's reading of the request comes next.
+        func answerAhead(_ request: HTTPRequest) -> Bool {
+            guard let context else { return false }
+            idle?.touch()
+            flushIfWaiting(context: context)
+            guard passedOn == 0, !closing, !reading, context.channel.isWritable else { return false }
+            guard let answer = fastPath.answer(request) else {
+                declined = true
+                return false
+            }
+            write(answer, context: context)
+            return true
+        }
+
+        /// Answers waiting for the read's end go first when enough of them wait, or when the connection takes no more
+        /// writes, so that the channel's writability says what the client has not taken.
+        private func flushIfWaiting(context: ChannelHandlerContext) {
+            guard unflushedBytes >= Self.flushAfterBytes || (unflushedBytes > 0 && !context.channel.isWritable) else { return }
+            unflushedBytes = 0
+            context.flush()
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -221,14 +262,11 @@ struct CachedImageFastPath: Sendable {
             switch unwrapInboundIn(data) {
             case .head(let head):
                 reading = true
-                if unflushedBytes >= Self.flushAfterBytes || (unflushedBytes > 0 && !context.channel.isWritable) {
-                    // Answers waiting for the read's end go first, so that the channel's writability says what the
-                    // client has not taken.
-                    unflushedBytes = 0
-                    context.flush()
-                }
+                flushIfWaiting(context: context)
                 if head.closesConnection { closing = true }  // the last request the client may send on this connection
-                if passedOn == 0, !closing, context.channel.isWritable, let answer = answer(head) {
+                if declined {
+                    declined = false
+                } else if passedOn == 0, !closing, context.channel.isWritable, let answer = answer(head) {
                     self.answer = answer
                     return
                 }
