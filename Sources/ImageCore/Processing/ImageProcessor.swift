@@ -308,21 +308,18 @@ enum PNGEncoder {
         case .rgba: png.format = UInt32(PNG_FORMAT_FLAG_COLOR) | UInt32(PNG_FORMAT_FLAG_ALPHA)
         }
         defer { png_image_free(&png) }
-        var size = 0
-        // First call: the size needed; second: the bytes.
-        let sized = image.pixels.withUnsafeBytes { pixels in
-            png_image_write_to_memory(&png, nil, &size, 0, pixels.baseAddress, 0, nil)
+        // One pass into a buffer of libpng's bound on the stream (PNG_IMAGE_PNG_SIZE_MAX), as libpng's manual suggests:
+        // asking for the size first (a null buffer) compresses the whole image once more, which was half of every PNG
+        // encode. The pages the stream does not reach are never touched; the stream is copied out at its size.
+        let capacity = tc_png_image_png_size_max(&png)
+        let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 1)
+        defer { memory.deallocate() }
+        var size = capacity
+        let written = image.pixels.withUnsafeBytes { pixels in
+            png_image_write_to_memory(&png, memory.baseAddress, &size, 0, pixels.baseAddress, 0, nil)
         }
-        guard sized != 0, size > 0 else { throw failure(&png, subject: subject) }
-        var out = [UInt8](repeating: 0, count: size)
-        let written = out.withUnsafeMutableBytes { memory in
-            image.pixels.withUnsafeBytes { pixels in
-                png_image_write_to_memory(&png, memory.baseAddress, &size, 0, pixels.baseAddress, 0, nil)
-            }
-        }
-        guard written != 0 else { throw failure(&png, subject: subject) }
-        out.removeLast(out.count - min(out.count, size))
-        return out
+        guard written != 0, size > 0, size <= capacity else { throw failure(&png, subject: subject) }
+        return Array(UnsafeRawBufferPointer(rebasing: memory[..<size]))
     }
 
     private static func failure(_ png: inout png_image, subject: String) -> ImageCoreError {
