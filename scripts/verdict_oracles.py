@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Judges the verdict corpus with tools no one here made, and compares with `tilecache inspect`.
 
-For every file: Pillow (Image.open + load, truncated images not allowed), libvips (`vips copy`, default `fail_on`,
-then `fail_on=truncated` and `fail_on=warning`), libjpeg-turbo's djpeg (exit 0 clean, 2 with a warning, 1 on an
-error) for JPEGs, and Chromium (an <img> per file in a headless page: loaded, and its natural size). Prints one row
-per disagreement and a summary table. Fails when a rule below breaks:
+For every file: Pillow (Image.open + load, truncated images not allowed), libvips (`vips avg` on one thread, default
+`fail_on`, then `fail_on=truncated` and `fail_on=warning`), libjpeg-turbo's djpeg (exit 0 clean, 2 with a warning, 1
+on an error) for JPEGs, and Chromium (an <img> per file in a headless page: loaded, and its natural size). Prints one
+row per disagreement and a summary table. Fails when a rule below breaks:
 
 1. Every file TileCache calls valid opens in Pillow, libvips and Chromium, at the size TileCache reports (stored, or
    upright where the file's orientation turns it: an AVIF's irot, which libvips and Chromium apply and Pillow reports).
@@ -83,7 +83,8 @@ VIPS_ENVIRONMENT = {**os.environ, "VIPS_CONCURRENCY": "1"}
 def vips(path, fail_on):
     """Decodes every pixel (`vips avg`, one thread) with the given fail_on; returns the outcome and, when it worked,
     the size."""
-    result = subprocess.run(["vips", "avg", f"{path}[fail_on={fail_on}]"], capture_output=True, text=True, env=VIPS_ENVIRONMENT)
+    result = subprocess.run(["vips", "avg", f"{path}[fail_on={fail_on}]"], capture_output=True, text=True,
+                            env=VIPS_ENVIRONMENT)
     if result.returncode != 0:
         return ("fail: " + (result.stderr.strip().splitlines() or ["?"])[0], None)
     header = subprocess.run(["vipsheader", path], capture_output=True, text=True).stdout
@@ -138,8 +139,8 @@ def tool_versions():
         return (run.stdout.strip() or run.stderr.strip()).splitlines()[0] if (run.stdout or run.stderr) else "?"
     browser = shutil.which("chromium") or shutil.which("chromium-browser") or "chromium"
     # (vips's verdicts are made on one thread: its key says so, so verdicts made with its threads are not kept.)
-    return {"pillow": PIL.__version__, "vips": first_line(["vips", "--version"]) + ", VIPS_CONCURRENCY=1",
-            "djpeg": first_line(["djpeg", "-version"]),
+    vips_version = f"{first_line(['vips', '--version'])}, VIPS_CONCURRENCY={VIPS_ENVIRONMENT['VIPS_CONCURRENCY']}"
+    return {"pillow": PIL.__version__, "vips": vips_version, "djpeg": first_line(["djpeg", "-version"]),
             "chromium": first_line([browser, "--version"])}
 
 
